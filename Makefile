@@ -1,0 +1,120 @@
+# The project's commands. `make run` sets everything up and runs the first example; `make test`
+# sets up and runs every test. Other targets: setup, build, asan, bench, clean, check-layers.
+#
+# C programs (no Python, no LLVM: libc and libm only):
+#   build/qdopt        csrc/{base,ir,passes,tools}: read .qir, run passes, print
+#   build/unit_tests   tests/unit/*.c + csrc/base: unit tests of the base layer
+# The extension quadrants/_core*.so is built in place by setup.py with .venv's Python.
+
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+# Written once the virtual environment has its packages; `make setup` recreates it if missing.
+VENV_READY := $(VENV)/.ready
+
+# Where the C programs and their objects go; `make asan` builds a sanitized copy in build-asan/.
+BUILD    := build
+CFLAGS   := -std=c11 -Wall -Wextra -Werror -O2 -g
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ifeq ($(BUILD),build-asan)
+CFLAGS   := -std=c11 -Wall -Wextra -Werror -O1 -g -DQD_DEBUG $(SANITIZE)
+LDFLAGS  := $(SANITIZE)
+endif
+LDLIBS   := -lm
+
+BASE_SRC   := $(wildcard csrc/base/*.c)
+QDOPT_SRC  := $(BASE_SRC) $(wildcard csrc/ir/*.c csrc/passes/*.c csrc/tools/*.c)
+UNIT_SRC   := $(wildcard tests/unit/*.c) $(BASE_SRC)
+QDOPT_OBJ  := $(QDOPT_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_OBJ   := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+
+# Packages `make setup` installs with apt-get when dpkg reports them missing.
+APT_PACKAGES := llvm-19-dev
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: setup build run test asan bench clean check-layers ext programs
+
+setup:
+	@missing=""; \
+	python3 -c 'import venv, ensurepip' 2>/dev/null || missing="python3-venv"; \
+	if command -v dpkg >/dev/null; then \
+	    for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	    echo "installing:$$missing"; \
+	    $(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; \
+	fi
+	@$(MAKE) --no-print-directory $(VENV_READY)
+
+# The .pth file puts the repository root on the venv's sys.path, so the package built in place
+# imports from anywhere (`.venv/bin/python examples/hello_ir.py`) without an install step.
+$(VENV_READY):
+	test -x $(VPY) || python3 -m venv $(VENV)
+	$(VPY) -c 'import numpy, pytest, setuptools; assert int(setuptools.__version__.split(".")[0]) >= 68' \
+	    2>/dev/null || $(VPY) -m pip install -q numpy pytest "setuptools>=68"
+	echo "$(CURDIR)" > "$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/quadrants-dev.pth"
+	touch $@
+
+build: ext programs
+
+ext: $(VENV_READY)
+	$(VPY) setup.py -q build_ext --inplace
+
+programs: $(BUILD)/qdopt $(BUILD)/unit_tests
+
+$(BUILD)/qdopt: $(QDOPT_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/unit_tests: $(UNIT_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(QDOPT_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+
+run: setup
+	@$(MAKE) --no-print-directory build
+	$(VPY) examples/hello_ir.py
+
+test: setup
+	@$(MAKE) --no-print-directory build
+	$(BUILD)/unit_tests
+	$(VPY) -m pytest tests -q
+
+# Everything again with AddressSanitizer and UndefinedBehaviorSanitizer: the unit tests, qdopt on
+# every IR golden file (exit status 0 or 1 are answers; a sanitizer report exits with 86), and
+# pytest. The extension is rebuilt in place with sanitizers for the pytest run, then rebuilt
+# normally, whatever the outcome.
+SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=print_stacktrace=1:exitcode=86
+
+asan: setup
+	@$(MAKE) --no-print-directory BUILD=build-asan programs
+	$(SANITIZER_ENV) build-asan/unit_tests
+	@for f in $$(find tests/ir -name '*.qir' -o -name '*.expected' | sort); do \
+	    passes=$$(sed -n '1s/^# RUN: *//p' "$$f"); \
+	    $(SANITIZER_ENV) build-asan/qdopt $${passes:+-p "$$passes"} --verify "$$f" >/dev/null 2>&1; \
+	    rc=$$?; \
+	    if [ $$rc -gt 1 ]; then \
+	        echo "qdopt failed on $$f (exit status $$rc):"; \
+	        $(SANITIZER_ENV) build-asan/qdopt $${passes:+-p "$$passes"} --verify "$$f" >/dev/null; \
+	        exit 1; \
+	    fi; \
+	done; echo "qdopt: no sanitizer reports on tests/ir"
+	@status=0; \
+	QD_SANITIZE=1 $(VPY) setup.py -q build_ext --inplace --force --build-temp build-asan/ext && \
+	$(SANITIZER_ENV) LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
+	    $(VPY) -m pytest tests -q || status=$$?; \
+	$(VPY) setup.py -q build_ext --inplace --force || status=$$?; \
+	exit $$status
+
+bench: setup
+	@$(MAKE) --no-print-directory build
+	$(VPY) benchmarks/ir_parse_bench.py
+
+clean:
+	rm -rf build build-asan quadrants/_core*.so *.egg-info .pytest_cache
+	find . -path ./$(VENV) -prune -o -name __pycache__ -prune -exec rm -rf {} +
+
+check-layers:
+	bash scripts/check_layers.sh

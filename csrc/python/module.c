@@ -1,0 +1,283 @@
+/* python/module.c -- the extension module quadrants._core: initialisation and module state.
+ *
+ * Multi-phase initialisation (PEP 489): PyInit__core only returns the module definition, and
+ * core_exec fills the new module. The state (QdPyState) holds the exception classes, so nothing
+ * here is a static mutable PyObject.
+ *
+ * Exception classes are made from base/errors.def. Its third column names the bases of each
+ * class as "Base1+Base2"; a base is either a class made from the table or a builtin exception.
+ * Rows may name a base that a later row defines, so classes are made in rounds, each making the
+ * classes whose bases exist, until all are made. A row with no bases makes no class: its kind
+ * raises the class of that name (INTERNAL -> QuadrantsCompilationError, NOMEM -> MemoryError).
+ */
+#include "python.h"
+
+#include <string.h>
+
+/* One row of errors.def. */
+typedef struct ErrorRow {
+    const char *class_name; /* Python class raised for the kind */
+    const char *bases;      /* "Base1+Base2", or "" when the row makes no class */
+} ErrorRow;
+
+static const ErrorRow error_rows[QD_ERR_COUNT_] = {
+    [QD_ERR_NONE] = {NULL, NULL},
+#define QD_ERR(kind, pyname, pybase) [QD_ERR_##kind] = {pyname, pybase},
+#include "../base/errors.def"
+#undef QD_ERR
+};
+
+/* Module that all exception classes report as their __module__. */
+#define EXC_MODULE "quadrants"
+
+QdPyState *
+qd_py_state(PyObject *module)
+{
+    return (QdPyState *)PyModule_GetState(module);
+}
+
+/***** exception classes *****/
+
+/* obj.name into *out (new reference), or *out = NULL when there is no such attribute. Returns 0,
+ * or -1 with an exception set on any error other than AttributeError. */
+static int
+get_optional_attr(PyObject *obj, PyObject *name, PyObject **out)
+{
+    *out = PyObject_GetAttr(obj, name);
+    if (*out == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return -1;
+        }
+        PyErr_Clear();
+    }
+    return 0;
+}
+
+/* Looks up a class by name: first among the classes made so far (the module's attributes),
+ * then among the builtins. Returns a new reference; NULL without an exception when the name is
+ * not (yet) known, NULL with an exception on a real error. */
+static PyObject *
+find_class(PyObject *module, PyObject *builtins, const char *name, size_t len)
+{
+    PyObject *name_obj = NULL;
+    PyObject *found = NULL;
+
+    name_obj = PyUnicode_FromStringAndSize(name, (Py_ssize_t)len);
+    if (name_obj == NULL) {
+        goto done;
+    }
+    if (get_optional_attr(module, name_obj, &found) < 0) {
+        goto done;
+    }
+    if (found == NULL && get_optional_attr(builtins, name_obj, &found) < 0) {
+        goto done;
+    }
+    if (found != NULL && !PyExceptionClass_Check(found)) {
+        PyErr_Format(PyExc_SystemError, "errors.def: base '%U' is not an exception class",
+                     name_obj);
+        Py_CLEAR(found);
+    }
+done:
+    Py_XDECREF(name_obj);
+    return found;
+}
+
+/* Makes the tuple of base classes named by "Base1+Base2". Returns a new reference; NULL without
+ * an exception when a base is not made yet; NULL with an exception on error. */
+static PyObject *
+make_bases(PyObject *module, PyObject *builtins, const char *spec)
+{
+    PyObject *list = NULL;
+    PyObject *base = NULL;
+    PyObject *result = NULL;
+
+    list = PyList_New(0);
+    if (list == NULL) {
+        goto done;
+    }
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, "+");
+        base = find_class(module, builtins, p, len);
+        if (base == NULL || PyList_Append(list, base) < 0) {
+            goto done;
+        }
+        Py_CLEAR(base);
+        p += len;
+        if (*p == '+') {
+            p++;
+        }
+    }
+    result = PyList_AsTuple(list);
+done:
+    Py_XDECREF(base);
+    Py_XDECREF(list);
+    return result;
+}
+
+/* Makes one exception class and adds it to the module. The class body holds
+ * `__str__ = BaseException.__str__`: messages already carry the location, and SyntaxError's own
+ * __str__ would append "(file, line N)" again from the attributes errors.c sets.
+ * Returns 1 when made, 0 when a base is missing, -1 with an exception on error. */
+static int
+make_class(PyObject *module, PyObject *builtins, const ErrorRow *row)
+{
+    PyObject *bases = NULL;
+    PyObject *body = NULL;
+    PyObject *base_str = NULL;
+    PyObject *cls = NULL;
+    char qualified[256];
+    int status = -1;
+
+    bases = make_bases(module, builtins, row->bases);
+    if (bases == NULL) {
+        status = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    body = PyDict_New();
+    base_str = PyObject_GetAttrString(PyExc_BaseException, "__str__");
+    if (body == NULL || base_str == NULL || PyDict_SetItemString(body, "__str__", base_str) < 0) {
+        goto done;
+    }
+    snprintf(qualified, sizeof(qualified), "%s.%s", EXC_MODULE, row->class_name);
+    cls = PyErr_NewException(qualified, bases, body);
+    if (cls == NULL || PyModule_AddObjectRef(module, row->class_name, cls) < 0) {
+        goto done;
+    }
+    status = 1;
+done:
+    Py_XDECREF(cls);
+    Py_XDECREF(base_str);
+    Py_XDECREF(body);
+    Py_XDECREF(bases);
+    return status;
+}
+
+/* Makes every class of errors.def (in rounds, see the file comment), then fills
+ * state->error_classes for every kind. 0, or -1 with an exception set. */
+static int
+make_error_classes(PyObject *module, QdPyState *state)
+{
+    PyObject *builtins = NULL;
+    bool is_made[QD_ERR_COUNT_] = {false};
+    int status = -1;
+
+    builtins = PyImport_ImportModule("builtins");
+    if (builtins == NULL) {
+        goto done;
+    }
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (int kind = QD_ERR_NONE + 1; kind < QD_ERR_COUNT_; kind++) {
+            if (is_made[kind] || error_rows[kind].bases[0] == '\0') {
+                continue;
+            }
+            int made = make_class(module, builtins, &error_rows[kind]);
+            if (made < 0) {
+                goto done;
+            }
+            is_made[kind] = made;
+            progress |= made;
+        }
+    }
+    for (int kind = QD_ERR_NONE + 1; kind < QD_ERR_COUNT_; kind++) {
+        const char *name = error_rows[kind].class_name;
+        state->error_classes[kind] = find_class(module, builtins, name, strlen(name));
+        if (state->error_classes[kind] == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_Format(PyExc_SystemError, "errors.def: no base of class %s (kind %s) exists",
+                             name, qd_err_kind_name((QdErrKind)kind));
+            }
+            goto done;
+        }
+    }
+    status = 0;
+done:
+    Py_XDECREF(builtins);
+    return status;
+}
+
+/***** module definition *****/
+
+/* Adds quadrants._core._testing as attribute `_testing` and registers it in sys.modules so that
+ * `import quadrants._core._testing` finds it. 0, or -1 with an exception set. */
+static int
+add_testing_module(PyObject *module)
+{
+    PyObject *testing = NULL;
+    PyObject *name = NULL;
+    int status = -1;
+
+    testing = qd_py_testing_module_new(module);
+    if (testing == NULL || PyModule_AddObjectRef(module, "_testing", testing) < 0) {
+        goto done;
+    }
+    name = PyModule_GetNameObject(testing);
+    if (name == NULL || PyDict_SetItem(PyImport_GetModuleDict(), name, testing) < 0) {
+        goto done;
+    }
+    status = 0;
+done:
+    Py_XDECREF(name);
+    Py_XDECREF(testing);
+    return status;
+}
+
+static int
+core_exec(PyObject *module)
+{
+    QdPyState *state = qd_py_state(module);
+
+    RETURN_IF_ERROR(make_error_classes(module, state));
+    RETURN_IF_ERROR(add_testing_module(module));
+    return 0;
+}
+
+static int
+core_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    QdPyState *state = qd_py_state(module);
+
+    for (int kind = 0; kind < QD_ERR_COUNT_; kind++) {
+        Py_VISIT(state->error_classes[kind]);
+    }
+    return 0;
+}
+
+static int
+core_clear(PyObject *module)
+{
+    QdPyState *state = qd_py_state(module);
+
+    for (int kind = 0; kind < QD_ERR_COUNT_; kind++) {
+        Py_CLEAR(state->error_classes[kind]);
+    }
+    return 0;
+}
+
+static void
+core_free(void *module)
+{
+    core_clear((PyObject *)module);
+}
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, core_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef core_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "quadrants._core",
+    .m_doc = "The C core of quadrants: IR, passes, code generation and runtime.",
+    .m_size = sizeof(QdPyState),
+    .m_slots = core_slots,
+    .m_traverse = core_traverse,
+    .m_clear = core_clear,
+    .m_free = core_free,
+};
+
+PyMODINIT_FUNC
+PyInit__core(void)
+{
+    return PyModuleDef_Init(&core_def);
+}

@@ -1,0 +1,63 @@
+/* python/python.h -- internal header of the Python layer (the extension module quadrants._core).
+ *
+ * This directory is the only part of the core that includes Python.h. It turns Python objects
+ * into plain C values, calls the pure-C core (with the GIL released where the core does real
+ * work) and turns the core's QdDiag errors into the exception classes of errors.def.
+ *
+ * Reference conventions (every function below states its own): "new reference" means the caller
+ * owns the returned object; "borrowed" means it stays valid while its owner lives; a function
+ * that steals a reference has `_steal` in its name. Errors follow CPython: NULL or -1 with an
+ * exception set.
+ */
+#ifndef QD_PYTHON_H
+#define QD_PYTHON_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "../base/base.h"
+
+/***** module.c *****/
+
+/* Per-module state of quadrants._core. Every object here is a strong reference, visited by the
+ * module's traverse and dropped by its clear. */
+typedef struct QdPyState {
+    /* Exception class raised for each QdErrKind (index QD_ERR_NONE stays NULL). INTERNAL shares
+     * the QuadrantsCompilationError class and NOMEM holds MemoryError. */
+    PyObject *error_classes[QD_ERR_COUNT_];
+} QdPyState;
+
+/* The state of the _core module. `module` is borrowed and must be quadrants._core. */
+QdPyState *qd_py_state(PyObject *module);
+
+/***** errors.c *****/
+
+/* Raises the exception for diag's kind from the _core `module` (borrowed): message
+ * "file:line:col: message", attributes filename / lineno / col where known. Always returns -1,
+ * with an exception set, so call sites read `return qd_py_raise_diag(...)` or pair it with
+ * `return NULL`. */
+int qd_py_raise_diag(PyObject *module, const QdDiag *diag);
+
+/***** callargs.c *****/
+
+/* Binds the arguments of a METH_FASTCALL | METH_KEYWORDS call to named parameters, the way a
+ * Python signature `f(a, b, c=..., d=...)` does: positional arguments first, then keywords by
+ * name. `names` lists the parameters (NULL-terminated); the first `nrequired` must be given.
+ * On success out[i] is the argument of parameter i (borrowed from the caller's arguments) or
+ * NULL when an optional one was not given, and 0 is returned; on a bad call, -1 with TypeError.
+ * `func_name` is used in messages. */
+int qd_py_bind_args(const char *func_name, const char *const *names, int nrequired,
+                    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **out);
+
+/* Converts a str argument to UTF-8 (borrowed; valid while `obj` lives) and its length in bytes.
+ * NULL with TypeError when obj is not a str. With `no_nul`, an embedded NUL is a ValueError. */
+const char *qd_py_utf8_arg(const char *func_name, const char *param, PyObject *obj, bool no_nul,
+                           Py_ssize_t *len);
+
+/***** testing.c *****/
+
+/* Creates the quadrants._core._testing module (new reference; NULL with an exception set). Its
+ * functions are bound to `core` (borrowed), so they reach the exception classes in its state. */
+PyObject *qd_py_testing_module_new(PyObject *core);
+
+#endif /* QD_PYTHON_H */
