@@ -276,3 +276,34 @@ test_arena_strdup_printf(void)
     CHECK_STR(msg, "file.py:-7:42 1.50 x");
     qd_arena_free(&arena);
 }
+
+/* A request too large to represent fails cleanly instead of wrapping the size. */
+void
+test_arena_huge_request_fails(void)
+{
+    QdArena a;
+    qd_arena_init(&a);
+    CHECK(qd_arena_alloc(&a, SIZE_MAX) == NULL);
+    CHECK(a.out_of_memory);
+    CHECK(qd_arena_alloc(&a, SIZE_MAX - 40) == NULL);
+    qd_arena_free(&a);
+}
+
+/* Oversized blocks allocated after a mark are released by the reset: scratch memory of a
+ * pass that runs many times does not accumulate. */
+void
+test_arena_reset_frees_oversized(void)
+{
+    QdArena a;
+    qd_arena_init(&a);
+    CHECK(qd_arena_alloc(&a, 64) != NULL);
+    size_t before = qd_arena_bytes(&a);
+    for (int round = 0; round < 100; round++) {
+        QdArenaMark m = qd_arena_mark(&a);
+        CHECK(qd_arena_alloc(&a, 100 * 1024) != NULL);
+        CHECK(qd_arena_alloc(&a, 32) != NULL);
+        qd_arena_reset(&a, m);
+    }
+    CHECK(qd_arena_bytes(&a) == before);
+    qd_arena_free(&a);
+}

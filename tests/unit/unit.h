@@ -32,6 +32,8 @@
     X(arena_realloc_copies)                                                                        \
     X(arena_mark_reset)                                                                            \
     X(arena_strdup_printf)                                                                         \
+    X(arena_huge_request_fails)                                                                    \
+    X(arena_reset_frees_oversized)                                                                 \
     /* test_vec.c */                                                                               \
     X(vec_heap_push_pop_last)                                                                      \
     X(vec_arena_push_pop_last)                                                                     \
