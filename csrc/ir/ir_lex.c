@@ -83,7 +83,12 @@ lex_string(Lexer *lx)
 {
     const char *s = lx->text;
     size_t i = lx->pos + 1;
-    char *out = qd_arena_alloc(lx->arena, lx->len - lx->pos + 1);
+    /* The decoded text is never longer than the quoted one: find its end first. */
+    size_t end = i;
+    while (end < lx->len && s[end] != '"' && s[end] != '\n') {
+        end += (s[end] == '\\' && end + 1 < lx->len) ? 2 : 1;
+    }
+    char *out = qd_arena_alloc(lx->arena, end - i + 1);
     size_t n = 0;
     if (!out) {
         set_error(lx, "out of memory");
