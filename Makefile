@@ -13,10 +13,10 @@ VENV_READY := $(VENV)/.ready
 
 # Where the C programs and their objects go; `make asan` builds a sanitized copy in build-asan/.
 BUILD    := build
-CFLAGS   := -std=c11 -Wall -Wextra -Werror -O2 -g
+CFLAGS   := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 ifeq ($(BUILD),build-asan)
-CFLAGS   := -std=c11 -Wall -Wextra -Werror -O1 -g -DQD_DEBUG $(SANITIZE)
+CFLAGS   := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -DQD_DEBUG $(SANITIZE)
 LDFLAGS  := $(SANITIZE)
 endif
 LDLIBS   := -lm
