@@ -25,6 +25,11 @@ typedef struct QdPyState {
     /* Exception class raised for each QdErrKind (index QD_ERR_NONE stays NULL). INTERNAL shares
      * the QuadrantsCompilationError class and NOMEM holds MemoryError. */
     PyObject *error_classes[QD_ERR_COUNT_];
+    PyObject *compiled_kernel_type; /* quadrants._core.CompiledKernel */
+    PyObject *fields;               /* dict: field id -> NumPy array backing it on the CPU */
+    struct QdCpuJit *jit;           /* the CPU JIT of the current runtime, or NULL */
+    struct QdCpuPool *pool;         /* the CPU thread pool of the current runtime, or NULL */
+    uint64_t generation;            /* bumped by every runtime reset */
 } QdPyState;
 
 /* The state of the _core module. `module` is borrowed and must be quadrants._core. */
@@ -54,10 +59,26 @@ int qd_py_bind_args(const char *func_name, const char *const *names, int nrequir
 const char *qd_py_utf8_arg(const char *func_name, const char *param, PyObject *obj, bool no_nul,
                            Py_ssize_t *len);
 
+/***** kernel.c *****/
+
+/* The CompiledKernel type for `module` (new reference; NULL with an exception set). */
+PyObject *qd_py_compiled_kernel_type_new(PyObject *module);
+/* _core.compile_kernel(func, funcdef, filename, arg_descs, name, options): new reference to a
+ * CompiledKernel, NULL with the compile error raised. `module` is quadrants._core (borrowed). */
+PyObject *qd_py_compile_kernel(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* Drops the JIT, the thread pool and the field registry of the current runtime. */
+void qd_py_runtime_reset(QdPyState *state);
+
 /***** testing.c *****/
 
 /* Creates the quadrants._core._testing module (new reference; NULL with an exception set). Its
  * functions are bound to `core` (borrowed), so they reach the exception classes in its state. */
 PyObject *qd_py_testing_module_new(PyObject *core);
+
+/***** testing_run.c *****/
+
+/* Adds run_qir / compile_qir (compile and run hand-written QIR kernels on NumPy data) to the
+ * _testing module (borrowed). 0, or -1 with an exception set. */
+int qd_py_testing_add_run(PyObject *testing);
 
 #endif /* QD_PYTHON_H */

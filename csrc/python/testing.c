@@ -325,6 +325,9 @@ qd_py_testing_module_new(PyObject *core)
         }
         Py_CLEAR(func);
     }
+    if (qd_py_testing_add_run(testing) < 0) {
+        goto error;
+    }
     Py_DECREF(name);
     Py_DECREF(core_name);
     return testing;

@@ -1,0 +1,196 @@
+/* codegen/llvm/codegen.h -- the LLVM code generator: QIR kernels to host-CPU machine code.
+ *
+ * Pipeline of one kernel (qd_cpu_jit_compile):
+ *   QIR module (instantiate,inline,constfold,dce already run; verified QD_VERIFY_CONCRETE)
+ *     -> llvm_emit.c / llvm_emit_ops.c: one LLVM function per task, through the LLVM-C API
+ *     -> target_cpu.c: `default<O3>` for the host CPU, then an ELF object in memory
+ *     -> llvm_jit.c: the object is linked into the JIT's ORC LLJIT; task entry points come back.
+ * The JIT (QdCpuJit) lives as long as the runtime instance that owns it: one target machine,
+ * one LLJIT, the field symbols defined so far. Each compile uses a fresh LLVMContext that is
+ * dropped once the object exists, so memory does not grow with the number of kernels beyond
+ * the machine code itself.
+ *
+ * This header is the contract between the generated code and whoever launches it (the CPU
+ * runtime in runtime/cpu, the Python launcher, the tests). The layer rules keep codegen from
+ * including runtime/cpu/cpu.h: the shared facts are written down here and checked with static
+ * assertions where both headers meet (python/testing_run.c, the driver).
+ *
+ * ====================================== KERNEL ABI =========================================
+ *
+ * Launch context. Every generated function takes `struct QdLaunchCtx *ctx` (runtime/cpu/cpu.h
+ * defines it). The generated code reads only its first three fields, each a pointer:
+ *     offset 0   void *args     packed kernel arguments (below)
+ *     offset 8   void *results  kernel_ret slots: result i at byte 8*i, stored with its own type
+ *     offset 16  void *tmps     tmp_alloc slots (qd_arg_layout's sibling: QdCompiledKernel)
+ * and passes ctx itself to the runtime functions below.
+ *
+ * Packed arguments (qd_arg_layout): the kernel's parameters in order, each at the next offset
+ * aligned to its alignment. Scalars take their size and align to it: u1 is one byte holding 0 or
+ * 1, f16 / bf16 two bytes (IEEE half / bfloat16 bits). ndarray<T, n> is the record
+ * { void *data; int32_t shape[n]; }, aligned to 8, its size rounded up to 8. The total size is
+ * rounded up to 8.
+ *
+ * Memory. ndarray and field elements are row-major; the linear index is computed in i64:
+ * ((i0 * s1 + i1) * s2 + i2) ..., and the element address is data + index * sizeof(T). Fields
+ * use their constant declared shape. The base of field @name is the address of the external
+ * symbol `qd_field_<name>`; the JIT defines it, once per name, from the address the caller's
+ * QdFieldResolver returns (field memory never moves while the JIT lives). u1 occupies one byte
+ * (0 or 1) in every kind of memory. tmp_alloc slots are ctx->tmps + offset, each slot aligned to
+ * 8; the runtime zeroes the tmps before the first task of every launch.
+ *
+ * Tasks. Task i of kernel K becomes
+ *     void K.t<i>(struct QdLaunchCtx *ctx, int64_t lo, int64_t hi)
+ * and a range_for task also gets
+ *     void K.t<i>.bounds(struct QdLaunchCtx *ctx, int64_t out[2])
+ * (K is the kernel name, with a ".<n>" suffix when the JIT already holds a kernel of that name).
+ *   - serial task: K.t<i> runs the body once; lo and hi are ignored (the runtime passes 0, 1).
+ *   - range_for task: `bounds` evaluates the prologue (the instructions before the
+ *     parallel_for) and writes [begin, end) widened to i64 (by the bound type's signedness).
+ *     K.t<i> evaluates the prologue again, for the values the loop body uses, and runs the
+ *     iterations [lo, hi), which the runtime takes inside [begin, end). Why this split: the
+ *     runtime learns the trip count before it wakes any thread, so a small range runs on the
+ *     calling thread alone (no wake-up, no barrier), a large one is cut into one contiguous
+ *     chunk per thread (static chunks keep the inner loop vectorizable), and the chunking
+ *     policy (static, or dynamic later) stays in the runtime. The prologue runs once per chunk
+ *     plus once for the bounds, so it must not write memory other than its own allocas: the
+ *     code generator rejects stores, atomics, print, assert and kernel_ret in a prologue, and
+ *     a loop body must not write what its prologue reads.
+ *   The task boundary is a barrier: a task starts after every iteration of the previous one.
+ *
+ * Runtime functions the generated code calls (resolved through the QdJitSymbol table given to
+ * qd_cpu_jit_new; runtime/cpu provides them):
+ *     void qd_rt_print(const char *format, const char *kinds, const uint64_t *values, int32_t n)
+ *         print "fmt", args: kinds[k] is 'i' (signed integer, value sign-extended to 64 bits),
+ *         'u' (unsigned, zero-extended) or 'f' (float, stored as a double); C printf
+ *         conversions, each argument converted to what its conversion asks for.
+ *     void qd_rt_assert_fail(struct QdLaunchCtx *ctx, const char *message)
+ *         records the first failing assert of a launch (atomically).
+ *     __truncsfbf2, __truncdfbf2, __truncdfhf2, __truncsfhf2, __extendhfsf2
+ *         the half / bfloat16 conversions LLVM calls when the CPU has no instruction for them.
+ * libm functions (tanf, atan2, fmodf, ...) are defined by the JIT itself.
+ *
+ * Semantics chosen where ops.def leaves room (the CPU and GPU backends must agree):
+ *   - integer div, rem, floordiv, floormod by 0 give 0; INT_MIN / -1 gives INT_MIN (wraps) and
+ *     its remainder 0: nothing traps;
+ *   - shifts: the amount is taken modulo the width of the shifted type (its low log2(width)
+ *     bits, as x86 does for 32- and 64-bit shifts), so no amount is undefined;
+ *   - float -> integer casts saturate (llvm.fpto[su]i.sat): out of range gives the nearest
+ *     bound, NaN gives 0; integer -> u1 casts keep the low bit, like every integer narrowing;
+ *   - integer pow: exponentiation by squaring, wrapping; a negative exponent gives 1;
+ *   - min / max on floats are minnum / maxnum (a NaN operand loses); comparisons are ordered
+ *     except `ne`, which is true when either operand is NaN;
+ *   - atomics are monotonic read-modify-writes returning the old value; atomic_mul and the u1
+ *     arithmetic ones are compare-and-swap loops;
+ *   - f16 / bf16 arithmetic uses LLVM's half / bfloat types (computed in f32, rounded back);
+ *     f64 -> bf16 rounds through f32.
+ * Fast math (QdLlvmOptions.fast_math) puts reassoc, contract, afn, nsz and arcp on float
+ * operations, never nnan or ninf, so NaN and infinity tests keep working.
+ *
+ * Not supported on the CPU: SIMT instructions (thread_idx, shuffle, block_sync, shared_alloc,
+ * ...): compiling a kernel that uses one fails with QD_ERR_SYNTAX "<op> is not supported on the
+ * CPU backend".
+ */
+#ifndef QD_CODEGEN_LLVM_H
+#define QD_CODEGEN_LLVM_H
+
+#include "../../ir/ir.h"
+
+struct QdLaunchCtx; /* runtime/cpu/cpu.h */
+
+/* Byte offsets of the fields of struct QdLaunchCtx the generated code reads. */
+#define QD_LAUNCH_CTX_ARGS_OFFSET    0
+#define QD_LAUNCH_CTX_RESULTS_OFFSET 8
+#define QD_LAUNCH_CTX_TMPS_OFFSET    16
+/* Bytes per kernel_ret slot; slots are at results + QD_RESULT_SLOT_BYTES * index. */
+#define QD_RESULT_SLOT_BYTES 8
+
+/* Entry point of a task: runs the iterations [lo, hi) (a serial task ignores them). */
+typedef void (*QdTaskEntry)(struct QdLaunchCtx *ctx, int64_t lo, int64_t hi);
+/* Bounds of a range_for task: out[0] = begin, out[1] = end. */
+typedef void (*QdTaskBounds)(struct QdLaunchCtx *ctx, int64_t *out);
+
+/***** llvm_types.c *****/
+
+/* Offsets of the kernel's parameters in the packed argument buffer (offsets: one entry per
+ * parameter) and the buffer's total size, per the layout above. `kernel` must be concrete. */
+void qd_arg_layout(const QdFunc *kernel, uint32_t *offsets, uint32_t *total_size);
+
+/***** llvm_jit.c *****/
+
+/* Code generation options; qd_llvm_options_default fills the defaults. */
+typedef struct QdLlvmOptions {
+    int opt_level;  /* 0..3: LLVM's default<On> pipeline and codegen level (default 3) */
+    bool fast_math; /* reassoc contract afn nsz arcp on float ops (default true) */
+    /* Dumps, written to dump_dir (NULL: the working directory) with NNNN a process-wide
+     * counter per kind: quadrants_kernel_cpu_llvm_ir_NNNN.ll (before optimization),
+     * quadrants_kernel_cpu_llvm_ir_optimized_NNNN.ll, and
+     * quadrants_kernel_cpu_llvm_ir_optimized_asm_NNNN.s (native assembly). */
+    bool print_kernel_llvm_ir;
+    bool print_kernel_llvm_ir_optimized;
+    bool print_kernel_asm;
+    const char *dump_dir;
+} QdLlvmOptions;
+
+void qd_llvm_options_default(QdLlvmOptions *opts);
+
+/* Any function, as the JIT's symbol table stores it (cast to and from the real type). */
+typedef void (*QdJitFunction)(void);
+
+/* A name the JIT resolves to a function of this process (runtime functions). */
+typedef struct QdJitSymbol {
+    const char *name;      /* unmangled symbol name */
+    QdJitFunction address; /* the function */
+} QdJitSymbol;
+
+/* Returns the base address of field `name` (without '@'), or NULL when the caller has none;
+ * called at most once per name and JIT. */
+typedef const void *(*QdFieldResolver)(void *user, const char *name);
+
+/* One compiled task. */
+typedef struct QdCompiledTask {
+    QdTaskEntry run;     /* entry point */
+    QdTaskBounds bounds; /* range_for: bounds function; NULL for a serial task */
+    uint32_t block_dim;  /* block_dim of the task (0 = default); unused by the CPU runtime */
+    int64_t grain;       /* range_for: fewest iterations worth a thread of their own,
+                            estimated from the loop body's size; 0 for a serial task */
+} QdCompiledTask;
+
+/* What a launcher needs to run a compiled kernel. Owned arrays: free with
+ * qd_compiled_kernel_release; the machine code itself belongs to the JIT. */
+typedef struct QdCompiledKernel {
+    QdCompiledTask *tasks;    /* ntasks entries, in launch order */
+    uint32_t ntasks;          /* number of tasks */
+    uint32_t nparams;         /* number of kernel parameters */
+    uint32_t *arg_offsets;    /* nparams offsets in the packed arguments */
+    uint32_t args_size;       /* bytes of packed arguments */
+    uint32_t tmps_size;       /* bytes of tmp_alloc slots (0 when none) */
+    uint32_t nresults;        /* 1 + the highest kernel_ret index, 0 when none */
+    QdTypeKind *result_types; /* nresults entries: type of each result (VOID: never set) */
+    char symbol[128];         /* K (see the ABI), the prefix of the task symbols */
+    double ms_emit;           /* milliseconds spent building LLVM IR */
+    double ms_optimize;       /* ... in the LLVM optimizer */
+    double ms_codegen;        /* ... emitting the object (and requested dumps) */
+    double ms_link;           /* ... linking it into the JIT and looking up the tasks */
+} QdCompiledKernel;
+
+void qd_compiled_kernel_release(QdCompiledKernel *kernel);
+
+typedef struct QdCpuJit QdCpuJit;
+
+/* Creates a JIT for the host CPU. `symbols` (nsymbols entries, copied) are the runtime
+ * functions of the ABI above. NULL with a diag (QD_ERR_COMPILATION) when LLVM has no target for
+ * this machine or the JIT cannot be created. */
+QdCpuJit *qd_cpu_jit_new(QdCtx *ctx, const QdLlvmOptions *opts, const QdJitSymbol *symbols,
+                         uint32_t nsymbols);
+/* Releases the JIT and all code compiled by it. NULL is allowed. */
+void qd_cpu_jit_free(QdCpuJit *jit);
+
+/* Compiles kernel `kernel_name` of module m (concrete: passes already run) into the JIT.
+ * Fields the kernel references and the JIT does not know yet are resolved through `resolve`.
+ * Safe to call from several threads on one JIT (calls are serialized). 0 with *out filled, or
+ * -1 with a diag: QD_ERR_SYNTAX for constructs the CPU does not support, QD_ERR_COMPILATION
+ * for invalid input or an unresolved field, QD_ERR_INTERNAL when LLVM rejects what we built. */
+int qd_cpu_jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
+                       QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *out);
+
+#endif /* QD_CODEGEN_LLVM_H */

@@ -1,0 +1,376 @@
+/* codegen/llvm/llvm_emit_mem.c -- memory: parameters, addresses, loads and stores, atomics.
+ *
+ * Addresses follow codegen.h (KERNEL ABI): parameters live in the packed argument buffer,
+ * ndarray and field elements are addressed row-major with an i64 linear index, tmp slots are
+ * offsets into ctx->tmps, kernel results 8-byte slots of ctx->results, and field bases the
+ * external symbols `qd_field_<name>` that the JIT defines.
+ *
+ * Everything that is invariant for the whole function (parameter values, ndarray data
+ * pointers and extents, tmp slot addresses, allocas) is created once, in the entry block,
+ * through e->hoist, the first time it is used. Loads there cannot be clobbered by stores in
+ * loops as far as LLVM can tell, so no alias question stands in the way of vectorization.
+ *
+ * Atomics are monotonic atomicrmw / cmpxchg (codegen.h lists the semantics); atomic_mul, which
+ * LLVM has no atomicrmw for, is a compare-and-swap loop.
+ */
+#include "llvm_internal.h"
+
+#include <stdio.h>
+
+/***** hoisted values *****/
+
+/* Address of byte `offset` of base (i8 GEP). */
+static LLVMValueRef
+byte_offset(Emitter *e, LLVMBuilderRef b, LLVMValueRef base, uint64_t offset)
+{
+    LLVMValueRef at = LLVMConstInt(e->t_i64, offset, 0);
+    return LLVMBuildInBoundsGEP2(b, e->t_i8, base, &at, 1, "");
+}
+
+/* A scalar parameter's value, loaded in the entry block. */
+static LLVMValueRef
+load_scalar_param(Emitter *e, int32_t param, const QdType *ty)
+{
+    LLVMBuilderRef saved = e->b;
+    e->b = e->hoist;
+    LLVMValueRef ptr = byte_offset(e, e->b, e->args_ptr, e->arg_offsets[param]);
+    LLVMValueRef v = qd_llvm_load(e, ty, ptr);
+    e->b = saved;
+    return v;
+}
+
+/* Data pointer of ndarray parameter `param`. */
+static LLVMValueRef
+nd_data(Emitter *e, int32_t param)
+{
+    if (e->nd_data[param] == NULL) {
+        LLVMValueRef ptr = byte_offset(e, e->hoist, e->args_ptr, e->arg_offsets[param]);
+        LLVMValueRef v = LLVMBuildLoad2(e->hoist, e->t_ptr, ptr, "data");
+        LLVMSetAlignment(v, 8);
+        e->nd_data[param] = v;
+    }
+    return e->nd_data[param];
+}
+
+/* Extent `axis` (i32) of ndarray parameter `param`; NULL when out of memory. */
+static LLVMValueRef
+nd_shape(Emitter *e, int32_t param, uint32_t axis)
+{
+    const QdType *ty = qd_value_type(e->kernel, e->kernel->params[param]);
+    if (e->nd_shape[param] == NULL) {
+        e->nd_shape[param] = QD_NEW_ARRAY(e->scratch, LLVMValueRef, ty->ndim ? ty->ndim : 1);
+        if (e->nd_shape[param] == NULL) {
+            return NULL;
+        }
+    }
+    if (e->nd_shape[param][axis] == NULL) {
+        uint64_t offset = e->arg_offsets[param] + 8 + 4 * (uint64_t)axis;
+        LLVMValueRef ptr = byte_offset(e, e->hoist, e->args_ptr, offset);
+        LLVMValueRef v = LLVMBuildLoad2(e->hoist, e->t_i32, ptr, "shape");
+        LLVMSetAlignment(v, 4);
+        e->nd_shape[param][axis] = v;
+    }
+    return e->nd_shape[param][axis];
+}
+
+LLVMValueRef
+qd_llvm_value(Emitter *e, uint32_t id)
+{
+    if (id >= e->kernel->nvalues) {
+        return NULL;
+    }
+    if (e->values[id] != NULL) {
+        return e->values[id];
+    }
+    const QdValue *v = &e->kernel->values[id];
+    if (v->param >= 0 && qd_type_is_scalar(v->type)) {
+        e->values[id] = load_scalar_param(e, v->param, v->type);
+    } else if (v->param >= 0 && v->type->kind == QD_TY_PTR) {
+        /* a pointer argument: 8 bytes in the buffer (qd_arg_layout) */
+        LLVMValueRef ptr = byte_offset(e, e->hoist, e->args_ptr, e->arg_offsets[v->param]);
+        e->values[id] = LLVMBuildLoad2(e->hoist, e->t_ptr, ptr, "");
+        LLVMSetAlignment(e->values[id], 8);
+    } else if (v->def != NULL && v->def->op == QD_OP_TMP_ALLOC) {
+        e->values[id] = byte_offset(e, e->hoist, e->tmps_ptr, e->tmp_offsets[id]);
+    }
+    return e->values[id];
+}
+
+/* The parameter index of an ndarray operand, or -1 with a diag. */
+static int32_t
+ndarray_param(Emitter *e, const QdInst *inst, uint32_t id)
+{
+    const QdValue *v = &e->kernel->values[id];
+    if (v->param < 0 || v->type->kind != QD_TY_NDARRAY) {
+        qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_INTERNAL,
+                 "%s: ndarray operand is not a parameter", qd_op_info[inst->op].text);
+        return -1;
+    }
+    return v->param;
+}
+
+/***** addresses *****/
+
+/* i32 index operand k of inst, sign-extended to i64. */
+static LLVMValueRef
+index_i64(Emitter *e, const QdInst *inst, uint32_t k)
+{
+    uint32_t id = inst->args[k];
+    return qd_llvm_int_resize(e, qd_value_type(e->kernel, id), qd_llvm_value(e, id), e->t_i64);
+}
+
+/* Row-major linear index ((i0 * s1 + i1) * s2 + i2) ... in i64; extents[k] are i64 values. */
+static LLVMValueRef
+linear_index(Emitter *e, const QdInst *inst, uint32_t first, LLVMValueRef *extents)
+{
+    LLVMValueRef lin = index_i64(e, inst, first);
+    for (uint32_t k = first + 1; k < inst->nargs; k++) {
+        lin = LLVMBuildNSWMul(e->b, lin, extents[k - first], "");
+        lin = LLVMBuildNSWAdd(e->b, lin, index_i64(e, inst, k), "");
+    }
+    return lin;
+}
+
+/* The external global `qd_field_<name>` standing for the field's base address. */
+static LLVMValueRef
+field_global(Emitter *e, const QdField *field)
+{
+    for (uint32_t i = 0; i < e->m->fields.len; i++) {
+        if (e->m->fields.data[i] != field) {
+            continue;
+        }
+        if (e->field_globals[i] == NULL) {
+            char name[300];
+            snprintf(name, sizeof(name), "qd_field_%s", field->name);
+            e->field_globals[i] = LLVMAddGlobal(e->mod, e->t_i8, name);
+        }
+        return e->field_globals[i];
+    }
+    return NULL;
+}
+
+/* field_ptr @f, i, j: base + linear index with the declared (constant) extents, so the
+ * index arithmetic folds into the addressing of the loop. A 0-d field is its base. */
+static int
+emit_field_ptr(Emitter *e, const QdInst *inst)
+{
+    const QdField *field = inst->imm.field;
+    LLVMValueRef base = field_global(e, field);
+    LLVMValueRef extents[8];
+    LLVMValueRef lin;
+
+    if (base == NULL || field->ndim > QD_ARRAY_LEN(extents)) {
+        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
+                        "field @%s is not usable here (unknown or more than 8 dimensions)",
+                        field->name);
+    }
+    if (field->ndim == 0) {
+        e->values[inst->result] = base;
+        return 0;
+    }
+    for (uint32_t k = 0; k < field->ndim; k++) {
+        extents[k] = LLVMConstInt(e->t_i64, (uint64_t)field->shape[k], 0);
+    }
+    lin = linear_index(e, inst, 0, extents);
+    e->values[inst->result] =
+        LLVMBuildInBoundsGEP2(e->b, qd_llvm_mem_type(e, field->elem), base, &lin, 1, "");
+    return 0;
+}
+
+/* elem_ptr %x, i, j: data + linear index with the extents read from the argument (hoisted). */
+static int
+emit_elem_ptr(Emitter *e, const QdInst *inst)
+{
+    int32_t param = ndarray_param(e, inst, inst->args[0]);
+    const QdType *nd = qd_value_type(e->kernel, inst->args[0]);
+    LLVMValueRef extents[9] = {NULL};
+
+    if (param < 0) {
+        return -1;
+    }
+    if (nd->ndim >= QD_ARRAY_LEN(extents)) {
+        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
+                        "ndarrays of more than 8 dimensions are not supported");
+    }
+    for (uint32_t k = 1; k < nd->ndim; k++) {
+        LLVMValueRef s = nd_shape(e, param, k);
+        if (s == NULL) {
+            return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_NOMEM, "out of memory");
+        }
+        extents[k] = LLVMBuildSExt(e->b, s, e->t_i64, "");
+    }
+    LLVMValueRef lin = nd->ndim ? linear_index(e, inst, 1, extents) : LLVMConstInt(e->t_i64, 0, 0);
+    e->values[inst->result] =
+        LLVMBuildInBoundsGEP2(e->b, qd_llvm_mem_type(e, nd->elem), nd_data(e, param), &lin, 1, "");
+    return 0;
+}
+
+/* array_ptr %p, i: element i of the array %p points to; the index extends by its own
+ * signedness. */
+static int
+emit_array_ptr(Emitter *e, const QdInst *inst)
+{
+    const QdType *pty = qd_value_type(e->kernel, inst->args[0]);
+    LLVMValueRef idx[2] = {LLVMConstInt(e->t_i64, 0, 0), index_i64(e, inst, 1)};
+    e->values[inst->result] = LLVMBuildInBoundsGEP2(e->b, qd_llvm_mem_type(e, pty->elem),
+                                                    qd_llvm_value(e, inst->args[0]), idx, 2, "");
+    return 0;
+}
+
+/***** atomics *****/
+
+/* The atomicrmw operation of an atomic op on type ty; false when there is none (a CAS loop). */
+static bool
+rmw_op(QdOp op, const QdType *ty, LLVMAtomicRMWBinOp *out)
+{
+    bool is_float = qd_type_is_float(ty);
+    bool is_signed = qd_type_is_signed(ty);
+    bool is_bool = ty->kind == QD_TY_U1;
+
+    switch (op) {
+    case QD_OP_ATOMIC_ADD:
+    case QD_OP_ATOMIC_SUB:
+        /* On u1 (0 / 1 in a byte), a + b and a - b wrap to a ^ b. */
+        *out = is_bool ? LLVMAtomicRMWBinOpXor
+               : is_float
+                   ? (op == QD_OP_ATOMIC_ADD ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpFSub)
+                   : (op == QD_OP_ATOMIC_ADD ? LLVMAtomicRMWBinOpAdd : LLVMAtomicRMWBinOpSub);
+        return true;
+    case QD_OP_ATOMIC_MUL:
+        *out = LLVMAtomicRMWBinOpAnd; /* on u1 only: a * b is a & b */
+        return is_bool;
+    case QD_OP_ATOMIC_MIN:
+        *out = is_float    ? LLVMAtomicRMWBinOpFMin
+               : is_signed ? LLVMAtomicRMWBinOpMin
+                           : LLVMAtomicRMWBinOpUMin;
+        return true;
+    case QD_OP_ATOMIC_MAX:
+        *out = is_float    ? LLVMAtomicRMWBinOpFMax
+               : is_signed ? LLVMAtomicRMWBinOpMax
+                           : LLVMAtomicRMWBinOpUMax;
+        return true;
+    case QD_OP_ATOMIC_AND:
+        *out = LLVMAtomicRMWBinOpAnd;
+        return true;
+    case QD_OP_ATOMIC_OR:
+        *out = LLVMAtomicRMWBinOpOr;
+        return true;
+    case QD_OP_ATOMIC_XOR:
+        *out = LLVMAtomicRMWBinOpXor;
+        return true;
+    default: /* XCHG */
+        *out = LLVMAtomicRMWBinOpXchg;
+        return true;
+    }
+}
+
+/* old = *ptr; do { new = old OP v } while (!cas(ptr, old, new)); returns old. The exchange
+ * works on the integer bits, so it serves floats of every width. */
+static LLVMValueRef
+cas_loop(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef ptr, LLVMValueRef v)
+{
+    LLVMTypeRef bits = qd_llvm_bits_type(e, ty);
+    LLVMTypeRef t = qd_llvm_reg_type(e, ty);
+    LLVMValueRef init = LLVMBuildLoad2(e->b, bits, ptr, "");
+    LLVMSetAlignment(init, qd_llvm_scalar_size(ty));
+    LLVMSetOrdering(init, LLVMAtomicOrderingMonotonic);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b);
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "cas");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "cas.done");
+
+    LLVMBuildBr(e->b, loop);
+    LLVMPositionBuilderAtEnd(e->b, loop);
+    LLVMValueRef old_bits = LLVMBuildPhi(e->b, bits, "");
+    LLVMValueRef old = LLVMBuildBitCast(e->b, old_bits, t, "");
+    LLVMValueRef new_value = qd_llvm_binary(e, op == QD_OP_ATOMIC_MUL ? QD_OP_MUL : op, ty, old, v);
+    LLVMValueRef new_bits = LLVMBuildBitCast(e->b, new_value, bits, "");
+    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(
+        e->b, ptr, old_bits, new_bits, LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef seen = LLVMBuildExtractValue(e->b, pair, 0, "");
+    LLVMValueRef ok = LLVMBuildExtractValue(e->b, pair, 1, "");
+    LLVMBasicBlockRef from_loop = LLVMGetInsertBlock(e->b);
+    LLVMBuildCondBr(e->b, ok, done, loop);
+    LLVMValueRef incoming[2] = {init, seen};
+    LLVMBasicBlockRef from[2] = {pre, from_loop};
+    LLVMAddIncoming(old_bits, incoming, from, 2);
+    LLVMPositionBuilderAtEnd(e->b, done);
+    return old;
+}
+
+/* Every atomic op: cmpxchg for atomic_cas, atomicrmw where LLVM has the operation (LLVM
+ * expands the ones the CPU lacks, such as fmin or f16 fadd, into its own CAS loops), our CAS
+ * loop for atomic_mul. u1 values are 0 / 1 bytes in memory, so they go in and out through
+ * qd_llvm_to_mem / qd_llvm_from_mem. */
+static int
+emit_atomic(Emitter *e, const QdInst *inst)
+{
+    const QdType *ty = inst->type;
+    LLVMValueRef ptr = qd_llvm_value(e, inst->args[0]);
+    LLVMValueRef v = qd_llvm_value(e, inst->args[1]);
+    LLVMAtomicRMWBinOp rmw;
+    LLVMValueRef old;
+
+    if (inst->op == QD_OP_ATOMIC_CAS) {
+        LLVMValueRef expected = qd_llvm_to_mem(e, ty, v);
+        LLVMValueRef desired = qd_llvm_to_mem(e, ty, qd_llvm_value(e, inst->args[2]));
+        LLVMValueRef pair =
+            LLVMBuildAtomicCmpXchg(e->b, ptr, expected, desired, LLVMAtomicOrderingMonotonic,
+                                   LLVMAtomicOrderingMonotonic, 0);
+        old = qd_llvm_from_mem(e, ty, LLVMBuildExtractValue(e->b, pair, 0, ""));
+    } else if (rmw_op(inst->op, ty, &rmw)) {
+        old = LLVMBuildAtomicRMW(e->b, rmw, ptr, qd_llvm_to_mem(e, ty, v),
+                                 LLVMAtomicOrderingMonotonic, 0);
+        old = qd_llvm_from_mem(e, ty, old);
+    } else {
+        old = cas_loop(e, inst->op, ty, ptr, v);
+    }
+    e->values[inst->result] = old;
+    return 0;
+}
+
+/***** dispatch *****/
+
+int
+qd_llvm_emit_mem(Emitter *e, const QdInst *inst)
+{
+    switch (inst->op) {
+    case QD_OP_ALLOCA:
+        e->values[inst->result] =
+            LLVMBuildAlloca(e->hoist, qd_llvm_mem_type(e, inst->type->elem), "");
+        return 0;
+    case QD_OP_FIELD_PTR:
+        return emit_field_ptr(e, inst);
+    case QD_OP_ELEM_PTR:
+        return emit_elem_ptr(e, inst);
+    case QD_OP_ARRAY_PTR:
+        return emit_array_ptr(e, inst);
+    case QD_OP_SHAPE: {
+        int32_t param = ndarray_param(e, inst, inst->args[0]);
+        if (param < 0) {
+            return -1;
+        }
+        e->values[inst->result] = nd_shape(e, param, (uint32_t)inst->imm.i);
+        if (e->values[inst->result] == NULL) {
+            return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_NOMEM, "out of memory");
+        }
+        return 0;
+    }
+    case QD_OP_LOAD:
+        e->values[inst->result] = qd_llvm_load(e, inst->type, qd_llvm_value(e, inst->args[0]));
+        return 0;
+    case QD_OP_STORE: {
+        const QdType *ty = qd_value_type(e->kernel, inst->args[1]);
+        qd_llvm_store(e, ty, qd_llvm_value(e, inst->args[0]), qd_llvm_value(e, inst->args[1]));
+        return 0;
+    }
+    case QD_OP_KERNEL_RET: {
+        const QdType *ty = qd_value_type(e->kernel, inst->args[0]);
+        LLVMValueRef slot =
+            byte_offset(e, e->b, e->results_ptr, QD_RESULT_SLOT_BYTES * (uint64_t)inst->imm.i);
+        qd_llvm_store(e, ty, slot, qd_llvm_value(e, inst->args[0]));
+        return 0;
+    }
+    default:
+        return emit_atomic(e, inst);
+    }
+}

@@ -1,0 +1,135 @@
+/* codegen/llvm/llvm_internal.h -- what the files of the LLVM code generator share.
+ *
+ * Not a public header: codegen.h is. The emitter state (Emitter) is built by llvm_emit.c for
+ * one kernel and one LLVM module; llvm_emit_ops.c fills in the value-producing instructions;
+ * llvm_types.c maps QIR types to LLVM types; target_cpu.c owns the target machine, the
+ * optimizer and the object / dump writers; llvm_jit.c ties them to ORC.
+ */
+#ifndef QD_LLVM_INTERNAL_H
+#define QD_LLVM_INTERNAL_H
+
+#include "codegen.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+/* The fast-math flags put on float operations when QdLlvmOptions.fast_math is set. */
+#define QD_FAST_MATH_FLAGS                                                                         \
+    (LLVMFastMathAllowReassoc | LLVMFastMathAllowContract | LLVMFastMathApproxFunc |               \
+     LLVMFastMathNoSignedZeros | LLVMFastMathAllowReciprocal)
+
+/* Targets of break / continue for the innermost serial loop being emitted. */
+typedef struct LoopTargets {
+    LLVMBasicBlockRef cont; /* where `continue` goes (the latch or the loop header) */
+    LLVMBasicBlockRef exit; /* where `break` goes */
+} LoopTargets;
+
+/* Per-kernel emitter state. Everything LLVM lives in `llctx`, owned by the caller. */
+typedef struct Emitter {
+    QdCtx *ctx;                /* where errors go */
+    const QdLlvmOptions *opts; /* fast math, ... */
+    QdArena *scratch;          /* per-compile scratch memory */
+    QdModule *m;               /* the QIR module */
+    QdFunc *kernel;            /* the kernel being compiled */
+    LLVMContextRef llctx;      /* LLVM context of the module */
+    LLVMModuleRef mod;         /* the module being built */
+    LLVMBuilderRef b;          /* builder at the current instruction */
+    LLVMBuilderRef hoist;      /* builder before the branch that ends the entry block */
+    /* the function being emitted */
+    LLVMValueRef fn;          /* the task or bounds function */
+    LLVMValueRef ctx_arg;     /* its `ctx` parameter */
+    LLVMValueRef args_ptr;    /* ctx->args, loaded in the entry block */
+    LLVMValueRef results_ptr; /* ctx->results */
+    LLVMValueRef tmps_ptr;    /* ctx->tmps */
+    LLVMValueRef *values;     /* QIR value id -> LLVM value in this function (NULL = none) */
+    LLVMValueRef *nd_data;    /* param index -> ndarray data pointer (loaded lazily) */
+    LLVMValueRef **nd_shape;  /* param index -> ndarray extents (loaded lazily) */
+    /* kernel-wide facts */
+    uint32_t *arg_offsets;               /* per parameter */
+    uint32_t *tmp_offsets;               /* value id of a tmp_alloc -> offset in ctx->tmps */
+    LLVMValueRef *field_globals;         /* field index in m->fields -> `qd_field_<name>` global */
+    LLVMValueRef print_fn;               /* qd_rt_print declaration (created on first use) */
+    LLVMValueRef assert_fn;              /* qd_rt_assert_fail declaration */
+    LLVMValueRef ipow_fns[QD_TY_COUNT_]; /* integer pow helpers, per type */
+    /* common LLVM types */
+    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr;
+} Emitter;
+
+/***** llvm_types.c *****/
+
+/* LLVM type of a QIR value of type ty in registers (u1 is i1; pointers are `ptr`). */
+LLVMTypeRef qd_llvm_reg_type(const Emitter *e, const QdType *ty);
+/* LLVM type of ty in memory (u1 is i8; arrays nest). */
+LLVMTypeRef qd_llvm_mem_type(const Emitter *e, const QdType *ty);
+/* Integer type of the same width as scalar ty (u1: i8, its memory width). */
+LLVMTypeRef qd_llvm_bits_type(const Emitter *e, const QdType *ty);
+/* Size and alignment in bytes of a scalar type in memory (u1: 1). */
+uint32_t qd_llvm_scalar_size(const QdType *ty);
+/* The `const` instruction's value. */
+LLVMValueRef qd_llvm_const(const Emitter *e, const QdType *ty, const QdConst *c);
+/* A value loaded from memory of type ty as a register value (i8 -> i1 for u1), and back. */
+LLVMValueRef qd_llvm_from_mem(Emitter *e, const QdType *ty, LLVMValueRef v);
+LLVMValueRef qd_llvm_to_mem(Emitter *e, const QdType *ty, LLVMValueRef v);
+/* Loads / stores a scalar of type ty at ptr with its natural alignment. */
+LLVMValueRef qd_llvm_load(Emitter *e, const QdType *ty, LLVMValueRef ptr);
+void qd_llvm_store(Emitter *e, const QdType *ty, LLVMValueRef ptr, LLVMValueRef v);
+/* Sign- or zero-extends (by ty's signedness) or truncates an integer register value to `to`. */
+LLVMValueRef qd_llvm_int_resize(Emitter *e, const QdType *ty, LLVMValueRef v, LLVMTypeRef to);
+
+/***** llvm_emit_ops.c *****/
+
+/* Emits a value-producing or memory instruction that has no regions (arithmetic, casts, math,
+ * atomics, print, assert). 0, or -1 with a diag. */
+int qd_llvm_emit_op(Emitter *e, const QdInst *inst);
+/* The two-operand arithmetic of op on register values of type ty (also used by CAS loops). */
+LLVMValueRef qd_llvm_binary(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef a, LLVMValueRef b);
+/* Puts the fast-math flags on v when enabled and v is a float operation. Returns v. */
+LLVMValueRef qd_llvm_fast(Emitter *e, LLVMValueRef v);
+/* An integer value as the i1 "is nonzero" (i1 values are returned as they are). */
+LLVMValueRef qd_llvm_truth(Emitter *e, LLVMValueRef v);
+/* Declares (once) and returns an LLVM function; fn_type receives its type. */
+LLVMValueRef qd_llvm_declare(Emitter *e, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
+                             unsigned nparams, LLVMTypeRef *fn_type);
+/* Calls the intrinsic `name` overloaded on types[0..ntypes) with args. */
+LLVMValueRef qd_llvm_intrinsic(Emitter *e, const char *name, LLVMTypeRef *types, unsigned ntypes,
+                               LLVMValueRef *args, unsigned nargs);
+
+/***** llvm_emit_mem.c *****/
+
+/* Memory instructions: alloca, field_ptr, elem_ptr, array_ptr, shape, load, store, the
+ * atomics, tmp_alloc and kernel_ret. 0, or -1 with a diag. */
+int qd_llvm_emit_mem(Emitter *e, const QdInst *inst);
+/* The value of QIR value id in the current function, creating hoisted parameter loads on first
+ * use. NULL when the id has no value here (a bug in the emitter's caller). */
+LLVMValueRef qd_llvm_value(Emitter *e, uint32_t id);
+
+/***** llvm_emit.c *****/
+
+/* Where errors about inst point: its .qir line when it was parsed from text (the verifier's
+ * rule), else the user's source location it carries. */
+QdLoc qd_llvm_loc(const QdInst *inst);
+
+/* Emits the kernel's task and bounds functions into e->mod. 0, or -1 with a diag. */
+int qd_llvm_emit_kernel(Emitter *e, const char *symbol, QdCompiledKernel *out);
+
+/***** target_cpu.c *****/
+
+/* The host target: one target machine, created once per JIT. */
+typedef struct QdCpuTarget {
+    LLVMTargetMachineRef tm; /* host CPU and features, PIC, small code model */
+    char *triple;            /* LLVM-owned (LLVMDisposeMessage) */
+    char *data_layout;       /* heap copy of the machine's data layout string */
+    int opt_level;           /* 0..3 */
+} QdCpuTarget;
+
+int qd_cpu_target_init(QdCtx *ctx, QdCpuTarget *target, int opt_level);
+void qd_cpu_target_release(QdCpuTarget *target);
+/* Runs default<On> on the module, writing the requested dumps before and after. */
+int qd_cpu_target_optimize(QdCtx *ctx, QdCpuTarget *target, LLVMModuleRef mod,
+                           const QdLlvmOptions *opts);
+/* Emits the module as an object file (and the assembly dump when requested). The buffer is
+ * the caller's. */
+int qd_cpu_target_emit(QdCtx *ctx, QdCpuTarget *target, LLVMModuleRef mod,
+                       const QdLlvmOptions *opts, LLVMMemoryBufferRef *object);
+
+#endif /* QD_LLVM_INTERNAL_H */

@@ -1,0 +1,104 @@
+/* runtime/cpu/cpu.h -- the CPU runtime: a thread pool, the launch of compiled tasks, and the
+ * functions generated code calls (print, assert, half / bfloat16 conversions).
+ *
+ * Depends on base/ only. The code generator (codegen/llvm/codegen.h, "KERNEL ABI") describes
+ * the generated functions this runtime calls and the QdLaunchCtx fields they read; the two
+ * headers must agree, and the places that include both check it with static assertions.
+ *
+ * Launch model: the tasks of a kernel run in order on one pool; the end of a task is a barrier.
+ * A serial task runs on the calling thread. A range_for task first evaluates its bounds on the
+ * calling thread, then runs on as many threads as the trip count justifies (the task's grain
+ * is the fewest iterations worth a thread): one contiguous chunk per thread, the calling
+ * thread taking the first. A small range therefore never wakes a worker.
+ */
+#ifndef QD_RUNTIME_CPU_H
+#define QD_RUNTIME_CPU_H
+
+#include "../../base/base.h"
+
+/* Bytes of the assert message kept in a QdLaunchCtx (including the NUL). */
+#define QD_ASSERT_MESSAGE_MAX 512
+
+/* Everything one launch shares between the launcher and the generated code. The first three
+ * fields are read by generated code at fixed offsets (0, 8, 16): keep them first. */
+typedef struct QdLaunchCtx {
+    void *args;            /* packed kernel arguments (qd_arg_layout) */
+    void *results;         /* kernel_ret slots, 8 bytes each */
+    void *tmps;            /* tmp_alloc slots; qd_cpu_launch zeroes tmps_size bytes first */
+    uint64_t tmps_size;    /* bytes at tmps (0: none, tmps may be NULL) */
+    int32_t assert_failed; /* set to 1 by the first failing assert (qd_cpu_launch clears it) */
+    char assert_message[QD_ASSERT_MESSAGE_MAX]; /* its message, NUL-terminated */
+} QdLaunchCtx;
+
+/* Generated entry points (codegen.h: QdTaskEntry, QdTaskBounds). */
+typedef void (*QdCpuTaskFn)(struct QdLaunchCtx *ctx, int64_t lo, int64_t hi);
+typedef void (*QdCpuBoundsFn)(struct QdLaunchCtx *ctx, int64_t *out);
+
+/* One task of a kernel, as the launcher runs it. */
+typedef struct QdCpuTask {
+    QdCpuTaskFn run;      /* serial: the body (called with 0, 1); range_for: [lo, hi) */
+    QdCpuBoundsFn bounds; /* range_for: writes begin, end; NULL for a serial task */
+    int64_t grain;        /* range_for: fewest iterations per thread (>= 1) */
+} QdCpuTask;
+
+/***** threadpool.c *****/
+
+typedef struct QdCpuPool QdCpuPool;
+
+/* A job run by `count` threads at once: index is 0 .. count-1 (0 is the calling thread). */
+typedef void (*QdCpuJobFn)(void *arg, int32_t index, int32_t count);
+
+/* A pool of nthreads threads counting the caller (nthreads - 1 workers are started);
+ * nthreads <= 0 means the number of online CPUs. NULL with a diag (QD_ERR_RUNTIME) when the
+ * threads cannot be created. */
+QdCpuPool *qd_cpu_pool_new(QdCtx *ctx, int32_t nthreads);
+/* Stops and joins the workers. NULL is allowed. */
+void qd_cpu_pool_free(QdCpuPool *pool);
+/* Number of threads, the caller included (1 for a NULL pool). */
+int32_t qd_cpu_pool_size(const QdCpuPool *pool);
+/* Runs fn on min(count, size) threads and returns when all have finished. Workers wait by
+ * spinning briefly, then sleeping; only the workers the job needs are woken. One job at a time
+ * per pool: callers serialize (qd_cpu_launch holds the pool's launch lock). */
+void qd_cpu_pool_run(QdCpuPool *pool, QdCpuJobFn fn, void *arg, int32_t count);
+
+/* Take and release the pool's launch lock (a process-wide one for a NULL pool), which keeps
+ * whole launches from interleaving. */
+void qd_cpu_pool_lock(QdCpuPool *pool);
+void qd_cpu_pool_unlock(QdCpuPool *pool);
+
+/***** cpu_launch.c *****/
+
+/* Runs tasks[0 .. ntasks) in order with ctx (pool NULL: everything on the calling thread).
+ * Zeroes ctx->tmps and clears the assert state first. Stops after the first task in which an assert
+ * failed. Returns 0, or -1 when an assert failed (ctx->assert_message says which). Thread-safe:
+ * concurrent launches on one pool run one after the other. */
+int qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLaunchCtx *ctx);
+
+/***** rt_print.c *****/
+
+/* `print`: formats with C printf conventions and writes one block to stdout, flushed. kinds[k]
+ * is 'i' (values[k] is an int64_t), 'u' (uint64_t) or 'f' (a double's bits). Conversions that
+ * do not fit an argument are converted to what they ask for; %s %n %p and missing arguments
+ * are printed as written. */
+void qd_rt_print(const char *format, const char *kinds, const uint64_t *values, int32_t n);
+/* `assert` failed: keeps the first message of the launch. */
+void qd_rt_assert_fail(struct QdLaunchCtx *ctx, const char *message);
+
+/***** rt_half.c *****/
+
+/* IEEE binary16 and bfloat16 conversions (round to nearest even; NaN stays NaN). */
+uint16_t qd_cpu_f16_from_double(double x);
+uint16_t qd_cpu_bf16_from_double(double x);
+double qd_cpu_f16_to_double(uint16_t bits);
+double qd_cpu_bf16_to_double(uint16_t bits);
+
+/* A runtime function the JIT must resolve, as the code generator's QdJitSymbol expects it. */
+typedef struct QdCpuSymbol {
+    const char *name;      /* symbol name generated code uses */
+    void (*address)(void); /* the function */
+} QdCpuSymbol;
+
+/* The runtime functions generated code calls; *count receives their number. */
+const QdCpuSymbol *qd_cpu_runtime_symbols(uint32_t *count);
+
+#endif /* QD_RUNTIME_CPU_H */

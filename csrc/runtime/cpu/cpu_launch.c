@@ -1,0 +1,86 @@
+/* runtime/cpu/cpu_launch.c -- running the tasks of one kernel launch on a pool.
+ *
+ * For each task, in order:
+ *   serial     run(ctx, 0, 1) on the calling thread;
+ *   range_for  bounds(ctx, [begin, end)) on the calling thread; n = end - begin iterations;
+ *              threads = clamp(n / grain, 1, pool size); thread t runs the contiguous chunk
+ *              [begin + t * chunk, min(end, begin + (t + 1) * chunk)) with
+ *              chunk = ceil(n / threads). One thread means no worker is involved at all.
+ * qd_cpu_pool_run returns after every participant finished, which makes the task boundary the
+ * barrier the IR promises. After each task the launch stops if an assert failed.
+ *
+ * A lock per pool serializes whole launches, so kernels launched from several Python threads
+ * never interleave their tasks on the pool.
+ */
+#include "cpu.h"
+
+#include <string.h>
+
+/* The range_for chunks of one task, shared with the pool's threads. */
+typedef struct RangeJob {
+    QdCpuTaskFn run;  /* the task */
+    QdLaunchCtx *ctx; /* its launch */
+    int64_t begin;    /* first iteration */
+    uint64_t n;       /* number of iterations (> 0) */
+} RangeJob;
+
+static void
+run_chunk(void *arg, int32_t index, int32_t count)
+{
+    const RangeJob *job = arg;
+    uint64_t chunk = (job->n + (uint64_t)count - 1) / (uint64_t)count;
+    uint64_t first = chunk * (uint64_t)index;
+    if (first >= job->n) {
+        return;
+    }
+    uint64_t last = first + chunk < job->n ? first + chunk : job->n;
+    /* begin + offset computed in unsigned arithmetic: wraps exactly like int64 addition */
+    job->run(job->ctx, (int64_t)((uint64_t)job->begin + first),
+             (int64_t)((uint64_t)job->begin + last));
+}
+
+static void
+run_range(QdCpuPool *pool, const QdCpuTask *task, QdLaunchCtx *ctx)
+{
+    int64_t bounds[2] = {0, 0};
+    task->bounds(ctx, bounds);
+    if (bounds[1] <= bounds[0]) {
+        return;
+    }
+    RangeJob job = {task->run, ctx, bounds[0], (uint64_t)bounds[1] - (uint64_t)bounds[0]};
+    uint64_t grain = task->grain > 0 ? (uint64_t)task->grain : 1;
+    uint64_t wanted = job.n / grain;
+    int32_t size = qd_cpu_pool_size(pool);
+    int32_t threads = wanted < 1 ? 1 : wanted > (uint64_t)size ? size : (int32_t)wanted;
+    if (threads == 1) {
+        task->run(ctx, bounds[0], bounds[1]);
+        return;
+    }
+    qd_cpu_pool_run(pool, run_chunk, &job, threads);
+}
+
+int
+qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLaunchCtx *ctx)
+{
+    int rc = 0;
+
+    qd_cpu_pool_lock(pool);
+    ctx->assert_failed = 0;
+    ctx->assert_message[0] = '\0';
+    if (ctx->tmps_size > 0) {
+        memset(ctx->tmps, 0, ctx->tmps_size);
+    }
+    for (uint32_t i = 0; i < ntasks; i++) {
+        if (tasks[i].bounds == NULL) {
+            tasks[i].run(ctx, 0, 1);
+        } else {
+            run_range(pool, &tasks[i], ctx);
+        }
+        if (__atomic_load_n(&ctx->assert_failed, __ATOMIC_ACQUIRE)) {
+            rc = -1;
+            break;
+        }
+    }
+    qd_cpu_pool_unlock(pool);
+    return rc;
+}
