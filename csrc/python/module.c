@@ -12,6 +12,8 @@
  */
 #include "python.h"
 
+#include "../ir/ir.h"
+
 #include <string.h>
 
 /* One row of errors.def. */
@@ -222,6 +224,79 @@ done:
     return status;
 }
 
+/***** runtime functions *****/
+
+static PyObject *
+core_compile_kernel(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return qd_py_compile_kernel(module, args, nargs);
+}
+
+/* register_field(field_id, array): the array's memory backs the field on the CPU. */
+static PyObject *
+core_register_field(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    QdPyState *state = qd_py_state(module);
+    if (nargs != 2 || !PyLong_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "register_field(field_id: int, array)");
+        return NULL;
+    }
+    if (!PyObject_CheckBuffer(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "register_field: the array must support the buffer protocol");
+        return NULL;
+    }
+    if (PyDict_SetItem(state->fields, args[0], args[1]) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+core_runtime_reset(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    qd_py_runtime_reset(qd_py_state(module));
+    Py_RETURN_NONE;
+}
+
+/* dtype_ids(): {"u1": 1, ..., "f64": 13}, the scalar ids of ir/types.def. */
+static PyObject *
+core_dtype_ids(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    PyObject *d = PyDict_New();
+    for (int k = QD_TY_U1; d && k < QD_TY_PTR; k++) {
+        PyObject *v = PyLong_FromLong(k);
+        if (!v || PyDict_SetItemString(d, qd_type_scalar_name((QdTypeKind)k), v) < 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(d);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    return d;
+}
+
+static PyObject *
+core_cuda_available(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    Py_RETURN_FALSE; /* the CUDA backend is not built into this version */
+}
+
+static PyMethodDef core_methods[] = {
+    {"compile_kernel", (PyCFunction)(void (*)(void))core_compile_kernel, METH_FASTCALL,
+     "compile_kernel(func, funcdef, filename, arg_descs, name, options) -> CompiledKernel"},
+    {"register_field", (PyCFunction)(void (*)(void))core_register_field, METH_FASTCALL,
+     "register_field(field_id, array): back a field with an array's memory"},
+    {"runtime_reset", core_runtime_reset, METH_NOARGS, "drop the JIT, thread pool and fields"},
+    {"dtype_ids", core_dtype_ids, METH_NOARGS, "scalar type ids of the core"},
+    {"cuda_available", core_cuda_available, METH_NOARGS, "whether a CUDA device can be used"},
+    {NULL, NULL, 0, NULL},
+};
+
 static int
 core_exec(PyObject *module)
 {
@@ -229,6 +304,13 @@ core_exec(PyObject *module)
 
     RETURN_IF_ERROR(make_error_classes(module, state));
     RETURN_IF_ERROR(add_testing_module(module));
+    state->compiled_kernel_type = qd_py_compiled_kernel_type_new(module);
+    state->fields = PyDict_New();
+    if (!state->compiled_kernel_type || !state->fields ||
+        PyModule_AddObjectRef(module, "CompiledKernel", state->compiled_kernel_type) < 0 ||
+        PyModule_AddFunctions(module, core_methods) < 0) {
+        return -1;
+    }
     return 0;
 }
 
@@ -240,6 +322,8 @@ core_traverse(PyObject *module, visitproc visit, void *arg)
     for (int kind = 0; kind < QD_ERR_COUNT_; kind++) {
         Py_VISIT(state->error_classes[kind]);
     }
+    Py_VISIT(state->compiled_kernel_type);
+    Py_VISIT(state->fields);
     return 0;
 }
 
@@ -251,12 +335,15 @@ core_clear(PyObject *module)
     for (int kind = 0; kind < QD_ERR_COUNT_; kind++) {
         Py_CLEAR(state->error_classes[kind]);
     }
+    Py_CLEAR(state->compiled_kernel_type);
+    Py_CLEAR(state->fields);
     return 0;
 }
 
 static void
 core_free(void *module)
 {
+    qd_py_runtime_reset(qd_py_state((PyObject *)module));
     core_clear((PyObject *)module);
 }
 

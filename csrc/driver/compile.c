@@ -1,0 +1,91 @@
+/* driver/compile.c -- the whole pipeline of one kernel, as straight-line code.
+ *
+ *     Python AST (python/host_ast.c)
+ *       -> frontend: names, compile-time evaluation, types, inlining, tasks  -> QIR
+ *       -> passes:   instantiate, inline, constfold, demote_atomics, dce      -> QIR
+ *       -> verify (codegen-ready)
+ *       -> codegen:  LLVM IR, O3, machine code in the JIT                     -> task entry points
+ *
+ * One compilation owns one QdModule (one arena); it is freed when the machine code exists.
+ * QD_DUMP=frontend,passes prints the QIR after the frontend and after the passes to stderr,
+ * QD_VERIFY=1 verifies after every pass.
+ */
+#include "driver.h"
+
+#include "../passes/passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether QD_DUMP lists `stage`. */
+static bool
+dump_enabled(const char *stage)
+{
+    const char *env = getenv("QD_DUMP");
+    if (!env) {
+        return false;
+    }
+    size_t n = strlen(stage);
+    for (const char *p = env; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if ((len == n && strncmp(p, stage, n) == 0) || (len == 3 && strncmp(p, "all", 3) == 0)) {
+            return true;
+        }
+        p += len + (end ? 1 : 0);
+    }
+    return false;
+}
+
+static void
+dump_module(const char *stage, const QdModule *m)
+{
+    char *text = qd_module_print(m);
+    if (text) {
+        fprintf(stderr, "--- QIR after %s ---\n%s", stage, text);
+        free(text);
+    }
+}
+
+int
+qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
+                      QdCompiledKernel *out, QdKernelInfo *info)
+{
+    int rc = -1;
+    bool verify = req->verify || getenv("QD_VERIFY") != NULL;
+    QdModule *m = qd_module_new();
+    if (!m) {
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+    }
+    QdFunc *kernel = qd_frontend_lower_kernel(ctx, m, req->host, req->scope, req->def, req->name,
+                                              req->args, req->nargs, &req->frontend, info);
+    if (!kernel) {
+        goto done;
+    }
+    if (dump_enabled("frontend")) {
+        dump_module("frontend", m);
+    }
+    if (req->keep_qir) {
+        req->qir_frontend = qd_module_print(m);
+    }
+    if (verify && qd_module_verify(ctx, m, QD_VERIFY_DEFAULT) < 0) {
+        goto done;
+    }
+    if (qd_run_passes(ctx, m, "instantiate,inline,constfold,demote_atomics,dce", verify) < 0) {
+        goto done;
+    }
+    if (dump_enabled("passes")) {
+        dump_module("passes", m);
+    }
+    if (qd_module_verify(ctx, m, QD_VERIFY_CONCRETE) < 0) {
+        goto done;
+    }
+    if (req->keep_qir) {
+        req->qir_final = qd_module_print(m);
+    }
+    rc = qd_cpu_jit_compile(ctx, jit, m, kernel->name, req->resolve_field, req->resolve_user, out);
+done:
+    qd_module_free(m);
+    return rc;
+}

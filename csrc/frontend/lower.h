@@ -1,0 +1,198 @@
+/* frontend/lower.h -- internal interface of the lowering files (lower_*.c).
+ *
+ * Lowering walks the kernel AST once, evaluating compile-time parts as it goes and emitting QIR
+ * for the rest. Every expression evaluates to an Expr: either a compile-time value (a Python int,
+ * float, bool, string or object handle; a field; a builtin; a tuple of Exprs) or a runtime one (a
+ * typed QIR value, or an lvalue: a pointer to a scalar slot, field or ndarray element). Runtime
+ * variables live in slots: `alloca` inside tasks, `tmp_alloc` for kernel-scope variables, which
+ * every task of the kernel shares. Statements at the top level of the kernel (also inside
+ * `if qd.static(...)`, static loops and inlined funcs) are split into tasks: each top-level `for`
+ * becomes a `range_for` task, runs of other statements become `serial` tasks.
+ */
+#ifndef QD_FRONTEND_LOWER_H
+#define QD_FRONTEND_LOWER_H
+
+#include "frontend.h"
+
+typedef enum ExprKind {
+    EX_VOID,     /* no value (a call used as a statement) */
+    EX_INT,      /* compile-time Python int: ival */
+    EX_FLOAT,    /* compile-time Python float: fval */
+    EX_BOOL,     /* compile-time Python bool: ival */
+    EX_NONE,     /* Python None */
+    EX_STR,      /* compile-time string: str */
+    EX_PYOBJ,    /* any other compile-time Python value: h (see hv for what it is) */
+    EX_TUPLE,    /* compile-time tuple or list of Exprs: items, nitems */
+    EX_VALUE,    /* runtime scalar: id (value), ty */
+    EX_LVALUE,   /* runtime scalar in memory: id (pointer value), ty (scalar), space */
+    EX_FIELD,    /* a field: field */
+    EX_NDARRAY,  /* an ndarray parameter: id (param value), ty (element), ndim */
+    EX_SHAPE,    /* `arr.shape` of an ndarray parameter: id, ndim */
+    EX_BUILTIN,  /* a kernel-scope builtin: str (name) */
+    EX_FUNC,     /* a @qd.func: h */
+    EX_ITER,     /* an iterable for `for`: iter (range / ndrange / grouped descriptor) */
+} ExprKind;
+
+typedef struct Expr Expr;
+typedef struct IterSpec IterSpec;
+
+struct Expr {
+    ExprKind kind;       /* what it is; the fields below are valid per kind (see ExprKind) */
+    uint32_t id;         /* VALUE: value; LVALUE: pointer; NDARRAY, SHAPE: parameter */
+    const QdType *ty;    /* VALUE, LVALUE, NDARRAY: scalar type */
+    QdSpace space;       /* LVALUE: memory kind (local slots, global data) */
+    bool is_global;      /* LVALUE: field, ndarray or kernel temporary (atomic `+=`) */
+    int64_t ival;        /* INT, BOOL */
+    double fval;         /* FLOAT */
+    const char *str;     /* STR, BUILTIN */
+    QdHandle h;          /* PYOBJ, FUNC, and the handle of INT/FLOAT/BOOL/STR when known */
+    QdHostKind hkind;    /* PYOBJ: what the host said it is */
+    QdField *field;      /* FIELD: the QIR field (physical shape) */
+    const struct FieldView *view; /* FIELD: canonical shape, order and offsets */
+    uint32_t ndim;       /* NDARRAY, SHAPE */
+    Expr *items;         /* TUPLE: elements */
+    uint32_t nitems;     /* TUPLE: count */
+    bool is_vector;      /* TUPLE: a qd.Vector of runtime values (a grouped index) */
+    IterSpec *iter;      /* ITER */
+};
+
+/* How a field is indexed: canonical axes, their physical order and index origins. */
+typedef struct FieldView {
+    uint32_t ndim;      /* dimensions */
+    int64_t shape[16];  /* canonical extents */
+    uint8_t order[16];  /* canonical axis at each physical position, outermost first */
+    int64_t offset[16]; /* index origin per canonical axis */
+} FieldView;
+
+/* What a `for` iterates over. */
+typedef enum IterKind {
+    IT_RANGE,   /* range(begin, end): one dimension */
+    IT_NDRANGE, /* qd.ndrange(...), struct-for over a field or ndarray */
+} IterKind;
+
+struct IterSpec {
+    IterKind kind;       /* range or ndrange */
+    uint32_t ndim;       /* dimensions */
+    Expr begin[16];      /* per dimension: begin (compile-time int or runtime i32) */
+    Expr end[16];        /* per dimension: end */
+    bool grouped;        /* targets bind one vector of indices */
+    uint32_t axes[16];   /* iteration order: axes[0] outermost (a permutation) */
+};
+
+/* A variable binding in a scope. */
+typedef struct Var {
+    const char *name;  /* interned */
+    Expr e;            /* LVALUE for runtime variables; anything else for compile-time bindings */
+    bool is_arg;       /* a kernel argument: assigning to it is an error */
+    bool is_loop_var;  /* a loop target: assigning to it is an error */
+} Var;
+
+/* Settings of the next top-level loop (qd.loop_config). */
+typedef struct LoopConfig {
+    bool set;           /* a loop_config is pending */
+    uint32_t block_dim; /* 0 = default */
+    bool serialize;     /* run the loop on one thread */
+    const char *name;   /* task name or NULL */
+} LoopConfig;
+
+/* State of one function being lowered (the kernel, or an inlined func). */
+typedef struct FuncFrame {
+    QdHandle scope;        /* Python function whose globals apply */
+    const char *file;      /* its source file */
+    uint32_t vars_base;    /* first Var index of this function */
+    bool is_kernel;        /* the kernel itself (not an inlined func) */
+    bool returned;         /* a return was lowered: skip the rest of the body */
+    int control_depth;     /* runtime if/for/while around the current statement */
+    Expr ret;              /* value of that return (funcs) */
+    const QdAst *ret_annotation; /* declared return type (funcs), or NULL */
+    struct FuncFrame *parent; /* caller */
+} FuncFrame;
+
+typedef struct Lowerer {
+    QdCtx *ctx;               /* errors */
+    QdModule *m;              /* module receiving the kernel */
+    QdFunc *f;                /* the kernel being built */
+    const QdHost *host;       /* Python callbacks */
+    const QdFrontendOptions *opt; /* code-affecting options */
+    QdKernelInfo *info;       /* facts for the launcher */
+    QdArena *arena;           /* scratch for lowering (the module's arena) */
+    QdVec(Var) vars;          /* variable bindings, innermost last */
+    QdVec(uint32_t) scopes;   /* start index in vars of each open block scope */
+    FuncFrame *frame;         /* function being lowered */
+    QdRegion *cur;            /* where instructions go (NULL at top level between tasks) */
+    QdInst *task;             /* task being filled, or NULL */
+    bool at_top;              /* statements are at the kernel's top level */
+    int loop_depth;           /* serial loops around the current statement (break/continue) */
+    bool in_parallel;         /* inside the parallel loop of a range_for task */
+    LoopConfig loop_config;   /* pending qd.loop_config */
+    uint32_t depth;           /* inlining depth (recursion guard) */
+    bool terminated;          /* a break/continue ended the current block: skip the rest */
+    int static_ctl;           /* 1 = break, 2 = continue requested inside a static loop */
+    int static_loops;         /* static loops around the current statement in this frame, with no
+                                 runtime control flow in between (0 = break/continue are runtime) */
+    QdLoc loc;                /* location of the node being lowered */
+} Lowerer;
+
+/***** lower_kernel.c *****/
+
+/* Instruction emission at the current insertion point (opening a serial task at top level). */
+QdInst *lw_emit(Lowerer *lw, QdOp op, uint32_t nargs);
+/* Emits an instruction and gives it a result of type ty; returns the value id. */
+uint32_t lw_emit_value(Lowerer *lw, QdOp op, const QdType *ty, uint32_t a, uint32_t b);
+int lw_ensure_region(Lowerer *lw);
+/* Declares a runtime variable slot of scalar type ty (alloca in a task, tmp_alloc at top level). */
+int lw_new_slot(Lowerer *lw, const QdType *ty, Expr *out);
+int lw_error(Lowerer *lw, const QdAst *node, QdErrKind kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void lw_set_loc(Lowerer *lw, const QdAst *node);
+int lw_warn(Lowerer *lw, const QdAst *node, const char *category, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Scopes. */
+void lw_push_scope(Lowerer *lw);
+void lw_pop_scope(Lowerer *lw);
+Var *lw_lookup_local(Lowerer *lw, const char *name);
+int lw_bind(Lowerer *lw, const char *name, const Expr *e, Var **out);
+
+/* Lowers a statement list / a @qd.func call. */
+int lw_stmts(Lowerer *lw, const QdAstList *body);
+int lw_call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint32_t nargs,
+                 Expr *out);
+
+/***** lower_expr.c *****/
+
+int lw_expr(Lowerer *lw, const QdAst *node, Expr *out);
+/* The runtime scalar of an Expr (loads lvalues, types literals); error when not a scalar. */
+int lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
+/* Converts a runtime or literal scalar to type ty (a `cast`, or a typed constant). */
+int lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out);
+/* A typed constant. */
+uint32_t lw_const_int(Lowerer *lw, const QdType *ty, int64_t v);
+uint32_t lw_const_float(Lowerer *lw, const QdType *ty, double v);
+/* Type of a literal of the given kind under the options (default_ip / default_fp / u1). */
+const QdType *lw_literal_type(Lowerer *lw, const Expr *e);
+/* spec 0.4 promoted_type. */
+const QdType *lw_promote(const QdType *a, const QdType *b);
+bool lw_is_runtime(const Expr *e);
+bool lw_is_compile_time_scalar(const Expr *e);
+int lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+int lw_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+int lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond);
+/* Compile-time value of an Expr as a host handle (for qd.static evaluation). */
+int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
+/* Expr for a host handle (describes it). */
+int lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
+int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
+const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
+
+/***** lower_call.c *****/
+
+int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
+/* Evaluates `qd.static(arg)`-style compile-time expressions through the host. */
+int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);
+
+/***** lower_stmt.c *****/
+
+int lw_stmt(Lowerer *lw, const QdAst *node);
+
+#endif /* QD_FRONTEND_LOWER_H */

@@ -1,0 +1,1064 @@
+/* frontend/lower_call.c -- calls: kernel-scope builtins, @qd.func inlining, trace-time calls.
+ *
+ * The host names every builtin it recognizes (qd.sqrt -> "sqrt", Python's range -> "range", ...);
+ * `builtins[]` below maps each name to its lowering. A call of a @qd.func is inlined
+ * (lower_kernel.c); a call of any other Python callable runs at trace time with compile-time
+ * arguments, as in the reference. Typing follows spec/api.md 0.4 and 0.15: sqrt/exp/log of an
+ * integer give default_fp, trigonometric functions reject integers, atan2 gives f64 only when an
+ * operand is f64, min/max/select promote.
+ */
+#include "lower.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct CallArgs {
+    const QdAst *node;  /* the CALL node */
+    Expr *pos;          /* positional argument values */
+    uint32_t npos;      /* how many */
+    const QdAst **kw;   /* keyword nodes (name, x = value) */
+    Expr *kwv;          /* keyword values */
+    uint32_t nkw;       /* how many */
+} CallArgs;
+
+typedef QdVec(uint32_t) IdVec;
+
+typedef int (*BuiltinFn)(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
+
+static const Expr *
+keyword(const CallArgs *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->nkw; i++) {
+        if (c->kw[i]->name && strcmp(c->kw[i]->name, name) == 0) {
+            return &c->kwv[i];
+        }
+    }
+    return NULL;
+}
+
+static int
+expect_args(Lowerer *lw, const CallArgs *c, const char *name, uint32_t lo, uint32_t hi)
+{
+    if (c->npos < lo || c->npos > hi) {
+        if (lo == hi) {
+            return lw_error(lw, c->node, QD_ERR_SYNTAX, "%s() takes %u argument%s, %u given", name, lo,
+                            lo == 1 ? "" : "s", c->npos);
+        }
+        return lw_error(lw, c->node, QD_ERR_SYNTAX, "%s() takes %u to %u arguments, %u given", name, lo,
+                        hi, c->npos);
+    }
+    return 0;
+}
+
+static Expr
+value_of(uint32_t id, const QdType *ty)
+{
+    Expr e = {0};
+    e.kind = EX_VALUE;
+    e.id = id;
+    e.ty = ty;
+    return e;
+}
+
+static const char *
+tname(const QdType *ty)
+{
+    return ty ? qd_type_scalar_name(ty->kind) : "?";
+}
+
+/* The dtype named by an argument (qd.f32, float, int, bool), or NULL. */
+static const QdType *
+dtype_arg(const Expr *e)
+{
+    if (e && e->kind == EX_PYOBJ && e->hkind == QD_HOST_DTYPE) {
+        return e->ty;
+    }
+    return NULL;
+}
+
+/***** compile-time evaluation *****/
+
+/* Binds every compile-time variable in scope (innermost wins) for a host evaluation. */
+int
+lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    if (!node->pynode) {
+        return lw_expr(lw, node, out);
+    }
+    uint32_t base = lw->frame->vars_base;
+    uint32_t cap = lw->vars.len - base;
+    const char **names = QD_NEW_ARRAY(lw->arena, const char *, cap ? cap : 1);
+    QdHandle *values = QD_NEW_ARRAY(lw->arena, QdHandle, cap ? cap : 1);
+    if (!names || !values) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    uint32_t n = 0;
+    for (uint32_t i = lw->vars.len; i-- > base;) {
+        const Var *v = &lw->vars.data[i];
+        bool seen = false;
+        for (uint32_t k = 0; k < n; k++) {
+            seen |= names[k] == v->name;
+        }
+        if (seen) {
+            continue;
+        }
+        QdHandle h = v->e.h;
+        if (!h && (lw_is_compile_time_scalar(&v->e) || v->e.kind == EX_TUPLE)) {
+            QdCtx quiet;
+            qd_ctx_init(&quiet);
+            QdCtx *saved = lw->ctx;
+            lw->ctx = &quiet;
+            if (lw_to_handle(lw, node, &v->e, &h) < 0) {
+                h = 0;
+            }
+            lw->ctx = saved;
+        }
+        names[n] = v->name;
+        values[n] = h; /* 0: a runtime variable; the host makes using it an error */
+        n++;
+    }
+    QdHandle result;
+    RETURN_IF_ERROR(lw->host->eval(lw->host->self, lw->ctx, lw->frame->scope, node->pynode, names,
+                                   values, n, &result));
+    return lw_from_handle(lw, node, result, out);
+}
+
+static int
+b_static(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    if (c->npos == 0) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.static() takes at least one argument");
+    }
+    if (c->npos == 1) {
+        return lw_static_eval(lw, c->node->a.items[0], out);
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->nitems = c->npos;
+    out->items = QD_NEW_ARRAY(lw->arena, Expr, c->npos);
+    if (!out->items) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < c->npos; i++) {
+        RETURN_IF_ERROR(lw_static_eval(lw, c->node->a.items[i], &out->items[i]));
+    }
+    return 0;
+}
+
+static int
+b_static_assert(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "static_assert", 1, 2));
+    const Expr *cond = &c->pos[0];
+    bool truth;
+    if (lw_is_compile_time_scalar(cond)) {
+        truth = cond->kind == EX_FLOAT ? cond->fval != 0 : cond->ival != 0;
+    } else if (cond->kind == EX_NONE) {
+        truth = false;
+    } else if (lw_is_runtime(cond)) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "Static assert with non-static condition");
+    } else {
+        QdHandle h;
+        RETURN_IF_ERROR(lw_to_handle(lw, c->node, cond, &h));
+        RETURN_IF_ERROR(lw->host->truth(lw->host->self, lw->ctx, h, &truth));
+    }
+    if (!truth) {
+        const char *msg = c->npos > 1 && c->pos[1].kind == EX_STR ? c->pos[1].str : "";
+        return lw_error(lw, c->node, QD_ERR_COMPILATION, "AssertionError: %s", msg);
+    }
+    out->kind = EX_VOID;
+    return 0;
+}
+
+static int
+b_static_print(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    QdSbuf sb;
+    qd_sbuf_init(&sb);
+    for (uint32_t i = 0; i < c->npos; i++) {
+        const Expr *e = &c->pos[i];
+        if (i) {
+            qd_sbuf_putc(&sb, ' ');
+        }
+        switch (e->kind) {
+        case EX_INT: qd_sbuf_printf(&sb, "%lld", (long long)e->ival); break;
+        case EX_BOOL: qd_sbuf_puts(&sb, e->ival ? "True" : "False"); break;
+        case EX_FLOAT: qd_sbuf_printf(&sb, "%.17g", e->fval); break;
+        case EX_STR: qd_sbuf_puts(&sb, e->str); break;
+        case EX_NONE: qd_sbuf_puts(&sb, "None"); break;
+        default: qd_sbuf_puts(&sb, "<expr>"); break;
+        }
+    }
+    char *text = qd_sbuf_take(&sb);
+    int rc = text ? lw->host->print(lw->host->self, lw->ctx, text) : -1;
+    free(text);
+    out->kind = EX_VOID;
+    return rc;
+}
+
+/***** iteration builtins *****/
+
+static IterSpec *
+new_iter(Lowerer *lw, IterKind kind, uint32_t ndim)
+{
+    IterSpec *it = QD_NEW(lw->arena, IterSpec);
+    if (it) {
+        it->kind = kind;
+        it->ndim = ndim;
+        for (uint32_t d = 0; d < 16; d++) {
+            it->axes[d] = d;
+        }
+    }
+    return it;
+}
+
+static int
+check_bound(Lowerer *lw, const QdAst *node, const Expr *e, const char *what)
+{
+    if (e->kind == EX_FLOAT) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s bounds must be integers, got a float", what);
+    }
+    if (e->kind == EX_INT || e->kind == EX_BOOL) {
+        return 0;
+    }
+    const QdType *ty = lw_dtype_of(lw, e);
+    if (!ty) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "invalid %s bound", what);
+    }
+    if (!qd_type_is_int(ty)) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s bounds must be integers, got %s", what, tname(ty));
+    }
+    return 0;
+}
+
+static int
+b_range(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    if (c->npos == 3) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX,
+                        "Range should have 1 or 2 arguments, found 3 (no step argument)");
+    }
+    RETURN_IF_ERROR(expect_args(lw, c, "range", 1, 2));
+    IterSpec *it = new_iter(lw, IT_RANGE, 1);
+    if (!it) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    if (c->npos == 1) {
+        it->begin[0].kind = EX_INT;
+        it->end[0] = c->pos[0];
+    } else {
+        it->begin[0] = c->pos[0];
+        it->end[0] = c->pos[1];
+    }
+    RETURN_IF_ERROR(check_bound(lw, c->node, &it->begin[0], "range"));
+    RETURN_IF_ERROR(check_bound(lw, c->node, &it->end[0], "range"));
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_ITER;
+    out->iter = it;
+    return 0;
+}
+
+static int
+b_ndrange(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    if (c->npos > 16) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.ndrange supports at most 16 dimensions");
+    }
+    IterSpec *it = new_iter(lw, IT_NDRANGE, c->npos);
+    if (!it) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t d = 0; d < c->npos; d++) {
+        const Expr *e = &c->pos[d];
+        if (e->kind == EX_TUPLE) {
+            if (e->nitems != 2) {
+                return lw_error(lw, c->node, QD_ERR_SYNTAX,
+                                "Every argument of ndrange should be a scalar or a tuple/list like (begin, end)");
+            }
+            it->begin[d] = e->items[0];
+            it->end[d] = e->items[1];
+        } else {
+            it->begin[d].kind = EX_INT;
+            it->end[d] = *e;
+        }
+        RETURN_IF_ERROR(check_bound(lw, c->node, &it->begin[d], "ndrange"));
+        RETURN_IF_ERROR(check_bound(lw, c->node, &it->end[d], "ndrange"));
+    }
+    const Expr *axes = keyword(c, "axes");
+    if (axes && axes->kind != EX_NONE) {
+        if (axes->kind != EX_TUPLE || axes->nitems != c->npos) {
+            return lw_error(lw, c->node, QD_ERR_SYNTAX, "axes must be a permutation of range(%u)", c->npos);
+        }
+        bool seen[16] = {false};
+        for (uint32_t k = 0; k < c->npos; k++) {
+            const Expr *a = &axes->items[k];
+            if (a->kind != EX_INT) {
+                return lw_error(lw, c->node, QD_ERR_TYPE, "axes entries must be integers");
+            }
+            if (a->ival < 0 || a->ival >= (int64_t)c->npos || seen[a->ival]) {
+                return lw_error(lw, c->node, QD_ERR_SYNTAX, "axes must be a permutation of range(%u)", c->npos);
+            }
+            seen[a->ival] = true;
+            it->axes[k] = (uint32_t)a->ival;
+        }
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_ITER;
+    out->iter = it;
+    return 0;
+}
+
+static int
+b_grouped(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "grouped", 1, 1));
+    const Expr *e = &c->pos[0];
+    IterSpec *it = new_iter(lw, IT_NDRANGE, 0);
+    if (!it) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    if (e->kind == EX_ITER) {
+        if (e->iter->grouped) {
+            return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.grouped cannot be nested");
+        }
+        *it = *e->iter;
+        if (it->kind == IT_RANGE) {
+            it->kind = IT_NDRANGE;
+            it->axes[0] = 0;
+        }
+    } else if (e->kind == EX_FIELD) {
+        it->ndim = e->view->ndim;
+        for (uint32_t d = 0; d < it->ndim; d++) {
+            it->begin[d].kind = EX_INT;
+            it->begin[d].ival = e->view->offset[d];
+            it->end[d].kind = EX_INT;
+            it->end[d].ival = e->view->offset[d] + e->view->shape[d];
+        }
+    } else if (e->kind == EX_NDARRAY) {
+        it->ndim = e->ndim;
+        for (uint32_t d = 0; d < it->ndim; d++) {
+            QdInst *inst = lw_emit(lw, QD_OP_SHAPE, 1);
+            if (!inst) {
+                return -1;
+            }
+            inst->args[0] = e->id;
+            inst->imm.i = d;
+            it->begin[d].kind = EX_INT;
+            it->end[d] = value_of(qd_inst_set_result(lw->f, inst, qd_type_scalar(QD_TY_I32), NULL),
+                                  qd_type_scalar(QD_TY_I32));
+        }
+    } else {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.grouped takes qd.ndrange(...), a field or an ndarray");
+    }
+    it->grouped = true;
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_ITER;
+    out->iter = it;
+    return 0;
+}
+
+static int
+b_loop_config(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    if (c->npos) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.loop_config() takes keyword arguments only");
+    }
+    LoopConfig cfg = {0};
+    cfg.set = true;
+    for (uint32_t i = 0; i < c->nkw; i++) {
+        const char *k = c->kw[i]->name ? c->kw[i]->name : "";
+        const Expr *v = &c->kwv[i];
+        if (strcmp(k, "block_dim") == 0) {
+            if (v->kind == EX_NONE) {
+                continue;
+            }
+            if (v->kind != EX_INT || v->ival <= 0 || v->ival > 1024) {
+                return lw_error(lw, c->node, QD_ERR_SYNTAX, "block_dim must be an integer from 1 to 1024");
+            }
+            cfg.block_dim = (uint32_t)v->ival;
+        } else if (strcmp(k, "serialize") == 0) {
+            cfg.serialize = (v->kind == EX_BOOL || v->kind == EX_INT) && v->ival != 0;
+        } else if (strcmp(k, "parallelize") == 0) {
+            cfg.serialize |= v->kind == EX_INT && v->ival == 1;
+        } else if (strcmp(k, "name") == 0) {
+            if (v->kind == EX_STR) {
+                cfg.name = qd_intern(lw->m, v->str);
+            } else if (v->kind != EX_NONE) {
+                return lw_error(lw, c->node, QD_ERR_SYNTAX, "loop_config name must be a string");
+            }
+        } else if (strcmp(k, "block_dim_adaptive") != 0 && strcmp(k, "bit_vectorize") != 0) {
+            return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.loop_config() got an unexpected keyword '%s'", k);
+        }
+    }
+    lw->loop_config = cfg;
+    out->kind = EX_VOID;
+    return 0;
+}
+
+/***** conversions *****/
+
+/* int(x) / float(x) / qd.cast(x, T) / qd.i32(x) on compile-time scalars: Python semantics. */
+static int
+b_cast(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "cast", 2, 2));
+    const QdType *ty = dtype_arg(&c->pos[1]);
+    if (!ty) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "qd.cast() needs a scalar type as its second argument");
+    }
+    return lw_convert(lw, c->node, &c->pos[0], ty, out);
+}
+
+static int
+b_bit_cast(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "bit_cast", 2, 2));
+    const QdType *ty = dtype_arg(&c->pos[1]);
+    Expr v;
+    if (!ty) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "qd.bit_cast() needs a scalar type as its second argument");
+    }
+    RETURN_IF_ERROR(lw_rvalue(lw, c->node, &c->pos[0], &v));
+    if (qd_type_bits(v.ty) != qd_type_bits(ty)) {
+        return lw_error(lw, c->node, QD_ERR_COMPILATION,
+                        "ValueError: qd.bit_cast needs types of the same width (%s -> %s)", tname(v.ty), tname(ty));
+    }
+    uint32_t id = lw_emit_value(lw, QD_OP_BITCAST, ty, v.id, 0);
+    *out = value_of(id, ty);
+    return id == QD_NO_VALUE ? -1 : 0;
+}
+
+static int
+b_py_int(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "int", 1, 1));
+    const Expr *x = &c->pos[0];
+    if (lw_is_compile_time_scalar(x)) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_INT;
+        out->ival = x->kind == EX_FLOAT ? (int64_t)x->fval : x->ival;
+        return 0;
+    }
+    return lw_convert(lw, c->node, x, qd_type_scalar(lw->opt->default_ip), out);
+}
+
+static int
+b_py_float(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "float", 1, 1));
+    const Expr *x = &c->pos[0];
+    if (lw_is_compile_time_scalar(x)) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_FLOAT;
+        out->fval = x->kind == EX_FLOAT ? x->fval : (double)x->ival;
+        return 0;
+    }
+    return lw_convert(lw, c->node, x, qd_type_scalar(lw->opt->default_fp), out);
+}
+
+static int
+b_py_bool(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "bool", 1, 1));
+    const Expr *x = &c->pos[0];
+    if (lw_is_compile_time_scalar(x)) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_BOOL;
+        out->ival = x->kind == EX_FLOAT ? x->fval != 0 : x->ival != 0;
+        return 0;
+    }
+    Expr v;
+    RETURN_IF_ERROR(lw_rvalue(lw, c->node, x, &v));
+    uint32_t zero = qd_type_is_float(v.ty) ? lw_const_float(lw, v.ty, 0) : lw_const_int(lw, v.ty, 0);
+    const QdType *u1 = qd_type_scalar(QD_TY_U1);
+    uint32_t id = lw_emit_value(lw, QD_OP_NE, u1, v.id, zero);
+    *out = value_of(id, u1);
+    return id == QD_NO_VALUE ? -1 : 0;
+}
+
+/***** math *****/
+
+/* Unary math: op is the QIR opcode; the sig column of ops.def tells float-only from numeric. */
+static int
+b_unary_math(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    const char *name = qd_op_info[op].text;
+    RETURN_IF_ERROR(expect_args(lw, c, name, 1, 1));
+    const Expr *x = &c->pos[0];
+    bool float_only = qd_op_info[op].sig == SIG_FLOAT1;
+    bool int_to_fp = op == QD_OP_SQRT || op == QD_OP_RSQRT || op == QD_OP_EXP || op == QD_OP_LOG;
+    const QdType *ty = lw_dtype_of(lw, x);
+    if (!ty) {
+        Expr tmp;
+        return lw_rvalue(lw, c->node, x, &tmp);
+    }
+    if (float_only && !qd_type_is_float(ty)) {
+        if (!int_to_fp) {
+            return lw_error(lw, c->node, QD_ERR_TYPE, "'%s' takes real inputs only, got %s", name, tname(ty));
+        }
+        ty = qd_type_scalar(lw->opt->default_fp);
+    }
+    Expr v;
+    RETURN_IF_ERROR(lw_convert(lw, c->node, x, ty, &v));
+    uint32_t id = lw_emit_value(lw, op, ty, v.id, 0);
+    if (id == QD_NO_VALUE) {
+        return -1;
+    }
+    *out = value_of(id, ty);
+    /* floor/ceil/round(x, dtype=T) convert the result. */
+    const Expr *dt = keyword(c, "dtype");
+    if (dt && dt->kind != EX_NONE) {
+        const QdType *target = dtype_arg(dt);
+        if (!target) {
+            return lw_error(lw, c->node, QD_ERR_TYPE, "dtype must be a scalar type");
+        }
+        return lw_convert(lw, c->node, out, target, out);
+    }
+    return 0;
+}
+
+static int
+b_abs(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "abs", 1, 1));
+    const Expr *x = &c->pos[0];
+    if (lw_is_compile_time_scalar(x)) {
+        *out = *x;
+        out->h = 0;
+        if (x->kind == EX_FLOAT) {
+            out->fval = fabs(x->fval);
+        } else {
+            out->kind = EX_INT;
+            out->ival = x->ival < 0 ? -x->ival : x->ival;
+        }
+        return 0;
+    }
+    Expr v;
+    RETURN_IF_ERROR(lw_rvalue(lw, c->node, x, &v));
+    uint32_t id = lw_emit_value(lw, QD_OP_ABS, v.ty, v.id, 0);
+    *out = value_of(id, v.ty);
+    return id == QD_NO_VALUE ? -1 : 0;
+}
+
+/* Binary math with promotion: raw_div, raw_mod, atan2, bit_shr, pow. */
+static int
+b_binary_math(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    const char *name = qd_op_info[op].text;
+    RETURN_IF_ERROR(expect_args(lw, c, name, 2, 2));
+    if (op == QD_OP_POW) {
+        return lw_binary(lw, c->node, QD_BIN_POW, &c->pos[0], &c->pos[1], out);
+    }
+    const QdType *ta = lw_dtype_of(lw, &c->pos[0]), *tb = lw_dtype_of(lw, &c->pos[1]);
+    if (!ta || !tb) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "%s() takes scalar arguments", name);
+    }
+    const QdType *ty = lw_promote(ta, tb);
+    if (op == QD_OP_ATAN2) {
+        bool f64 = ta->kind == QD_TY_F64 || tb->kind == QD_TY_F64;
+        ty = qd_type_scalar(f64 ? QD_TY_F64 : QD_TY_F32);
+    } else if (op == QD_OP_LSHR) {
+        if (!qd_type_is_int(ta) || !qd_type_is_int(tb)) {
+            return lw_error(lw, c->node, QD_ERR_TYPE, "bit_shr needs integer operands");
+        }
+        ty = ta;
+    }
+    Expr a, b;
+    RETURN_IF_ERROR(lw_convert(lw, c->node, &c->pos[0], ty, &a));
+    RETURN_IF_ERROR(lw_convert(lw, c->node, &c->pos[1], op == QD_OP_LSHR ? tb : ty, &b));
+    uint32_t id = lw_emit_value(lw, op, ty, a.id, b.id);
+    *out = value_of(id, ty);
+    return id == QD_NO_VALUE ? -1 : 0;
+}
+
+static int
+b_minmax(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    const char *name = qd_op_info[op].text;
+    const Expr *args = c->pos;
+    uint32_t n = c->npos;
+    if (n == 1 && args[0].kind == EX_TUPLE) {
+        args = args[0].items;
+        n = c->pos[0].nitems;
+    }
+    if (n == 0) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX, "%s() needs at least one argument", name);
+    }
+    Expr acc = args[0];
+    for (uint32_t i = 1; i < n; i++) {
+        const Expr *b = &args[i];
+        if (lw_is_compile_time_scalar(&acc) && lw_is_compile_time_scalar(b)) {
+            double x = acc.kind == EX_FLOAT ? acc.fval : (double)acc.ival;
+            double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
+            bool take_b = op == QD_OP_MIN ? y < x : y > x;
+            if (acc.kind != EX_FLOAT && b->kind != EX_FLOAT) {
+                take_b = op == QD_OP_MIN ? b->ival < acc.ival : b->ival > acc.ival;
+            }
+            if (take_b) {
+                acc = *b;
+            }
+            continue;
+        }
+        const QdType *ta = lw_dtype_of(lw, &acc), *tb = lw_dtype_of(lw, b);
+        if (!ta || !tb) {
+            return lw_error(lw, c->node, QD_ERR_TYPE, "%s() takes scalar arguments", name);
+        }
+        const QdType *ty = lw_promote(ta, tb);
+        Expr x, y;
+        RETURN_IF_ERROR(lw_convert(lw, c->node, &acc, ty, &x));
+        RETURN_IF_ERROR(lw_convert(lw, c->node, b, ty, &y));
+        uint32_t id = lw_emit_value(lw, op, ty, x.id, y.id);
+        if (id == QD_NO_VALUE) {
+            return -1;
+        }
+        acc = value_of(id, ty);
+    }
+    *out = acc;
+    return 0;
+}
+
+static int
+b_select(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "select", 3, 3));
+    Expr cond;
+    RETURN_IF_ERROR(lw_rvalue(lw, c->node, &c->pos[0], &cond));
+    if (!qd_type_is_int(cond.ty)) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "select() conditions must be integers");
+    }
+    const QdType *ta = lw_dtype_of(lw, &c->pos[1]), *tb = lw_dtype_of(lw, &c->pos[2]);
+    if (!ta || !tb) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "select() takes scalar values");
+    }
+    const QdType *ty = lw_promote(ta, tb);
+    Expr a, b;
+    RETURN_IF_ERROR(lw_convert(lw, c->node, &c->pos[1], ty, &a));
+    RETURN_IF_ERROR(lw_convert(lw, c->node, &c->pos[2], ty, &b));
+    QdInst *inst = lw_emit(lw, QD_OP_SELECT, 3);
+    if (!inst) {
+        return -1;
+    }
+    inst->args[0] = cond.id;
+    inst->args[1] = a.id;
+    inst->args[2] = b.id;
+    *out = value_of(qd_inst_set_result(lw->f, inst, ty, NULL), ty);
+    return out->id == QD_NO_VALUE ? -1 : 0;
+}
+
+/***** atomics *****/
+
+static int
+b_atomic(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    const char *name = qd_op_info[op].text;
+    uint32_t want = op == QD_OP_ATOMIC_CAS ? 3 : 2;
+    RETURN_IF_ERROR(expect_args(lw, c, name, want, want));
+    const Expr *target = &c->pos[0];
+    if (target->kind != EX_LVALUE) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX,
+                        "cannot use a non-writable target as the first operand of '%s'", name);
+    }
+    bool int_only = qd_op_info[op].sig == SIG_ATOMIC_INT || op == QD_OP_ATOMIC_CAS;
+    if (int_only && !qd_type_is_int(target->ty)) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "'%s' needs an integer target, got %s", name,
+                        tname(target->ty));
+    }
+    Expr v[2];
+    for (uint32_t i = 1; i < want; i++) {
+        const QdType *from = lw_dtype_of(lw, &c->pos[i]);
+        if (int_only && from && qd_type_is_float(from)) {
+            return lw_error(lw, c->node, QD_ERR_TYPE, "'%s' needs integer operands", name);
+        }
+        RETURN_IF_ERROR(lw_convert(lw, c->node, &c->pos[i], target->ty, &v[i - 1]));
+    }
+    if (!target->is_global && op != QD_OP_ATOMIC_CAS) {
+        /* A thread's own variable: no other thread sees it, a plain update is exact. */
+        static const QdOp plain[] = {[QD_OP_ATOMIC_ADD] = QD_OP_ADD, [QD_OP_ATOMIC_SUB] = QD_OP_SUB,
+                                     [QD_OP_ATOMIC_MUL] = QD_OP_MUL, [QD_OP_ATOMIC_MIN] = QD_OP_MIN,
+                                     [QD_OP_ATOMIC_MAX] = QD_OP_MAX, [QD_OP_ATOMIC_AND] = QD_OP_AND,
+                                     [QD_OP_ATOMIC_OR] = QD_OP_OR, [QD_OP_ATOMIC_XOR] = QD_OP_XOR,
+                                     [QD_OP_ATOMIC_XCHG] = QD_OP_COUNT_};
+        Expr old;
+        RETURN_IF_ERROR(lw_rvalue(lw, c->node, target, &old));
+        Expr nv = v[0];
+        if (plain[op] != QD_OP_COUNT_) {
+            nv = value_of(lw_emit_value(lw, plain[op], target->ty, old.id, v[0].id), target->ty);
+        }
+        RETURN_IF_ERROR(lw_store(lw, c->node, target, &nv));
+        *out = old;
+        return 0;
+    }
+    QdInst *inst = lw_emit(lw, op, want);
+    if (!inst) {
+        return -1;
+    }
+    inst->args[0] = target->id;
+    for (uint32_t i = 1; i < want; i++) {
+        inst->args[i] = v[i - 1].id;
+    }
+    *out = value_of(qd_inst_set_result(lw->f, inst, target->ty, NULL), target->ty);
+    return out->id == QD_NO_VALUE ? -1 : 0;
+}
+
+/***** print *****/
+
+static void
+put_literal(QdSbuf *fmt, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '%') {
+            qd_sbuf_putc(fmt, '%');
+        }
+        qd_sbuf_putc(fmt, *s);
+    }
+}
+
+/* Appends one printed value: literals are formatted now, runtime values get a conversion. */
+static int
+print_value(Lowerer *lw, const QdAst *node, const Expr *e, const char *spec, QdSbuf *fmt,
+            IdVec *args)
+{
+    char buf[128];
+    if (e->kind == EX_STR) {
+        put_literal(fmt, e->str);
+        return 0;
+    }
+    if (e->kind == EX_NONE) {
+        put_literal(fmt, "None");
+        return 0;
+    }
+    if (e->kind == EX_BOOL && !spec) {
+        put_literal(fmt, e->ival ? "True" : "False");
+        return 0;
+    }
+    if (e->kind == EX_TUPLE) {
+        put_literal(fmt, "[");
+        for (uint32_t i = 0; i < e->nitems; i++) {
+            if (i) {
+                put_literal(fmt, ", ");
+            }
+            RETURN_IF_ERROR(print_value(lw, node, &e->items[i], spec, fmt, args));
+        }
+        put_literal(fmt, "]");
+        return 0;
+    }
+    Expr v;
+    RETURN_IF_ERROR(lw_rvalue(lw, node, e, &v));
+    if (spec && *spec) {
+        /* A format spec such as ".3f" or "5d": checked against the value's kind. */
+        char conv = spec[strlen(spec) - 1];
+        bool real = strchr("fFeEgG", conv) != NULL;
+        bool integral = strchr("dixXuoc", conv) != NULL;
+        if (strchr("snp%", conv) || (!real && !integral)) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "unsupported format specification '%s'", spec);
+        }
+        if (real != qd_type_is_float(v.ty)) {
+            /* Convert to the spec's kind, as Python would format a value of the other kind. */
+            RETURN_IF_ERROR(lw_convert(lw, node, &v,
+                                       qd_type_scalar(real ? QD_TY_F64 : QD_TY_I64), &v));
+        }
+        qd_sbuf_putc(fmt, '%');
+        qd_sbuf_putn(fmt, spec, strlen(spec) - 1);
+        if (integral && qd_type_bits(v.ty) == 64) {
+            qd_sbuf_puts(fmt, "ll");
+        }
+        qd_sbuf_putc(fmt, conv);
+    } else if (qd_type_is_float(v.ty)) {
+        qd_sbuf_puts(fmt, "%f");
+    } else if (qd_type_bits(v.ty) == 64) {
+        qd_sbuf_puts(fmt, qd_type_is_signed(v.ty) ? "%lld" : "%llu");
+    } else {
+        qd_sbuf_puts(fmt, qd_type_is_signed(v.ty) || v.ty->kind == QD_TY_U1 ? "%d" : "%u");
+    }
+    (void)buf;
+    if (qd_vec_push(lw->arena, args, v.id) < 0) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int
+b_print(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    const char *sep = " ", *end = "\n";
+    const Expr *s = keyword(c, "sep");
+    const Expr *e = keyword(c, "end");
+    if (s && s->kind == EX_STR) {
+        sep = s->str;
+    }
+    if (e && e->kind == EX_STR) {
+        end = e->str;
+    }
+    QdSbuf fmt;
+    qd_sbuf_init(&fmt);
+    IdVec args = {0};
+    int rc = 0;
+    for (uint32_t i = 0; i < c->npos && rc == 0; i++) {
+        if (i) {
+            put_literal(&fmt, sep);
+        }
+        const QdAst *arg = c->node->a.items[i];
+        if (arg->kind == QD_AST_JOINED_STR) {
+            /* An f-string: constant parts and formatted values. */
+            for (uint32_t k = 0; k < arg->a.len && rc == 0; k++) {
+                const QdAst *part = arg->a.items[k];
+                if (part->kind == QD_AST_CONSTANT && part->cst.kind == QD_CONST_STR) {
+                    put_literal(&fmt, part->cst.sval);
+                    continue;
+                }
+                Expr v;
+                const char *spec = NULL;
+                if (part->y && part->y->a.len == 1 && part->y->a.items[0]->kind == QD_AST_CONSTANT) {
+                    spec = part->y->a.items[0]->cst.sval;
+                }
+                rc = lw_expr(lw, part->x, &v);
+                if (rc == 0) {
+                    rc = print_value(lw, part, &v, spec, &fmt, &args);
+                }
+            }
+        } else {
+            rc = print_value(lw, arg, &c->pos[i], NULL, &fmt, &args);
+        }
+    }
+    if (rc == 0) {
+        put_literal(&fmt, end);
+    }
+    char *text = qd_sbuf_take(&fmt);
+    if (rc < 0 || !text) {
+        free(text);
+        return -1;
+    }
+    QdInst *inst = lw_emit(lw, QD_OP_PRINT, args.len);
+    if (inst) {
+        memcpy(inst->args, args.data, sizeof(uint32_t) * args.len);
+        inst->imm.str = qd_arena_strdup(lw->arena, text);
+    }
+    free(text);
+    lw->info->has_print = true;
+    out->kind = EX_VOID;
+    return inst ? 0 : -1;
+}
+
+static int
+b_len(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "len", 1, 1));
+    const Expr *x = &c->pos[0];
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_INT;
+    if (x->kind == EX_TUPLE) {
+        out->ival = x->nitems;
+    } else if (x->kind == EX_FIELD && x->view->ndim > 0) {
+        out->ival = x->view->shape[0];
+    } else if (x->kind == EX_STR) {
+        out->ival = (int64_t)strlen(x->str);
+    } else {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX, "len() of this value is not supported in kernels");
+    }
+    return 0;
+}
+
+/***** the table *****/
+
+typedef struct Builtin {
+    const char *name; /* as the host reports it */
+    BuiltinFn fn;     /* lowering */
+    QdOp op;          /* opcode for table-driven families */
+} Builtin;
+
+static const Builtin builtins[] = {
+    {"static", b_static, QD_OP_COUNT_},
+    {"static_assert", b_static_assert, QD_OP_COUNT_},
+    {"static_print", b_static_print, QD_OP_COUNT_},
+    {"range", b_range, QD_OP_COUNT_},
+    {"ndrange", b_ndrange, QD_OP_COUNT_},
+    {"grouped", b_grouped, QD_OP_COUNT_},
+    {"loop_config", b_loop_config, QD_OP_COUNT_},
+    {"cast", b_cast, QD_OP_COUNT_},
+    {"bit_cast", b_bit_cast, QD_OP_COUNT_},
+    {"int", b_py_int, QD_OP_COUNT_},
+    {"float", b_py_float, QD_OP_COUNT_},
+    {"bool", b_py_bool, QD_OP_COUNT_},
+    {"sqrt", b_unary_math, QD_OP_SQRT},
+    {"rsqrt", b_unary_math, QD_OP_RSQRT},
+    {"exp", b_unary_math, QD_OP_EXP},
+    {"log", b_unary_math, QD_OP_LOG},
+    {"sin", b_unary_math, QD_OP_SIN},
+    {"cos", b_unary_math, QD_OP_COS},
+    {"tan", b_unary_math, QD_OP_TAN},
+    {"tanh", b_unary_math, QD_OP_TANH},
+    {"asin", b_unary_math, QD_OP_ASIN},
+    {"acos", b_unary_math, QD_OP_ACOS},
+    {"atan", b_unary_math, QD_OP_ATAN},
+    {"floor", b_unary_math, QD_OP_FLOOR},
+    {"ceil", b_unary_math, QD_OP_CEIL},
+    {"round", b_unary_math, QD_OP_ROUND},
+    {"abs", b_abs, QD_OP_ABS},
+    {"atan2", b_binary_math, QD_OP_ATAN2},
+    {"pow", b_binary_math, QD_OP_POW},
+    {"raw_div", b_binary_math, QD_OP_DIV},
+    {"raw_mod", b_binary_math, QD_OP_REM},
+    {"bit_shr", b_binary_math, QD_OP_LSHR},
+    {"min", b_minmax, QD_OP_MIN},
+    {"max", b_minmax, QD_OP_MAX},
+    {"select", b_select, QD_OP_COUNT_},
+    {"atomic_add", b_atomic, QD_OP_ATOMIC_ADD},
+    {"atomic_sub", b_atomic, QD_OP_ATOMIC_SUB},
+    {"atomic_mul", b_atomic, QD_OP_ATOMIC_MUL},
+    {"atomic_min", b_atomic, QD_OP_ATOMIC_MIN},
+    {"atomic_max", b_atomic, QD_OP_ATOMIC_MAX},
+    {"atomic_and", b_atomic, QD_OP_ATOMIC_AND},
+    {"atomic_or", b_atomic, QD_OP_ATOMIC_OR},
+    {"atomic_xor", b_atomic, QD_OP_ATOMIC_XOR},
+    {"atomic_exchange", b_atomic, QD_OP_ATOMIC_XCHG},
+    {"atomic_cas", b_atomic, QD_OP_ATOMIC_CAS},
+    {"print", b_print, QD_OP_COUNT_},
+    {"len", b_len, QD_OP_COUNT_},
+};
+
+/***** calls *****/
+
+static int
+eval_args(Lowerer *lw, const QdAst *node, CallArgs *c)
+{
+    c->node = node;
+    c->npos = node->a.len;
+    c->nkw = node->b.len;
+    c->pos = QD_NEW_ARRAY(lw->arena, Expr, c->npos + c->nkw + 1);
+    c->kw = QD_NEW_ARRAY(lw->arena, const QdAst *, c->nkw + 1);
+    if (!c->pos || !c->kw) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    c->kwv = c->pos + c->npos;
+    for (uint32_t i = 0; i < c->npos; i++) {
+        const QdAst *a = node->a.items[i];
+        if (a->kind == QD_AST_STARRED) {
+            return lw_error(lw, a, QD_ERR_SYNTAX, "starred arguments are not supported here");
+        }
+        if (a->kind == QD_AST_JOINED_STR) {
+            c->pos[i].kind = EX_STR; /* only print() takes f-strings; it reads the node itself */
+            c->pos[i].str = "";
+            continue;
+        }
+        RETURN_IF_ERROR(lw_expr(lw, a, &c->pos[i]));
+    }
+    for (uint32_t i = 0; i < c->nkw; i++) {
+        c->kw[i] = node->b.items[i];
+        if (!c->kw[i]->name) {
+            return lw_error(lw, c->kw[i], QD_ERR_SYNTAX, "**kwargs are not supported in kernels");
+        }
+        RETURN_IF_ERROR(lw_expr(lw, c->kw[i]->x, &c->kwv[i]));
+    }
+    return 0;
+}
+
+/* A trace-time call of a plain Python callable: every argument must be compile-time. */
+static int
+call_python(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
+{
+    if (c->nkw) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX,
+                        "keyword arguments are not supported when calling a Python function in a kernel");
+    }
+    QdHandle *args = QD_NEW_ARRAY(lw->arena, QdHandle, c->npos + 1);
+    if (!args) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < c->npos; i++) {
+        if (lw_is_runtime(&c->pos[i])) {
+            return lw_error(lw, c->node, QD_ERR_SYNTAX,
+                            "a plain Python function runs at compile time and cannot take runtime "
+                            "values; decorate it with @qd.func");
+        }
+        RETURN_IF_ERROR(lw_to_handle(lw, c->node, &c->pos[i], &args[i]));
+    }
+    QdHandle h;
+    RETURN_IF_ERROR(lw->host->call(lw->host->self, lw->ctx, fn->h, args, c->npos, &h));
+    return lw_from_handle(lw, c->node, h, out);
+}
+
+int
+lw_call(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    Expr fn;
+    RETURN_IF_ERROR(lw_expr(lw, node->x, &fn));
+    lw_set_loc(lw, node);
+    memset(out, 0, sizeof(*out));
+    if (fn.kind == EX_BUILTIN && strcmp(fn.str, "static") == 0) {
+        CallArgs c = {node, NULL, node->a.len, NULL, NULL, 0};
+        return b_static(lw, &c, QD_OP_COUNT_, out);
+    }
+    CallArgs c;
+    RETURN_IF_ERROR(eval_args(lw, node, &c));
+    lw_set_loc(lw, node);
+    switch (fn.kind) {
+    case EX_BUILTIN:
+        for (size_t i = 0; i < QD_ARRAY_LEN(builtins); i++) {
+            if (strcmp(builtins[i].name, fn.str) == 0) {
+                return builtins[i].fn(lw, &c, builtins[i].op, out);
+            }
+        }
+        return lw_error(lw, node, QD_ERR_SYNTAX, "qd.%s is not supported in kernels yet", fn.str);
+    case EX_FUNC:
+        return lw_call_func(lw, node, &fn, c.pos, c.npos + c.nkw, out);
+    case EX_PYOBJ:
+        if (fn.hkind == QD_HOST_DTYPE) {
+            /* qd.i32(x): a typed literal (range-checked) or a cast. */
+            if (c.npos != 1 || c.nkw) {
+                return lw_error(lw, node, QD_ERR_SYNTAX, "a type takes exactly one argument, e.g. qd.i32(x)");
+            }
+            if (lw_is_compile_time_scalar(&c.pos[0])) {
+                const QdType *ty = fn.ty;
+                const Expr *x = &c.pos[0];
+                if (x->kind == EX_INT && qd_type_is_float(ty)) {
+                    return lw_error(lw, node, QD_ERR_TYPE, "Integer literals must be annotated with a integer type. "
+                                                            "For type casting, use `qd.cast`.");
+                }
+                if (x->kind == EX_FLOAT && !qd_type_is_float(ty)) {
+                    return lw_error(lw, node, QD_ERR_TYPE, "Floating-point literals must be annotated with a "
+                                                            "floating-point type. For type casting, use `qd.cast`.");
+                }
+                if (x->kind != EX_FLOAT && !qd_type_is_float(ty)) {
+                    uint32_t bits = qd_type_bits(ty);
+                    bool ok = qd_type_is_signed(ty)
+                                  ? bits >= 64 || (x->ival >= -((int64_t)1 << (bits - 1)) &&
+                                                   x->ival < ((int64_t)1 << (bits - 1)))
+                                  : x->ival >= 0 && (bits >= 64 || x->ival < ((int64_t)1 << bits));
+                    if (!ok) {
+                        return lw_error(lw, node, QD_ERR_TYPE, "The value %lld exceeded the range of specified dtype %s",
+                                        (long long)x->ival, tname(ty));
+                    }
+                }
+            }
+            return lw_convert(lw, node, &c.pos[0], fn.ty, out);
+        }
+        if (fn.hkind == QD_HOST_KERNEL) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "Kernels cannot call other kernels");
+        }
+        if (fn.hkind == QD_HOST_CALLABLE || fn.hkind == QD_HOST_OBJECT ||
+            fn.hkind == QD_HOST_TEMPLATE_ANNOTATION || fn.hkind == QD_HOST_NDARRAY_ANNOTATION) {
+            return call_python(lw, &fn, &c, out);
+        }
+        return lw_error(lw, node, QD_ERR_SYNTAX, "this object is not callable in a kernel");
+    default:
+        return lw_error(lw, node, QD_ERR_SYNTAX, "this value is not callable");
+    }
+}

@@ -1,0 +1,1214 @@
+/* frontend/lower_expr.c -- expressions: literals, names, operators, typing and promotion.
+ *
+ * Compile-time operands are folded with Python's semantics (the reference folds pure-Python
+ * sub-expressions before typing: `7 // 2` is 3, `7 / 2` is 3.5). As soon as an operand is a
+ * runtime value, literals take their default types (int -> default_ip, float -> default_fp,
+ * bool -> u1; spec/api.md 0.4) and the operation is typed with promoted_type:
+ * a float beats any integer, more bits win, and unsigned wins at equal width.
+ */
+#include "lower.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/***** types *****/
+
+bool
+lw_is_runtime(const Expr *e)
+{
+    return e->kind == EX_VALUE || e->kind == EX_LVALUE || e->kind == EX_NDARRAY;
+}
+
+bool
+lw_is_compile_time_scalar(const Expr *e)
+{
+    return e->kind == EX_INT || e->kind == EX_FLOAT || e->kind == EX_BOOL;
+}
+
+const QdType *
+lw_literal_type(Lowerer *lw, const Expr *e)
+{
+    switch (e->kind) {
+    case EX_INT:
+        return qd_type_scalar(lw->opt->default_ip);
+    case EX_FLOAT:
+        return qd_type_scalar(lw->opt->default_fp);
+    case EX_BOOL:
+        return qd_type_scalar(QD_TY_U1);
+    default:
+        return e->ty;
+    }
+}
+
+const QdType *
+lw_promote(const QdType *a, const QdType *b)
+{
+    bool fa = qd_type_is_float(a), fb = qd_type_is_float(b);
+    if (fa != fb) {
+        return fa ? a : b;
+    }
+    uint32_t ba = qd_type_bits(a), bb = qd_type_bits(b);
+    if (ba != bb) {
+        return ba > bb ? a : b;
+    }
+    if (!fa && qd_type_is_signed(a) != qd_type_is_signed(b)) {
+        return qd_type_is_signed(a) ? b : a;
+    }
+    return a;
+}
+
+const QdType *
+lw_dtype_of(Lowerer *lw, const Expr *e)
+{
+    if (lw_is_compile_time_scalar(e)) {
+        return lw_literal_type(lw, e);
+    }
+    return (e->kind == EX_VALUE || e->kind == EX_LVALUE) ? e->ty : NULL;
+}
+
+static const char *
+type_name(const QdType *ty)
+{
+    return ty ? qd_type_scalar_name(ty->kind) : "?";
+}
+
+/***** constants *****/
+
+uint32_t
+lw_const_int(Lowerer *lw, const QdType *ty, int64_t v)
+{
+    QdInst *inst = lw_emit(lw, QD_OP_CONST, 0);
+    if (!inst) {
+        return QD_NO_VALUE;
+    }
+    if (qd_type_is_float(ty)) {
+        inst->imm.cst.f = (double)v;
+    } else if (ty->kind == QD_TY_U1) {
+        inst->imm.cst.u = v != 0;
+    } else {
+        uint32_t bits = qd_type_bits(ty);
+        uint64_t u = (uint64_t)v;
+        if (bits < 64) {
+            u &= ((uint64_t)1 << bits) - 1;
+            if (qd_type_is_signed(ty) && (u >> (bits - 1))) {
+                u |= ~(((uint64_t)1 << bits) - 1); /* sign-extend */
+            }
+        }
+        inst->imm.cst.u = u;
+    }
+    return qd_inst_set_result(lw->f, inst, ty, NULL);
+}
+
+uint32_t
+lw_const_float(Lowerer *lw, const QdType *ty, double v)
+{
+    QdInst *inst = lw_emit(lw, QD_OP_CONST, 0);
+    if (!inst) {
+        return QD_NO_VALUE;
+    }
+    inst->imm.cst.f = ty->kind == QD_TY_F32 ? (double)(float)v : v;
+    return qd_inst_set_result(lw->f, inst, ty, NULL);
+}
+
+static bool
+int_fits(const QdType *ty, int64_t v)
+{
+    uint32_t bits = qd_type_bits(ty);
+    if (ty->kind == QD_TY_U1) {
+        return v == 0 || v == 1;
+    }
+    if (qd_type_is_signed(ty)) {
+        return bits >= 64 || (v >= -((int64_t)1 << (bits - 1)) && v < ((int64_t)1 << (bits - 1)));
+    }
+    return v >= 0 && (bits >= 64 || v < ((int64_t)1 << bits));
+}
+
+static Expr
+value_expr(uint32_t id, const QdType *ty)
+{
+    Expr e = {0};
+    e.kind = EX_VALUE;
+    e.id = id;
+    e.ty = ty;
+    return e;
+}
+
+/* A literal as a typed constant of `ty`, checking the range as the reference does. */
+static int
+typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty, bool explicit_type,
+              Expr *out)
+{
+    uint32_t id;
+    if (lit->kind == EX_FLOAT) {
+        if (!qd_type_is_float(ty)) {
+            if (explicit_type) {
+                return lw_error(lw, node, QD_ERR_TYPE,
+                                "Floating-point literals must be annotated with a floating-point type. "
+                                "For type casting, use `qd.cast`.");
+            }
+            /* Implicit conversion of a float literal to an integer type truncates. */
+            id = lw_const_int(lw, ty, (int64_t)lit->fval);
+        } else {
+            id = lw_const_float(lw, ty, lit->fval);
+        }
+    } else {
+        int64_t v = lit->ival;
+        if (qd_type_is_float(ty)) {
+            if (explicit_type && lit->kind == EX_INT) {
+                return lw_error(lw, node, QD_ERR_TYPE,
+                                "Integer literals must be annotated with a integer type. "
+                                "For type casting, use `qd.cast`.");
+            }
+            id = lw_const_float(lw, ty, (double)v);
+        } else {
+            if (!int_fits(ty, v)) {
+                if (explicit_type) {
+                    return lw_error(lw, node, QD_ERR_TYPE,
+                                    "The value %lld exceeded the range of specified dtype %s",
+                                    (long long)v, type_name(ty));
+                }
+                return lw_error(lw, node, QD_ERR_TYPE,
+                                "Integer literal %lld exceeded the range of default_ip: %s",
+                                (long long)v, type_name(ty));
+            }
+            id = lw_const_int(lw, ty, v);
+        }
+    }
+    if (id == QD_NO_VALUE) {
+        return -1;
+    }
+    *out = value_expr(id, ty);
+    return 0;
+}
+
+int
+lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
+{
+    switch (e->kind) {
+    case EX_VALUE:
+        *out = *e;
+        return 0;
+    case EX_LVALUE: {
+        uint32_t id = lw_emit_value(lw, QD_OP_LOAD, e->ty, e->id, 0);
+        if (id == QD_NO_VALUE) {
+            return -1;
+        }
+        *out = value_expr(id, e->ty);
+        return 0;
+    }
+    case EX_INT:
+    case EX_FLOAT:
+    case EX_BOOL:
+        return typed_literal(lw, node, e, lw_literal_type(lw, e), false, out);
+    case EX_NDARRAY:
+    case EX_FIELD:
+        return lw_error(lw, node, QD_ERR_TYPE, "a %s is not a scalar value; index it first",
+                        e->kind == EX_FIELD ? "field" : "ndarray");
+    case EX_PYOBJ:
+        if (e->hkind == QD_HOST_NDARRAY) {
+            return lw_error(lw, node, QD_ERR_COMPILATION,
+                            "The ndarray is not registered as a kernel parameter; pass it as an "
+                            "argument annotated with qd.types.ndarray()");
+        }
+        return lw_error(lw, node, QD_ERR_TYPE, "this Python object is not a scalar value");
+    case EX_TUPLE:
+        return lw_error(lw, node, QD_ERR_TYPE, "a tuple or list is not a scalar value");
+    default:
+        return lw_error(lw, node, QD_ERR_TYPE, "this expression has no scalar value");
+    }
+}
+
+int
+lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out)
+{
+    if (lw_is_compile_time_scalar(e)) {
+        return typed_literal(lw, node, e, ty, false, out);
+    }
+    Expr v;
+    RETURN_IF_ERROR(lw_rvalue(lw, node, e, &v));
+    if (qd_type_equal(v.ty, ty)) {
+        *out = v;
+        return 0;
+    }
+    uint32_t id = lw_emit_value(lw, QD_OP_CAST, ty, v.id, 0);
+    if (id == QD_NO_VALUE) {
+        return -1;
+    }
+    *out = value_expr(id, ty);
+    return 0;
+}
+
+/* Whether converting from `from` to `to` may lose information (QuadrantsCastWarning). */
+static bool
+is_narrowing(const QdType *from, const QdType *to)
+{
+    if (qd_type_is_float(from) && !qd_type_is_float(to)) {
+        return true;
+    }
+    if (qd_type_is_float(from) == qd_type_is_float(to)) {
+        return qd_type_bits(from) > qd_type_bits(to);
+    }
+    return false;
+}
+
+int
+lw_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
+{
+    if (target->kind != EX_LVALUE) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "cannot assign to this expression");
+    }
+    const QdType *from = lw_dtype_of(lw, value);
+    if (from && !lw_is_compile_time_scalar(value) && is_narrowing(from, target->ty)) {
+        RETURN_IF_ERROR(lw_warn(lw, node, "QuadrantsCastWarning", "Assign may lose precision: %s <- %s",
+                                type_name(target->ty), type_name(from)));
+    }
+    Expr v;
+    RETURN_IF_ERROR(lw_convert(lw, node, value, target->ty, &v));
+    QdInst *st = lw_emit(lw, QD_OP_STORE, 2);
+    if (!st) {
+        return -1;
+    }
+    st->args[0] = target->id;
+    st->args[1] = v.id;
+    return 0;
+}
+
+int
+lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond)
+{
+    Expr v;
+    RETURN_IF_ERROR(lw_rvalue(lw, node, e, &v));
+    if (!qd_type_is_int(v.ty)) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "`if` conditions must be an integer; got %s. Consider using `if x != 0` "
+                        "instead of `if x` for float values.", type_name(v.ty));
+    }
+    *cond = v.id;
+    return 0;
+}
+
+/***** compile-time values through the host *****/
+
+int
+lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
+{
+    QdHostValue hv;
+    RETURN_IF_ERROR(lw->host->describe(lw->host->self, lw->ctx, h, &hv));
+    Expr e = {0};
+    e.h = h;
+    switch (hv.kind) {
+    case QD_HOST_NONE:
+        e.kind = EX_NONE;
+        break;
+    case QD_HOST_BOOL:
+        e.kind = EX_BOOL;
+        e.ival = hv.ival;
+        break;
+    case QD_HOST_INT:
+        if (hv.is_big) {
+            return lw_error(lw, node, QD_ERR_TYPE, "Integer literal exceeded the range of 64-bit integers");
+        }
+        e.kind = EX_INT;
+        e.ival = hv.ival;
+        break;
+    case QD_HOST_FLOAT:
+        e.kind = EX_FLOAT;
+        e.fval = hv.fval;
+        break;
+    case QD_HOST_STR:
+        e.kind = EX_STR;
+        e.str = hv.str;
+        break;
+    case QD_HOST_TUPLE:
+    case QD_HOST_LIST:
+        e.kind = EX_TUPLE;
+        e.nitems = hv.len;
+        e.items = QD_NEW_ARRAY(lw->arena, Expr, hv.len ? hv.len : 1);
+        if (!e.items) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        for (uint32_t i = 0; i < hv.len; i++) {
+            QdHandle item;
+            RETURN_IF_ERROR(lw->host->getitem(lw->host->self, lw->ctx, h, i, &item));
+            RETURN_IF_ERROR(lw_from_handle(lw, node, item, &e.items[i]));
+        }
+        break;
+    case QD_HOST_FIELD: {
+        char name[32];
+        FieldView *view = QD_NEW(lw->arena, FieldView);
+        if (!view) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        view->ndim = (uint32_t)hv.ndim;
+        int64_t physical[16];
+        for (uint32_t k = 0; k < view->ndim; k++) {
+            view->shape[k] = hv.shape[k];
+            view->order[k] = hv.order[k];
+            view->offset[k] = hv.offset[k];
+            physical[k] = hv.shape[hv.order[k] < view->ndim ? hv.order[k] : k];
+        }
+        snprintf(name, sizeof(name), "f%u", hv.field_id);
+        QdField *fd = qd_module_find_field(lw->m, name);
+        if (!fd) {
+            fd = qd_field_new(lw->m, name, qd_type_scalar(hv.dtype), view->ndim, physical);
+            if (!fd) {
+                return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+            }
+        }
+        e.kind = EX_FIELD;
+        e.field = fd;
+        e.view = view;
+        break;
+    }
+    case QD_HOST_QD_FUNC:
+        e.kind = EX_FUNC;
+        break;
+    case QD_HOST_BUILTIN:
+        e.kind = EX_BUILTIN;
+        e.str = hv.str;
+        break;
+    case QD_HOST_DTYPE:
+        e.kind = EX_PYOBJ;
+        e.hkind = hv.kind;
+        e.ty = qd_type_scalar(hv.dtype);
+        break;
+    default:
+        e.kind = EX_PYOBJ;
+        e.hkind = hv.kind;
+        break;
+    }
+    *out = e;
+    return 0;
+}
+
+int
+lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out)
+{
+    const QdHost *host = lw->host;
+    if (e->h) {
+        *out = e->h;
+        return 0;
+    }
+    switch (e->kind) {
+    case EX_INT:
+    case EX_BOOL:
+        return host->make_int(host->self, lw->ctx, e->ival, out);
+    case EX_FLOAT:
+        return host->make_float(host->self, lw->ctx, e->fval, out);
+    case EX_TUPLE: {
+        QdHandle *items = QD_NEW_ARRAY(lw->arena, QdHandle, e->nitems ? e->nitems : 1);
+        if (!items) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        for (uint32_t i = 0; i < e->nitems; i++) {
+            RETURN_IF_ERROR(lw_to_handle(lw, node, &e->items[i], &items[i]));
+        }
+        return host->make_tuple(host->self, lw->ctx, items, e->nitems, out);
+    }
+    default:
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "qd.static() needs compile-time values; this is a runtime value");
+    }
+}
+
+/***** compile-time folding with Python semantics *****/
+
+static int64_t
+py_floordiv(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) {
+        q--;
+    }
+    return q;
+}
+
+static int64_t
+py_mod(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) {
+        r += b;
+    }
+    return r;
+}
+
+static int
+fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
+{
+    Expr e = {0};
+    bool is_float = a->kind == EX_FLOAT || b->kind == EX_FLOAT;
+    double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
+    double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
+    int64_t i = a->ival, j = b->ival;
+    bool overflow = false;
+    if (op == QD_BIN_DIV) {
+        if (y == 0) {
+            return lw_error(lw, node, QD_ERR_COMPILATION, "ZeroDivisionError: division by zero");
+        }
+        e.kind = EX_FLOAT;
+        e.fval = x / y;
+        *out = e;
+        return 0;
+    }
+    if (is_float) {
+        e.kind = EX_FLOAT;
+        switch (op) {
+        case QD_BIN_ADD: e.fval = x + y; break;
+        case QD_BIN_SUB: e.fval = x - y; break;
+        case QD_BIN_MUL: e.fval = x * y; break;
+        case QD_BIN_POW: e.fval = pow(x, y); break;
+        case QD_BIN_FLOORDIV:
+        case QD_BIN_MOD:
+            if (y == 0) {
+                return lw_error(lw, node, QD_ERR_COMPILATION, "ZeroDivisionError: float modulo");
+            }
+            e.fval = op == QD_BIN_FLOORDIV ? floor(x / y) : x - floor(x / y) * y;
+            break;
+        default:
+            return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for this operator: float");
+        }
+        *out = e;
+        return 0;
+    }
+    e.kind = EX_INT;
+    switch (op) {
+    case QD_BIN_ADD: overflow = __builtin_add_overflow(i, j, &e.ival); break;
+    case QD_BIN_SUB: overflow = __builtin_sub_overflow(i, j, &e.ival); break;
+    case QD_BIN_MUL: overflow = __builtin_mul_overflow(i, j, &e.ival); break;
+    case QD_BIN_FLOORDIV:
+    case QD_BIN_MOD:
+        if (j == 0) {
+            return lw_error(lw, node, QD_ERR_COMPILATION,
+                            "ZeroDivisionError: integer division or modulo by zero");
+        }
+        if (i == INT64_MIN && j == -1) {
+            overflow = true;
+            break;
+        }
+        e.ival = op == QD_BIN_FLOORDIV ? py_floordiv(i, j) : py_mod(i, j);
+        break;
+    case QD_BIN_POW:
+        if (j < 0) {
+            e.kind = EX_FLOAT;
+            e.fval = pow(x, y);
+            break;
+        }
+        e.ival = 1;
+        for (int64_t k = 0; k < j && !overflow; k++) {
+            overflow = __builtin_mul_overflow(e.ival, i, &e.ival);
+        }
+        break;
+    case QD_BIN_LSHIFT:
+        if (j < 0) {
+            return lw_error(lw, node, QD_ERR_COMPILATION, "ValueError: negative shift count");
+        }
+        overflow = j >= 63 || (i != 0 && (i > (INT64_MAX >> j) || i < (INT64_MIN >> j)));
+        e.ival = overflow ? 0 : (int64_t)((uint64_t)i << j);
+        break;
+    case QD_BIN_RSHIFT:
+        if (j < 0) {
+            return lw_error(lw, node, QD_ERR_COMPILATION, "ValueError: negative shift count");
+        }
+        e.ival = j >= 63 ? (i < 0 ? -1 : 0) : (i >> j);
+        break;
+    case QD_BIN_BITAND: e.ival = i & j; break;
+    case QD_BIN_BITOR: e.ival = i | j; break;
+    case QD_BIN_BITXOR: e.ival = i ^ j; break;
+    default:
+        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operator for Python integers");
+    }
+    if (overflow) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "Integer literal exceeded the range of 64-bit integers in a compile-time expression");
+    }
+    if (a->kind == EX_BOOL && b->kind == EX_BOOL &&
+        (op == QD_BIN_BITAND || op == QD_BIN_BITOR || op == QD_BIN_BITXOR)) {
+        e.kind = EX_BOOL;
+    }
+    *out = e;
+    return 0;
+}
+
+/***** runtime binary operators *****/
+
+static QdOp
+arith_op(int op)
+{
+    switch (op) {
+    case QD_BIN_ADD: return QD_OP_ADD;
+    case QD_BIN_SUB: return QD_OP_SUB;
+    case QD_BIN_MUL: return QD_OP_MUL;
+    case QD_BIN_DIV: return QD_OP_DIV;
+    case QD_BIN_FLOORDIV: return QD_OP_FLOORDIV;
+    case QD_BIN_MOD: return QD_OP_FLOORMOD;
+    case QD_BIN_POW: return QD_OP_POW;
+    case QD_BIN_BITAND: return QD_OP_AND;
+    case QD_BIN_BITOR: return QD_OP_OR;
+    case QD_BIN_BITXOR: return QD_OP_XOR;
+    case QD_BIN_LSHIFT: return QD_OP_SHL;
+    case QD_BIN_RSHIFT: return QD_OP_SHR;
+    default: return QD_OP_COUNT_;
+    }
+}
+
+static const char *const binop_symbols[] = {"+", "-", "*", "@", "/", "%", "**", "<<", ">>", "|",
+                                             "^", "&", "//"};
+
+/* x ** n for a compile-time n in 0..8: repeated multiplication (exact, and what users expect). */
+static int
+small_power(Lowerer *lw, const Expr *base, int64_t n, Expr *out)
+{
+    if (n == 0) {
+        uint32_t one = qd_type_is_float(base->ty) ? lw_const_float(lw, base->ty, 1.0)
+                                                  : lw_const_int(lw, base->ty, 1);
+        *out = value_expr(one, base->ty);
+        return one == QD_NO_VALUE ? -1 : 0;
+    }
+    uint32_t acc = base->id;
+    for (int64_t k = 1; k < n; k++) {
+        acc = lw_emit_value(lw, QD_OP_MUL, base->ty, acc, base->id);
+        if (acc == QD_NO_VALUE) {
+            return -1;
+        }
+    }
+    *out = value_expr(acc, base->ty);
+    return 0;
+}
+
+int
+lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
+{
+    if (lw_is_compile_time_scalar(a) && lw_is_compile_time_scalar(b)) {
+        return fold_binary(lw, node, op, a, b, out);
+    }
+    if (op == QD_BIN_MATMUL) {
+        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for @: scalars");
+    }
+    const QdType *ta = lw_dtype_of(lw, a), *tb = lw_dtype_of(lw, b);
+    if (!ta || !tb) {
+        Expr tmp;
+        RETURN_IF_ERROR(lw_rvalue(lw, node, ta ? b : a, &tmp));
+        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand for '%s'", binop_symbols[op]);
+    }
+    bool bitwise = op == QD_BIN_BITAND || op == QD_BIN_BITOR || op == QD_BIN_BITXOR ||
+                   op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT;
+    if (bitwise && (qd_type_is_float(ta) || qd_type_is_float(tb))) {
+        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for '%s': '%s' and '%s'",
+                        binop_symbols[op], type_name(ta), type_name(tb));
+    }
+    const QdType *ty = lw_promote(ta, tb);
+    if (op == QD_BIN_DIV) {
+        const QdType *fp = qd_type_scalar(lw->opt->default_fp);
+        ty = lw_promote(qd_type_is_float(ta) ? ta : fp, qd_type_is_float(tb) ? tb : fp);
+    } else if (op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT) {
+        ty = ta;
+    } else if (op == QD_BIN_POW && qd_type_is_int(tb)) {
+        ty = ta; /* an integer exponent keeps the base's type */
+        if (b->kind == EX_INT && b->ival >= 0 && b->ival <= 8) {
+            Expr base;
+            RETURN_IF_ERROR(lw_convert(lw, node, a, ty, &base));
+            return small_power(lw, &base, b->ival, out);
+        }
+    }
+    Expr x, y;
+    RETURN_IF_ERROR(lw_convert(lw, node, a, ty, &x));
+    if (op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT) {
+        RETURN_IF_ERROR(lw_convert(lw, node, b, tb, &y));
+    } else {
+        RETURN_IF_ERROR(lw_convert(lw, node, b, ty, &y));
+    }
+    uint32_t id = lw_emit_value(lw, arith_op(op), ty, x.id, y.id);
+    if (id == QD_NO_VALUE) {
+        return -1;
+    }
+    *out = value_expr(id, ty);
+    return 0;
+}
+
+static int
+lower_unary(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    Expr a;
+    RETURN_IF_ERROR(lw_expr(lw, node->x, &a));
+    if (lw_is_compile_time_scalar(&a)) {
+        Expr e = a;
+        switch (node->op) {
+        case QD_UNARY_PLUS:
+            break;
+        case QD_UNARY_MINUS:
+            if (a.kind == EX_FLOAT) {
+                e.fval = -a.fval;
+            } else {
+                e.kind = EX_INT;
+                e.ival = -a.ival;
+            }
+            break;
+        case QD_UNARY_NOT:
+            e.kind = EX_BOOL;
+            e.ival = a.kind == EX_FLOAT ? a.fval == 0 : a.ival == 0;
+            break;
+        case QD_UNARY_INVERT:
+            if (a.kind == EX_FLOAT) {
+                return lw_error(lw, node, QD_ERR_TYPE, "bad operand type for unary ~: 'float'");
+            }
+            e.kind = EX_INT;
+            e.ival = ~a.ival;
+            break;
+        }
+        e.h = 0;
+        *out = e;
+        return 0;
+    }
+    Expr v;
+    RETURN_IF_ERROR(lw_rvalue(lw, node->x, &a, &v));
+    uint32_t id;
+    switch (node->op) {
+    case QD_UNARY_PLUS:
+        *out = v;
+        return 0;
+    case QD_UNARY_MINUS:
+        id = lw_emit_value(lw, QD_OP_NEG, v.ty, v.id, 0);
+        break;
+    case QD_UNARY_INVERT:
+        if (!qd_type_is_int(v.ty)) {
+            return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type for ~: '%s'",
+                            type_name(v.ty));
+        }
+        id = lw_emit_value(lw, QD_OP_NOT, v.ty, v.id, 0);
+        break;
+    default: { /* not */
+        if (!qd_type_is_int(v.ty)) {
+            return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type for not: '%s'",
+                            type_name(v.ty));
+        }
+        uint32_t zero = lw_const_int(lw, v.ty, 0);
+        id = zero == QD_NO_VALUE ? zero
+                                 : lw_emit_value(lw, QD_OP_EQ, qd_type_scalar(QD_TY_U1), v.id, zero);
+        *out = value_expr(id, qd_type_scalar(QD_TY_U1));
+        return id == QD_NO_VALUE ? -1 : 0;
+    }
+    }
+    if (id == QD_NO_VALUE) {
+        return -1;
+    }
+    *out = value_expr(id, v.ty);
+    return 0;
+}
+
+/***** comparisons *****/
+
+static int
+compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Expr *b, Expr *out)
+{
+    if (op == QD_CMP_IS || op == QD_CMP_IS_NOT || op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "Operator \"%s\" is not supported in Quadrants kernels (use it inside qd.static)",
+                        op == QD_CMP_IS ? "is" : op == QD_CMP_IS_NOT ? "is not" : op == QD_CMP_IN ? "in" : "not in");
+    }
+    if (lw_is_compile_time_scalar(a) && lw_is_compile_time_scalar(b)) {
+        double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
+        double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
+        bool both_int = a->kind != EX_FLOAT && b->kind != EX_FLOAT;
+        int c = both_int ? (a->ival > b->ival) - (a->ival < b->ival) : (x > y) - (x < y);
+        bool r;
+        switch (op) {
+        case QD_CMP_EQ: r = both_int ? a->ival == b->ival : x == y; break;
+        case QD_CMP_NE: r = both_int ? a->ival != b->ival : x != y; break;
+        case QD_CMP_LT: r = c < 0 && (both_int || x < y); break;
+        case QD_CMP_LE: r = both_int ? c <= 0 : x <= y; break;
+        case QD_CMP_GT: r = c > 0 && (both_int || x > y); break;
+        default: r = both_int ? c >= 0 : x >= y; break;
+        }
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_BOOL;
+        out->ival = r;
+        return 0;
+    }
+    const QdType *ta = lw_dtype_of(lw, a), *tb = lw_dtype_of(lw, b);
+    if (!ta || !tb) {
+        return lw_error(lw, node, QD_ERR_TYPE, "comparison of non-scalar values");
+    }
+    const QdType *ty = lw_promote(ta, tb);
+    Expr x, y;
+    RETURN_IF_ERROR(lw_convert(lw, node, a, ty, &x));
+    RETURN_IF_ERROR(lw_convert(lw, node, b, ty, &y));
+    static const QdOp ops[] = {QD_OP_EQ, QD_OP_NE, QD_OP_LT, QD_OP_LE, QD_OP_GT, QD_OP_GE};
+    const QdType *u1 = qd_type_scalar(QD_TY_U1);
+    uint32_t id = lw_emit_value(lw, ops[op - QD_CMP_EQ], u1, x.id, y.id);
+    *out = value_expr(id, u1);
+    return id == QD_NO_VALUE ? -1 : 0;
+}
+
+static int
+lower_compare(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    Expr left, right, result = {0};
+    RETURN_IF_ERROR(lw_expr(lw, node->x, &left));
+    for (uint32_t i = 0; i < node->b.len; i++) {
+        Expr r;
+        RETURN_IF_ERROR(lw_expr(lw, node->b.items[i], &right));
+        RETURN_IF_ERROR(compare_pair(lw, node, node->ops[i], &left, &right, &r));
+        if (i == 0) {
+            result = r;
+        } else {
+            /* a < b < c is (a < b) and (b < c), both evaluated (as in the reference). */
+            RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_BITAND, &result, &r, &result));
+        }
+        left = right;
+    }
+    *out = result;
+    return 0;
+}
+
+/***** conditional values: and / or / x if c else y *****/
+
+/* Emits `if cond { then_value } else { else_value }` where each side is computed by lowering
+ * into its region, and merges both values through a local slot of their promoted type. */
+typedef int (*SideFn)(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data);
+
+static int
+merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void *data, Expr *out)
+{
+    QdInst *ifi = lw_emit(lw, QD_OP_IF, 1);
+    if (!ifi) {
+        return -1;
+    }
+    ifi->args[0] = cond;
+    QdRegion *saved = lw->cur;
+    bool saved_top = lw->at_top;
+    lw->at_top = false;
+    Expr vals[2];
+    int rc = 0;
+    for (int s = 0; s < 2 && rc == 0; s++) {
+        lw->cur = ifi->regions[s];
+        rc = side(lw, node, s, &vals[s], data);
+    }
+    const QdType *t0 = rc == 0 ? lw_dtype_of(lw, &vals[0]) : NULL;
+    const QdType *t1 = rc == 0 ? lw_dtype_of(lw, &vals[1]) : NULL;
+    if (rc == 0 && (!t0 || !t1)) {
+        rc = lw_error(lw, node, QD_ERR_TYPE, "both branches must be scalar values");
+    }
+    Expr slot;
+    if (rc == 0) {
+        rc = lw_new_slot(lw, lw_promote(t0, t1), &slot);
+    }
+    for (int s = 0; s < 2 && rc == 0; s++) {
+        lw->cur = ifi->regions[s];
+        rc = lw_store(lw, node, &slot, &vals[s]);
+    }
+    lw->cur = saved;
+    lw->at_top = saved_top;
+    if (rc < 0) {
+        return -1;
+    }
+    return lw_rvalue(lw, node, &slot, out);
+}
+
+typedef struct BoolOpData {
+    uint32_t from;       /* index of the first value of the right side */
+    Expr left;           /* the left operand's value */
+} BoolOpData;
+
+static int lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out);
+
+/* Side 0 (the `if` taken when the left operand does not decide) evaluates the rest of the
+ * operands; side 1 yields the left operand itself (Python's value semantics). */
+static int
+boolop_side(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data)
+{
+    BoolOpData *d = data;
+    if (side == 0) {
+        return lower_boolop_from(lw, node, d->from, out);
+    }
+    *out = d->left;
+    return 0;
+}
+
+static int
+lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
+{
+    Expr left;
+    RETURN_IF_ERROR(lw_expr(lw, node->a.items[from], &left));
+    if (from + 1 == node->a.len) {
+        *out = left;
+        return 0;
+    }
+    bool is_and = node->op == QD_BOOL_AND;
+    if (lw_is_compile_time_scalar(&left)) {
+        bool truth = left.kind == EX_FLOAT ? left.fval != 0 : left.ival != 0;
+        if (truth != is_and) {
+            *out = left; /* decided by the left operand */
+            return 0;
+        }
+        return lower_boolop_from(lw, node, from + 1, out);
+    }
+    Expr lv;
+    RETURN_IF_ERROR(lw_rvalue(lw, node, &left, &lv));
+    if (!qd_type_is_int(lv.ty)) {
+        return lw_error(lw, node, QD_ERR_TYPE, "'%s' requires integer operands; got %s",
+                        is_and ? "and" : "or", type_name(lv.ty));
+    }
+    if (!lw->opt->short_circuit) {
+        Expr right;
+        RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, &right));
+        return lw_binary(lw, node, is_and ? QD_BIN_BITAND : QD_BIN_BITOR, &lv, &right, out);
+    }
+    uint32_t zero = lw_const_int(lw, lv.ty, 0);
+    uint32_t cond = lw_emit_value(lw, is_and ? QD_OP_NE : QD_OP_EQ, qd_type_scalar(QD_TY_U1), lv.id, zero);
+    if (cond == QD_NO_VALUE) {
+        return -1;
+    }
+    BoolOpData d = {from + 1, lv};
+    return merge_branches(lw, node, cond, boolop_side, &d, out);
+}
+
+static int
+ifexp_side(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data)
+{
+    (void)data;
+    return lw_expr(lw, side == 0 ? node->y : node->z, out);
+}
+
+static int
+lower_ifexp(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    Expr c;
+    RETURN_IF_ERROR(lw_expr(lw, node->x, &c));
+    if (lw_is_compile_time_scalar(&c) || c.kind == EX_NONE) {
+        bool truth = c.kind == EX_FLOAT ? c.fval != 0 : (c.kind != EX_NONE && c.ival != 0);
+        return lw_expr(lw, truth ? node->y : node->z, out);
+    }
+    uint32_t cond;
+    RETURN_IF_ERROR(lw_truth(lw, node->x, &c, &cond));
+    return merge_branches(lw, node, cond, ifexp_side, NULL, out);
+}
+
+/***** names, attributes, containers *****/
+
+static int
+lower_name(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    const char *name = qd_intern(lw->m, node->name);
+    Var *v = name ? lw_lookup_local(lw, name) : NULL;
+    if (v) {
+        *out = v->e;
+        return 0;
+    }
+    QdHandle h;
+    int rc = lw->host->lookup(lw->host->self, lw->ctx, lw->frame->scope, node->name, &h);
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc > 0) {
+        return lw_error(lw, node, QD_ERR_NAME, "Name \"%s\" is not defined", node->name);
+    }
+    return lw_from_handle(lw, node, h, out);
+}
+
+static int
+lower_attribute(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    Expr base;
+    RETURN_IF_ERROR(lw_expr(lw, node->x, &base));
+    const char *attr = node->name;
+    if (base.kind == EX_NDARRAY && strcmp(attr, "shape") == 0) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_SHAPE;
+        out->id = base.id;
+        out->ndim = base.ndim;
+        return 0;
+    }
+    if (base.kind == EX_FIELD && strcmp(attr, "shape") == 0) {
+        const FieldView *view = base.view;
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_TUPLE;
+        out->nitems = view->ndim;
+        out->items = QD_NEW_ARRAY(lw->arena, Expr, view->ndim ? view->ndim : 1);
+        if (!out->items) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        for (uint32_t i = 0; i < view->ndim; i++) {
+            out->items[i].kind = EX_INT;
+            out->items[i].ival = view->shape[i];
+        }
+        return 0;
+    }
+    if (base.kind == EX_PYOBJ || base.kind == EX_FIELD || base.kind == EX_FUNC ||
+        base.kind == EX_BUILTIN || ((base.kind == EX_INT || base.kind == EX_FLOAT ||
+                                     base.kind == EX_STR || base.kind == EX_TUPLE) && base.h)) {
+        QdHandle h;
+        int rc = lw->host->getattr(lw->host->self, lw->ctx, base.h, attr, &h);
+        if (rc < 0) {
+            return -1;
+        }
+        if (rc > 0) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "object has no attribute '%s'", attr);
+        }
+        return lw_from_handle(lw, node, h, out);
+    }
+    if (base.kind == EX_NDARRAY) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "ndarray attribute '%s' is not available in kernels (only .shape)", attr);
+    }
+    return lw_error(lw, node, QD_ERR_SYNTAX, "attribute '%s' of a runtime value is not supported", attr);
+}
+
+static int
+lower_sequence(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->nitems = node->a.len;
+    out->items = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
+    if (!out->items) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < node->a.len; i++) {
+        if (node->a.items[i]->kind == QD_AST_STARRED) {
+            return lw_error(lw, node->a.items[i], QD_ERR_SYNTAX, "Unsupported node \"Starred\"");
+        }
+        RETURN_IF_ERROR(lw_expr(lw, node->a.items[i], &out->items[i]));
+    }
+    return 0;
+}
+
+/***** subscripts *****/
+
+/* Flattens the index of x[...] into a list of Exprs (tuples and grouped vectors expand). */
+static int
+collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
+{
+    Expr e;
+    *n = 0;
+    if (index->kind == QD_AST_CONSTANT && index->cst.kind == QD_CONST_NONE) {
+        return 0;
+    }
+    RETURN_IF_ERROR(lw_expr(lw, index, &e));
+    if (e.kind == EX_NONE) {
+        return 0;
+    }
+    if (e.kind != EX_TUPLE) {
+        out[(*n)++] = e;
+        return 0;
+    }
+    for (uint32_t i = 0; i < e.nitems; i++) {
+        const Expr *item = &e.items[i];
+        uint32_t count = item->kind == EX_TUPLE ? item->nitems : 1;
+        if (*n + count > 16) {
+            return lw_error(lw, index, QD_ERR_SYNTAX, "too many indices");
+        }
+        for (uint32_t k = 0; k < count; k++) {
+            out[(*n)++] = item->kind == EX_TUPLE ? item->items[k] : *item;
+        }
+    }
+    return 0;
+}
+
+static int
+index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
+{
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    if (e->kind == EX_INT || e->kind == EX_BOOL) {
+        *id = lw_const_int(lw, i32, e->ival);
+        return *id == QD_NO_VALUE ? -1 : 0;
+    }
+    Expr v;
+    RETURN_IF_ERROR(lw_rvalue(lw, node, e, &v));
+    if (!qd_type_is_int(v.ty)) {
+        return lw_error(lw, node, QD_ERR_TYPE, "indices must be integers, not %s", type_name(v.ty));
+    }
+    if (v.ty->kind != QD_TY_I32) {
+        if (qd_type_bits(v.ty) > 32) {
+            RETURN_IF_ERROR(lw_warn(lw, node, "QuadrantsCastWarning",
+                                    "Field index is casted into i32 from %s", type_name(v.ty)));
+        }
+        RETURN_IF_ERROR(lw_convert(lw, node, &v, i32, &v));
+    }
+    *id = v.id;
+    return 0;
+}
+
+int
+lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
+{
+    Expr idx[16];
+    uint32_t n = 0;
+    if (base->kind == EX_FIELD || base->kind == EX_NDARRAY) {
+        RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
+        uint32_t ndim = base->kind == EX_FIELD ? base->field->ndim : base->ndim;
+        if (n != ndim) {
+            return lw_error(lw, node, QD_ERR_SYNTAX,
+                            "%s with %u dimensions is indexed with %u indices%s",
+                            base->kind == EX_FIELD ? "Field" : "Ndarray", ndim, n,
+                            ndim == 0 ? " (use x[None] for a 0-d value)" : "");
+        }
+        bool is_field = base->kind == EX_FIELD;
+        uint32_t ids[17];
+        uint32_t k = 0;
+        if (!is_field) {
+            ids[k++] = base->id;
+            for (uint32_t i = 0; i < n; i++) {
+                RETURN_IF_ERROR(index_value(lw, index, &idx[i], &ids[k++]));
+            }
+        } else {
+            /* Canonical indices, shifted by the field's offsets, in physical order. */
+            const FieldView *view = base->view;
+            uint32_t canon[16];
+            for (uint32_t i = 0; i < n; i++) {
+                Expr ix = idx[i];
+                if (view->offset[i]) {
+                    Expr off = {0};
+                    off.kind = EX_INT;
+                    off.ival = view->offset[i];
+                    RETURN_IF_ERROR(lw_binary(lw, index, QD_BIN_SUB, &ix, &off, &ix));
+                }
+                RETURN_IF_ERROR(index_value(lw, index, &ix, &canon[i]));
+            }
+            for (uint32_t i = 0; i < n; i++) {
+                ids[k++] = canon[view->order[i] < n ? view->order[i] : i];
+            }
+        }
+        QdInst *inst = lw_emit(lw, is_field ? QD_OP_FIELD_PTR : QD_OP_ELEM_PTR, k);
+        if (!inst) {
+            return -1;
+        }
+        memcpy(inst->args, ids, sizeof(uint32_t) * k);
+        if (is_field) {
+            inst->imm.field = base->field;
+        }
+        const QdType *elem = is_field ? base->field->elem : base->ty;
+        const QdType *pty = qd_type_ptr(lw->m, elem, QD_SPACE_GLOBAL);
+        if (!pty || qd_inst_set_result(lw->f, inst, pty, NULL) == QD_NO_VALUE) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_LVALUE;
+        out->id = inst->result;
+        out->ty = elem;
+        out->space = QD_SPACE_GLOBAL;
+        out->is_global = true;
+        return 0;
+    }
+    RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
+    if (base->kind == EX_SHAPE) {
+        if (n != 1 || idx[0].kind != EX_INT || idx[0].ival < 0 || idx[0].ival >= (int64_t)base->ndim) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "shape index must be a constant in [0, %u)", base->ndim);
+        }
+        QdInst *inst = lw_emit(lw, QD_OP_SHAPE, 1);
+        if (!inst) {
+            return -1;
+        }
+        inst->args[0] = base->id;
+        inst->imm.i = idx[0].ival;
+        const QdType *i32 = qd_type_scalar(QD_TY_I32);
+        *out = value_expr(qd_inst_set_result(lw->f, inst, i32, NULL), i32);
+        return out->id == QD_NO_VALUE ? -1 : 0;
+    }
+    if (base->kind == EX_TUPLE) {
+        if (n != 1 || (idx[0].kind != EX_INT && idx[0].kind != EX_BOOL)) {
+            return lw_error(lw, node, QD_ERR_SYNTAX,
+                            "a tuple or list in a kernel is indexed with a compile-time integer");
+        }
+        int64_t i = idx[0].ival < 0 ? idx[0].ival + base->nitems : idx[0].ival;
+        if (i < 0 || i >= (int64_t)base->nitems) {
+            return lw_error(lw, node, QD_ERR_COMPILATION, "IndexError: tuple index out of range");
+        }
+        *out = base->items[i];
+        return 0;
+    }
+    if (base->kind == EX_PYOBJ && n == 1 && (idx[0].kind == EX_INT) && idx[0].ival >= 0) {
+        QdHandle h;
+        RETURN_IF_ERROR(lw->host->getitem(lw->host->self, lw->ctx, base->h, (uint32_t)idx[0].ival, &h));
+        return lw_from_handle(lw, node, h, out);
+    }
+    return lw_error(lw, node, QD_ERR_SYNTAX, "this value cannot be indexed in a kernel");
+}
+
+/***** dispatch *****/
+
+int
+lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    lw_set_loc(lw, node);
+    memset(out, 0, sizeof(*out));
+    switch (node->kind) {
+    case QD_AST_CONSTANT:
+        switch (node->cst.kind) {
+        case QD_CONST_NONE:
+            out->kind = EX_NONE;
+            return 0;
+        case QD_CONST_BOOL:
+            out->kind = EX_BOOL;
+            out->ival = node->cst.ival;
+            return 0;
+        case QD_CONST_INT:
+            if (node->cst.is_big) {
+                return lw_error(lw, node, QD_ERR_TYPE, "Integer literal exceeded the range of 64-bit integers");
+            }
+            out->kind = EX_INT;
+            out->ival = node->cst.ival;
+            return 0;
+        case QD_CONST_FLOAT:
+            out->kind = EX_FLOAT;
+            out->fval = node->cst.fval;
+            return 0;
+        case QD_CONST_STR:
+            out->kind = EX_STR;
+            out->str = node->cst.sval;
+            return 0;
+        default:
+            return lw_error(lw, node, QD_ERR_SYNTAX, "unsupported constant in a kernel");
+        }
+    case QD_AST_NAME:
+        return lower_name(lw, node, out);
+    case QD_AST_ATTRIBUTE:
+        return lower_attribute(lw, node, out);
+    case QD_AST_SUBSCRIPT: {
+        Expr base;
+        RETURN_IF_ERROR(lw_expr(lw, node->x, &base));
+        return lw_subscript(lw, node, &base, node->y, out);
+    }
+    case QD_AST_BIN_OP: {
+        Expr a, b;
+        RETURN_IF_ERROR(lw_expr(lw, node->x, &a));
+        RETURN_IF_ERROR(lw_expr(lw, node->y, &b));
+        lw_set_loc(lw, node);
+        return lw_binary(lw, node, node->op, &a, &b, out);
+    }
+    case QD_AST_UNARY_OP:
+        return lower_unary(lw, node, out);
+    case QD_AST_BOOL_OP:
+        return lower_boolop_from(lw, node, 0, out);
+    case QD_AST_COMPARE:
+        return lower_compare(lw, node, out);
+    case QD_AST_IF_EXP:
+        return lower_ifexp(lw, node, out);
+    case QD_AST_CALL:
+        return lw_call(lw, node, out);
+    case QD_AST_TUPLE:
+    case QD_AST_LIST:
+        return lower_sequence(lw, node, out);
+    case QD_AST_NAMED_EXPR: {
+        /* (x := v): assigns like `x = v` and evaluates to the value. */
+        RETURN_IF_ERROR(lw_expr(lw, node->y, out));
+        const char *name = node->x->name ? qd_intern(lw->m, node->x->name) : NULL;
+        Var *v = name ? lw_lookup_local(lw, name) : NULL;
+        if (v && v->e.kind == EX_LVALUE) {
+            return lw_store(lw, node, &v->e, out);
+        }
+        Expr rv, slot;
+        RETURN_IF_ERROR(lw_rvalue(lw, node, out, &rv));
+        RETURN_IF_ERROR(lw_new_slot(lw, rv.ty, &slot));
+        RETURN_IF_ERROR(lw_store(lw, node, &slot, &rv));
+        *out = rv;
+        return lw_bind(lw, node->x->name ? node->x->name : "", &slot, NULL);
+    }
+    case QD_AST_UNSUPPORTED:
+        return lw_error(lw, node, QD_ERR_SYNTAX, "Unsupported node \"%s\"", node->name ? node->name : "?");
+    default:
+        return lw_error(lw, node, QD_ERR_SYNTAX, "Unsupported node \"%s\" in an expression",
+                        node->name ? node->name : "?");
+    }
+}

@@ -1,0 +1,424 @@
+/* frontend/lower_kernel.c -- lowering a kernel: tasks, scopes, slots, @qd.func inlining.
+ *
+ * Entry point of the frontend (qd_frontend_lower_kernel). It creates the QIR kernel, binds the
+ * kernel's parameters, and lowers the body statement by statement. Instructions go to
+ * `lw->cur`; at the kernel's top level there is no current region between tasks, and the first
+ * instruction of a run of top-level statements opens a serial task (lw_ensure_region), while
+ * lower_stmt.c opens a range_for task for each top-level `for`. Variables declared at the top
+ * level are kernel temporaries (`tmp_alloc`), visible to every task; variables declared inside
+ * a task are `alloca` slots placed at the start of the task, where LLVM promotes them.
+ *
+ * A @qd.func call is inlined here at the AST level: the callee's parameters are bound in a fresh
+ * frame (its own globals, no access to the caller's locals), and its body is lowered in place.
+ */
+#include "lower.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_INLINE_DEPTH 64
+
+/***** errors and locations *****/
+
+void
+lw_set_loc(Lowerer *lw, const QdAst *node)
+{
+    if (node && node->line) {
+        lw->loc.file = lw->frame ? lw->frame->file : NULL;
+        lw->loc.line = node->line;
+        lw->loc.col = node->col;
+    }
+}
+
+static QdLoc
+node_loc(Lowerer *lw, const QdAst *node)
+{
+    QdLoc loc = lw->loc;
+    if (node && node->line) {
+        loc.file = lw->frame ? lw->frame->file : NULL;
+        loc.line = node->line;
+        loc.col = node->col;
+    }
+    return loc;
+}
+
+int
+lw_error(Lowerer *lw, const QdAst *node, QdErrKind kind, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    qd_verror(lw->ctx, node_loc(lw, node), kind, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int
+lw_warn(Lowerer *lw, const QdAst *node, const char *category, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (!lw->host->warn) {
+        return 0;
+    }
+    return lw->host->warn(lw->host->self, lw->ctx, category, node_loc(lw, node), msg);
+}
+
+/***** scopes *****/
+
+void
+lw_push_scope(Lowerer *lw)
+{
+    qd_vec_push(lw->arena, &lw->scopes, lw->vars.len);
+}
+
+void
+lw_pop_scope(Lowerer *lw)
+{
+    if (lw->scopes.len) {
+        lw->vars.len = qd_vec_pop(&lw->scopes);
+    }
+}
+
+Var *
+lw_lookup_local(Lowerer *lw, const char *name)
+{
+    uint32_t base = lw->frame ? lw->frame->vars_base : 0;
+    for (uint32_t i = lw->vars.len; i-- > base;) {
+        if (lw->vars.data[i].name == name) {
+            return &lw->vars.data[i];
+        }
+    }
+    return NULL;
+}
+
+int
+lw_bind(Lowerer *lw, const char *name, const Expr *e, Var **out)
+{
+    Var v = {0};
+    v.name = qd_intern(lw->m, name);
+    v.e = *e;
+    if (!v.name || qd_vec_push(lw->arena, &lw->vars, v) < 0) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    if (out) {
+        *out = &qd_vec_last(&lw->vars);
+    }
+    return 0;
+}
+
+/***** emission *****/
+
+int
+lw_ensure_region(Lowerer *lw)
+{
+    if (lw->cur) {
+        return 0;
+    }
+    QdInst *task = qd_inst_new(lw->f, QD_OP_TASK, 0);
+    if (!task) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    task->imm.task.kind = QD_TASK_SERIAL;
+    task->loc = lw->loc;
+    qd_region_append(lw->f->body, task);
+    lw->task = task;
+    lw->cur = task->regions[0];
+    return 0;
+}
+
+QdInst *
+lw_emit(Lowerer *lw, QdOp op, uint32_t nargs)
+{
+    if (lw_ensure_region(lw) < 0) {
+        return NULL;
+    }
+    QdInst *inst = qd_inst_new(lw->f, op, nargs);
+    if (!inst) {
+        qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    inst->loc = lw->loc;
+    qd_region_append(lw->cur, inst);
+    return inst;
+}
+
+uint32_t
+lw_emit_value(Lowerer *lw, QdOp op, const QdType *ty, uint32_t a, uint32_t b)
+{
+    int nargs = qd_op_info[op].nargs;
+    QdInst *inst = lw_emit(lw, op, nargs < 0 ? 0 : (uint32_t)nargs);
+    if (!inst) {
+        return QD_NO_VALUE;
+    }
+    if (nargs >= 1) {
+        inst->args[0] = a;
+    }
+    if (nargs >= 2) {
+        inst->args[1] = b;
+    }
+    return qd_inst_set_result(lw->f, inst, ty, NULL);
+}
+
+int
+lw_new_slot(Lowerer *lw, const QdType *ty, Expr *out)
+{
+    bool kernel_scope = lw->at_top;
+    QdInst *inst = qd_inst_new(lw->f, kernel_scope ? QD_OP_TMP_ALLOC : QD_OP_ALLOCA, 0);
+    const QdType *pty =
+        qd_type_ptr(lw->m, ty, kernel_scope ? QD_SPACE_GLOBAL : QD_SPACE_LOCAL);
+    if (!inst || !pty || qd_inst_set_result(lw->f, inst, pty, NULL) == QD_NO_VALUE) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    inst->loc = lw->loc;
+    if (kernel_scope) {
+        /* Kernel temporaries live in the kernel body, before the task being filled. */
+        qd_region_insert_before(lw->f->body, lw->task && lw->cur ? lw->task : NULL, inst);
+    } else {
+        /* Allocas go to the start of the task, where LLVM promotes them to registers. */
+        RETURN_IF_ERROR(lw_ensure_region(lw));
+        QdRegion *r = lw->task->regions[0];
+        qd_region_insert_before(r, r->first, inst);
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_LVALUE;
+    out->id = inst->result;
+    out->ty = ty;
+    out->space = kernel_scope ? QD_SPACE_GLOBAL : QD_SPACE_LOCAL;
+    out->is_global = kernel_scope;
+    return 0;
+}
+
+/***** statements lists and funcs *****/
+
+int
+lw_stmts(Lowerer *lw, const QdAstList *body)
+{
+    for (uint32_t i = 0; i < body->len; i++) {
+        if (lw->frame->returned) {
+            break;
+        }
+        RETURN_IF_ERROR(lw_stmt(lw, body->items[i]));
+    }
+    return 0;
+}
+
+/* Finds the argument for parameter `param` (index i) among positional and keyword arguments. */
+static const Expr *
+find_arg(const QdAst *call, const QdAst *param, uint32_t i, const Expr *args, uint32_t npos,
+         uint32_t nargs)
+{
+    if (i < npos) {
+        return &args[i];
+    }
+    for (uint32_t k = npos; k < nargs; k++) {
+        const QdAst *kw = call->b.items[k - npos];
+        if (kw->name && strcmp(kw->name, param->name) == 0) {
+            return &args[k];
+        }
+    }
+    return NULL;
+}
+
+int
+lw_call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint32_t nargs,
+             Expr *out)
+{
+    if (lw->depth >= MAX_INLINE_DEPTH) {
+        return lw_error(lw, call, QD_ERR_SYNTAX,
+                        "@qd.func calls nested too deeply (recursion is not supported)");
+    }
+    QdAst *def = NULL;
+    RETURN_IF_ERROR(lw->host->func_ast(lw->host->self, lw->ctx, fn->h, lw->arena, &def));
+    uint32_t npos = call->a.len;
+    FuncFrame frame = {0};
+    frame.scope = fn->h;
+    frame.file = def->cst.sval;
+    frame.vars_base = lw->vars.len;
+    frame.parent = lw->frame;
+    frame.ret_annotation = def->x;
+    frame.ret.kind = EX_VOID;
+    /* Arguments are evaluated in the caller; parameters are bound in the callee's frame. */
+    uint32_t nparams = def->a.len;
+    if (npos > nparams) {
+        return lw_error(lw, call, QD_ERR_SYNTAX, "%s() takes %u positional arguments but %u were given",
+                        def->name, nparams, npos);
+    }
+    Expr *bound = QD_NEW_ARRAY(lw->arena, Expr, nparams ? nparams : 1);
+    if (!bound) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t k = npos; k < nargs; k++) {
+        const QdAst *kw = call->b.items[k - npos];
+        bool known = false;
+        for (uint32_t i = 0; i < nparams; i++) {
+            known |= kw->name && strcmp(kw->name, def->a.items[i]->name) == 0;
+        }
+        if (!known) {
+            return lw_error(lw, kw, QD_ERR_SYNTAX, "%s() got an unexpected keyword argument '%s'",
+                            def->name, kw->name ? kw->name : "**");
+        }
+    }
+    FuncFrame *caller = lw->frame;
+    lw->frame = &frame;
+    lw->depth++;
+    lw_push_scope(lw);
+    int rc = 0;
+    for (uint32_t i = 0; i < nparams && rc == 0; i++) {
+        const QdAst *param = def->a.items[i];
+        const Expr *arg = find_arg(call, param, i, args, npos, nargs);
+        Expr value;
+        if (arg) {
+            value = *arg;
+        } else if (param->y) {
+            rc = lw_expr(lw, param->y, &value);
+            if (rc < 0) {
+                break;
+            }
+        } else {
+            lw->frame = caller;
+            rc = lw_error(lw, call, QD_ERR_SYNTAX, "%s() missing required argument '%s'",
+                          def->name, param->name);
+            lw->frame = &frame;
+            break;
+        }
+        bound[i] = value;
+    }
+    /* Scalars cross the boundary by value: each gets a fresh variable, converted to the
+     * annotation when there is one. Everything else (fields, ndarrays, templates) by reference. */
+    for (uint32_t i = 0; i < nparams && rc == 0; i++) {
+        const QdAst *param = def->a.items[i];
+        Expr value = bound[i];
+        const QdType *ann = NULL;
+        if (param->x) {
+            Expr a;
+            rc = lw_expr(lw, param->x, &a);
+            if (rc < 0) {
+                break;
+            }
+            if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_DTYPE) {
+                ann = a.ty;
+            }
+        }
+        if (lw_is_runtime(&value) && value.kind != EX_NDARRAY) {
+            Expr rv, slot;
+            rc = lw_rvalue(lw, param, &value, &rv);
+            if (rc == 0 && ann) {
+                rc = lw_convert(lw, param, &rv, ann, &rv);
+            }
+            if (rc == 0) {
+                rc = lw_new_slot(lw, rv.ty, &slot);
+            }
+            if (rc == 0) {
+                rc = lw_store(lw, param, &slot, &rv);
+            }
+            value = slot;
+        } else if (ann && lw_is_compile_time_scalar(&value)) {
+            rc = lw_convert(lw, param, &value, ann, &value);
+        }
+        if (rc == 0) {
+            rc = lw_bind(lw, param->name, &value, NULL);
+        }
+    }
+    if (rc == 0) {
+        rc = lw_stmts(lw, &def->b);
+    }
+    lw_pop_scope(lw);
+    lw->depth--;
+    lw->frame = caller;
+    if (rc < 0) {
+        return -1;
+    }
+    *out = frame.ret;
+    return 0;
+}
+
+/***** the kernel *****/
+
+static int
+bind_kernel_params(Lowerer *lw, const QdAst *def, const QdKernelArg *args, uint32_t nargs)
+{
+    if (def->a.len != nargs) {
+        return lw_error(lw, def, QD_ERR_INTERNAL, "kernel has %u parameters, signature has %u",
+                        def->a.len, nargs);
+    }
+    for (uint32_t i = 0; i < nargs; i++) {
+        const QdKernelArg *arg = &args[i];
+        Expr e = {0};
+        switch (arg->kind) {
+        case QD_ARG_SCALAR: {
+            const QdType *ty = qd_type_scalar(arg->dtype);
+            e.kind = EX_VALUE;
+            e.ty = ty;
+            e.id = qd_func_add_param(lw->f, ty, arg->name);
+            break;
+        }
+        case QD_ARG_NDARRAY: {
+            const QdType *ty = qd_type_ndarray(lw->m, qd_type_scalar(arg->dtype), arg->ndim);
+            e.kind = EX_NDARRAY;
+            e.ty = qd_type_scalar(arg->dtype);
+            e.ndim = arg->ndim;
+            e.id = ty ? qd_func_add_param(lw->f, ty, arg->name) : QD_NO_VALUE;
+            break;
+        }
+        case QD_ARG_TEMPLATE:
+            RETURN_IF_ERROR(lw_from_handle(lw, def->a.items[i], arg->value, &e));
+            break;
+        }
+        if ((e.kind == EX_VALUE || e.kind == EX_NDARRAY) && e.id == QD_NO_VALUE) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        Var *v;
+        RETURN_IF_ERROR(lw_bind(lw, def->a.items[i]->name, &e, &v));
+        v->is_arg = true;
+    }
+    return 0;
+}
+
+QdFunc *
+qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, QdHandle scope,
+                         const QdAst *def, const char *name, const QdKernelArg *args,
+                         uint32_t nargs, const QdFrontendOptions *opt, QdKernelInfo *info)
+{
+    Lowerer lower = {0};
+    Lowerer *lw = &lower;
+    lw->ctx = ctx;
+    lw->m = m;
+    lw->host = host;
+    lw->opt = opt;
+    lw->info = info;
+    lw->arena = &m->arena;
+    lw->at_top = true;
+    memset(info, 0, sizeof(*info));
+    FuncFrame frame = {0};
+    frame.scope = scope;
+    frame.file = def->cst.sval;
+    frame.is_kernel = true;
+    frame.ret_annotation = def->x;
+    lw->frame = &frame;
+    lw_set_loc(lw, def);
+    lw->f = qd_func_new(m, QD_FUNC_KERNEL, name);
+    if (!lw->f) {
+        qd_error(ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    lw->f->loc = lw->loc;
+    lw_push_scope(lw);
+    if (bind_kernel_params(lw, def, args, nargs) < 0 || lw_stmts(lw, &def->b) < 0) {
+        if (ctx->diag.line == 0 && lw->loc.line) {
+            /* Errors from Python callbacks carry no position: use the node being lowered. */
+            snprintf(ctx->diag.file, sizeof(ctx->diag.file), "%s", lw->loc.file ? lw->loc.file : "");
+            ctx->diag.line = lw->loc.line;
+            ctx->diag.col = lw->loc.col;
+        }
+        return NULL;
+    }
+    if (def->x && !frame.returned) {
+        lw_error(lw, def, QD_ERR_SYNTAX, "Kernel has a return type but does not have a return statement");
+        return NULL;
+    }
+    lw_pop_scope(lw);
+    return lw->f;
+}

@@ -1,0 +1,658 @@
+/* python/kernel.c -- compiling kernels from Python and launching them on the CPU.
+ *
+ * `_core.compile_kernel(func, funcdef, filename, arg_descs, name, options)` runs the driver on one
+ * specialization (the Python layer computes the argument signature and caches the result) and
+ * returns a CompiledKernel; calling it packs the arguments into the layout of the kernel ABI
+ * (codegen/llvm/codegen.h), runs the tasks on the CPU pool with the GIL released, and converts
+ * the kernel's return values back to Python numbers.
+ *
+ * The JIT and the thread pool belong to the module state and are created on first use;
+ * `_core.runtime_reset()` (called by qd.reset) drops them, together with the field registry
+ * (`_core.register_field(id, array)`: the NumPy arrays whose memory backs fields on the CPU).
+ * Kernels compiled before a reset refuse to run afterwards (a generation counter).
+ */
+#include "host.h"
+
+#include <structmember.h>
+
+#include "../driver/driver.h"
+#include "../runtime/cpu/cpu.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(offsetof(QdLaunchCtx, args) == QD_LAUNCH_CTX_ARGS_OFFSET, "ABI: args");
+_Static_assert(offsetof(QdLaunchCtx, results) == QD_LAUNCH_CTX_RESULTS_OFFSET, "ABI: results");
+_Static_assert(offsetof(QdLaunchCtx, tmps) == QD_LAUNCH_CTX_TMPS_OFFSET, "ABI: tmps");
+
+/* How one Python argument reaches the kernel. */
+typedef enum ParamKind {
+    PARAM_SCALAR,   /* packed by value */
+    PARAM_NDARRAY,  /* data pointer + shape from the buffer protocol */
+    PARAM_TEMPLATE, /* compile-time: not passed */
+} ParamKind;
+
+typedef struct ParamDesc {
+    ParamKind kind;    /* how it is passed */
+    QdTypeKind dtype;  /* SCALAR, NDARRAY: element type */
+    uint32_t ndim;     /* NDARRAY */
+    uint32_t offset;   /* SCALAR, NDARRAY: offset in the packed arguments */
+} ParamDesc;
+
+typedef struct CompiledKernelObject {
+    PyObject_HEAD
+    vectorcallfunc vectorcall; /* ck_vectorcall: calls skip tuple packing */
+    PyObject *module;         /* quadrants._core (strong) */
+    QdCompiledKernel code;    /* entry points and layouts */
+    QdCpuTask *tasks;         /* code.tasks as the runtime runs them */
+    ParamDesc *params;        /* one per Python argument */
+    uint32_t nparams;         /* how many */
+    uint64_t generation;      /* runtime generation it was compiled in */
+    bool has_print;           /* the kernel prints */
+    PyObject *qir_frontend;   /* str: QIR after the frontend (options["keep_qir"]), or NULL */
+    PyObject *qir;            /* str: QIR after the passes, or NULL */
+} CompiledKernelObject;
+
+static size_t
+scalar_size(QdTypeKind k)
+{
+    static const uint8_t sizes[] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+    return (size_t)k < sizeof(sizes) ? sizes[k] : 0;
+}
+
+/***** field registry and runtime *****/
+
+/* Base address of field "f<id>", from the registered NumPy array (borrowed buffer: the
+ * registry keeps the array alive until the runtime is reset). */
+static const void *
+resolve_field(void *user, const char *name)
+{
+    QdPyState *state = user;
+    if (name[0] != 'f' || !state->fields) {
+        return NULL;
+    }
+    PyObject *key = PyLong_FromString(name + 1, NULL, 10);
+    PyObject *array = key ? PyDict_GetItemWithError(state->fields, key) : NULL;
+    Py_XDECREF(key);
+    if (!array) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(array, &view, PyBUF_SIMPLE | PyBUF_WRITABLE) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    const void *p = view.buf;
+    PyBuffer_Release(&view);
+    return p;
+}
+
+/* The JIT and pool of the current runtime, created on first use. */
+static int
+ensure_runtime(QdPyState *state, PyObject *options, QdCtx *ctx)
+{
+    if (state->jit) {
+        return 0;
+    }
+    QdLlvmOptions lo;
+    qd_llvm_options_default(&lo);
+    int32_t nthreads = 0;
+    if (options) {
+        PyObject *v;
+        if ((v = PyDict_GetItemString(options, "opt_level")) && PyLong_Check(v)) {
+            lo.opt_level = (int)PyLong_AsLong(v);
+        }
+        if ((v = PyDict_GetItemString(options, "fast_math"))) {
+            lo.fast_math = PyObject_IsTrue(v) == 1;
+        }
+        if ((v = PyDict_GetItemString(options, "print_kernel_llvm_ir"))) {
+            lo.print_kernel_llvm_ir = PyObject_IsTrue(v) == 1;
+        }
+        if ((v = PyDict_GetItemString(options, "print_kernel_llvm_ir_optimized"))) {
+            lo.print_kernel_llvm_ir_optimized = PyObject_IsTrue(v) == 1;
+        }
+        if ((v = PyDict_GetItemString(options, "print_kernel_asm"))) {
+            lo.print_kernel_asm = PyObject_IsTrue(v) == 1;
+        }
+        if ((v = PyDict_GetItemString(options, "num_threads")) && PyLong_Check(v)) {
+            nthreads = (int32_t)PyLong_AsLong(v);
+        }
+    }
+    uint32_t nsym = 0;
+    const QdCpuSymbol *syms = qd_cpu_runtime_symbols(&nsym);
+    _Static_assert(sizeof(QdCpuSymbol) == sizeof(QdJitSymbol), "runtime symbols match the JIT's");
+    state->jit = qd_cpu_jit_new(ctx, &lo, (const QdJitSymbol *)syms, nsym);
+    if (!state->jit) {
+        return -1;
+    }
+    state->pool = qd_cpu_pool_new(ctx, nthreads);
+    return state->pool ? 0 : -1;
+}
+
+void
+qd_py_runtime_reset(QdPyState *state)
+{
+    qd_cpu_pool_free(state->pool);
+    state->pool = NULL;
+    qd_cpu_jit_free(state->jit);
+    state->jit = NULL;
+    if (state->fields) {
+        PyDict_Clear(state->fields);
+    }
+    state->generation++;
+}
+
+/***** the CompiledKernel type *****/
+
+static int
+ck_traverse(CompiledKernelObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->module);
+    Py_VISIT(self->qir_frontend);
+    Py_VISIT(self->qir);
+    return 0;
+}
+
+static int
+ck_clear(CompiledKernelObject *self)
+{
+    Py_CLEAR(self->module);
+    Py_CLEAR(self->qir_frontend);
+    Py_CLEAR(self->qir);
+    return 0;
+}
+
+static void
+ck_dealloc(CompiledKernelObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    ck_clear(self);
+    qd_compiled_kernel_release(&self->code);
+    PyMem_Free(self->tasks);
+    PyMem_Free(self->params);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+/* Writes a Python scalar into the packed arguments as `kind`. 0 or -1 with an exception. */
+static int
+pack_scalar(PyObject *value, QdTypeKind kind, unsigned char *dst)
+{
+    const QdType *ty = qd_type_scalar(kind);
+    if (qd_type_is_float(ty)) {
+        double d = PyFloat_AsDouble(value);
+        if (d == -1.0 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (kind == QD_TY_F32) {
+            float f = (float)d;
+            memcpy(dst, &f, 4);
+        } else if (kind == QD_TY_F64) {
+            memcpy(dst, &d, 8);
+        } else {
+            uint16_t h = kind == QD_TY_F16 ? qd_cpu_f16_from_double(d) : qd_cpu_bf16_from_double(d);
+            memcpy(dst, &h, 2);
+        }
+        return 0;
+    }
+    if (kind == QD_TY_U1) {
+        int t = PyObject_IsTrue(value);
+        if (t < 0) {
+            return -1;
+        }
+        dst[0] = (unsigned char)t;
+        return 0;
+    }
+    PyObject *index = PyNumber_Index(value);
+    if (!index) {
+        return -1;
+    }
+    /* Wrap to the width, as a C conversion does (values come range-checked from Python). */
+    uint64_t bits = PyLong_AsUnsignedLongLongMask(index);
+    Py_DECREF(index);
+    if (bits == (uint64_t)-1 && PyErr_Occurred()) {
+        return -1;
+    }
+    memcpy(dst, &bits, scalar_size(kind)); /* little-endian: the low bytes */
+    return 0;
+}
+
+static PyObject *
+unpack_result(const unsigned char *slot, QdTypeKind kind)
+{
+    switch (kind) {
+    case QD_TY_U1: return PyLong_FromLong(slot[0] != 0);
+    case QD_TY_I8: return PyLong_FromLong(*(const int8_t *)slot);
+    case QD_TY_I16: return PyLong_FromLong(*(const int16_t *)slot);
+    case QD_TY_I32: return PyLong_FromLong(*(const int32_t *)slot);
+    case QD_TY_I64: return PyLong_FromLongLong(*(const int64_t *)slot);
+    case QD_TY_U8: return PyLong_FromUnsignedLong(*(const uint8_t *)slot);
+    case QD_TY_U16: return PyLong_FromUnsignedLong(*(const uint16_t *)slot);
+    case QD_TY_U32: return PyLong_FromUnsignedLong(*(const uint32_t *)slot);
+    case QD_TY_U64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)slot);
+    case QD_TY_F16: return PyFloat_FromDouble(qd_cpu_f16_to_double(*(const uint16_t *)slot));
+    case QD_TY_BF16: return PyFloat_FromDouble(qd_cpu_bf16_to_double(*(const uint16_t *)slot));
+    case QD_TY_F32: return PyFloat_FromDouble(*(const float *)slot);
+    case QD_TY_F64: return PyFloat_FromDouble(*(const double *)slot);
+    default: Py_RETURN_NONE;
+    }
+}
+
+#define MAX_INLINE_ARGS 512
+
+static PyObject *
+ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    QdPyState *state = qd_py_state(self->module);
+    unsigned char argbuf[MAX_INLINE_ARGS] __attribute__((aligned(16)));
+    uint64_t results[16] = {0};
+    Py_buffer views[32];
+    uint32_t nviews = 0;
+    unsigned char *packed = argbuf;
+    void *tmps = NULL;
+    PyObject *ret = NULL;
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_SetString(PyExc_TypeError, "compiled kernels take positional arguments only");
+        return NULL;
+    }
+    if ((uint32_t)nargs != self->nparams) {
+        PyErr_Format(PyExc_TypeError, "kernel takes %u arguments, %zd given", self->nparams, nargs);
+        return NULL;
+    }
+    if (self->generation != state->generation || !state->pool) {
+        PyErr_SetString(state->error_classes[QD_ERR_RUNTIME],
+                        "this kernel was compiled before qd.reset(); call it again to recompile");
+        return NULL;
+    }
+    if (self->code.args_size > sizeof(argbuf)) {
+        packed = PyMem_Calloc(1, self->code.args_size);
+        if (!packed) {
+            return PyErr_NoMemory();
+        }
+    } else {
+        memset(argbuf, 0, self->code.args_size);
+    }
+    for (uint32_t i = 0; i < self->nparams; i++) {
+        const ParamDesc *pd = &self->params[i];
+        if (pd->kind == PARAM_SCALAR) {
+            if (pack_scalar(args[i], pd->dtype, packed + pd->offset) < 0) {
+                goto done;
+            }
+        } else if (pd->kind == PARAM_NDARRAY) {
+            if (nviews == QD_ARRAY_LEN(views)) {
+                PyErr_SetString(PyExc_ValueError, "too many ndarray arguments");
+                goto done;
+            }
+            Py_buffer *v = &views[nviews];
+            if (PyObject_GetBuffer(args[i], v, PyBUF_ND | PyBUF_WRITABLE) < 0) {
+                goto done;
+            }
+            nviews++;
+            if ((uint32_t)v->ndim != pd->ndim || (size_t)v->itemsize != scalar_size(pd->dtype)) {
+                PyErr_Format(PyExc_ValueError,
+                             "argument %u: expected a %u-d array of %zu-byte elements, got %d-d of %zd",
+                             i, pd->ndim, scalar_size(pd->dtype), v->ndim, v->itemsize);
+                goto done;
+            }
+            memcpy(packed + pd->offset, &v->buf, sizeof(void *));
+            for (uint32_t d = 0; d < pd->ndim; d++) {
+                if (v->shape[d] > INT32_MAX) {
+                    PyErr_SetString(PyExc_ValueError, "ndarray dimension exceeds 2^31-1");
+                    goto done;
+                }
+                int32_t extent = (int32_t)v->shape[d];
+                memcpy(packed + pd->offset + 8 + 4 * d, &extent, 4);
+            }
+        }
+    }
+    if (self->code.tmps_size) {
+        tmps = PyMem_Calloc(1, self->code.tmps_size);
+        if (!tmps) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    QdLaunchCtx *lc = PyMem_Calloc(1, sizeof(QdLaunchCtx));
+    if (!lc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    lc->args = packed;
+    lc->results = results;
+    lc->tmps = tmps;
+    lc->tmps_size = self->code.tmps_size;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = qd_cpu_launch(state->pool, self->tasks, self->code.ntasks, lc);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        PyErr_SetString(state->error_classes[QD_ERR_ASSERTION], lc->assert_message);
+        PyMem_Free(lc);
+        goto done;
+    }
+    PyMem_Free(lc);
+    if (self->code.nresults == 0) {
+        ret = Py_NewRef(Py_None);
+    } else if (self->code.nresults == 1) {
+        ret = unpack_result((const unsigned char *)&results[0], self->code.result_types[0]);
+    } else {
+        ret = PyTuple_New(self->code.nresults);
+        for (uint32_t i = 0; ret && i < self->code.nresults; i++) {
+            PyObject *v = unpack_result((const unsigned char *)&results[i], self->code.result_types[i]);
+            if (!v) {
+                Py_CLEAR(ret);
+                break;
+            }
+            PyTuple_SET_ITEM(ret, i, v);
+        }
+    }
+done:
+    for (uint32_t i = 0; i < nviews; i++) {
+        PyBuffer_Release(&views[i]);
+    }
+    if (packed != argbuf) {
+        PyMem_Free(packed);
+    }
+    PyMem_Free(tmps);
+    return ret;
+}
+
+static PyObject *
+ck_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    return ck_call((CompiledKernelObject *)callable, args, nargsf, kwnames);
+}
+
+static PyObject *
+ck_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    if (kwargs && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "compiled kernels take positional arguments only");
+        return NULL;
+    }
+    return ck_call((CompiledKernelObject *)self, &PyTuple_GET_ITEM(args, 0),
+                   (size_t)PyTuple_GET_SIZE(args), NULL);
+}
+
+static PyObject *
+ck_get_ntasks(CompiledKernelObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLong(self->code.ntasks);
+}
+
+static PyObject *
+ck_get_compile_ms(CompiledKernelObject *self, void *closure)
+{
+    (void)closure;
+    return Py_BuildValue("{s:d,s:d,s:d,s:d}", "emit", self->code.ms_emit, "optimize",
+                         self->code.ms_optimize, "codegen", self->code.ms_codegen, "link",
+                         self->code.ms_link);
+}
+
+static PyObject *
+ck_get_qir(CompiledKernelObject *self, void *closure)
+{
+    PyObject *v = closure ? self->qir_frontend : self->qir;
+    return Py_NewRef(v ? v : Py_None);
+}
+
+static PyGetSetDef ck_getset[] = {
+    {"qir", (getter)ck_get_qir, NULL, "QIR given to the code generator (with keep_qir)", NULL},
+    {"qir_frontend", (getter)ck_get_qir, NULL, "QIR from the frontend (with keep_qir)", (void *)1},
+    {"ntasks", (getter)ck_get_ntasks, NULL, "number of offloaded tasks", NULL},
+    {"compile_ms", (getter)ck_get_compile_ms, NULL, "milliseconds per codegen stage", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef ck_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(CompiledKernelObject, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot ck_slots[] = {
+    {Py_tp_dealloc, ck_dealloc},
+    {Py_tp_traverse, ck_traverse},
+    {Py_tp_clear, ck_clear},
+    {Py_tp_call, ck_tp_call},
+    {Py_tp_getset, ck_getset},
+    {Py_tp_members, ck_members},
+    {Py_tp_doc, "A kernel compiled for one argument signature; call it to launch."},
+    {0, NULL},
+};
+
+static PyType_Spec ck_spec = {
+    .name = "quadrants._core.CompiledKernel",
+    .basicsize = sizeof(CompiledKernelObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = ck_slots,
+};
+
+PyObject *
+qd_py_compiled_kernel_type_new(PyObject *module)
+{
+    return PyType_FromModuleAndSpec(module, &ck_spec, NULL);
+}
+
+/***** compile_kernel *****/
+
+static int
+option_int(PyObject *options, const char *name, long dflt, long *out)
+{
+    PyObject *v = options ? PyDict_GetItemString(options, name) : NULL;
+    *out = dflt;
+    if (v) {
+        *out = PyLong_AsLong(v);
+        if (*out == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, ParamDesc *params, uint32_t n,
+                PyObject *funcdef)
+{
+    PyObject *fargs = PyObject_GetAttrString(funcdef, "args");
+    PyObject *plist = fargs ? PyObject_GetAttrString(fargs, "args") : NULL;
+    Py_XDECREF(fargs);
+    if (!plist) {
+        return -1;
+    }
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        PyObject *d = PyList_GET_ITEM(descs, i);
+        PyObject *pname = (Py_ssize_t)i < PyList_Size(plist) ? PyObject_GetAttrString(PyList_GET_ITEM(plist, i), "arg") : NULL;
+        const char *name = pname ? PyUnicode_AsUTF8(pname) : NULL;
+        const char *kind = NULL;
+        if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 2 || !name ||
+            !(kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(d, 0)))) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "bad argument descriptor");
+            }
+            rc = -1;
+        } else {
+            args[i].name = qd_arena_strdup(h->arena, name);
+            if (strcmp(kind, "template") == 0) {
+                args[i].kind = QD_ARG_TEMPLATE;
+                params[i].kind = PARAM_TEMPLATE;
+                args[i].value = qd_py_host_add(h, PyTuple_GET_ITEM(d, 1));
+                rc = args[i].value ? 0 : -1;
+            } else {
+                long dtype = PyLong_AsLong(PyTuple_GET_ITEM(d, 1));
+                if (dtype <= 0 || dtype >= QD_TY_PTR) {
+                    PyErr_SetString(PyExc_ValueError, "bad dtype id in argument descriptor");
+                    rc = -1;
+                } else if (strcmp(kind, "scalar") == 0) {
+                    args[i].kind = QD_ARG_SCALAR;
+                    args[i].dtype = (QdTypeKind)dtype;
+                    params[i].kind = PARAM_SCALAR;
+                    params[i].dtype = (QdTypeKind)dtype;
+                } else if (strcmp(kind, "ndarray") == 0 && PyTuple_GET_SIZE(d) >= 3) {
+                    long ndim = PyLong_AsLong(PyTuple_GET_ITEM(d, 2));
+                    if (ndim < 0 || ndim > 12) {
+                        PyErr_SetString(PyExc_ValueError, "ndarray ndim must be 0 to 12");
+                        rc = -1;
+                    }
+                    args[i].kind = QD_ARG_NDARRAY;
+                    args[i].dtype = (QdTypeKind)dtype;
+                    args[i].ndim = (uint32_t)ndim;
+                    params[i].kind = PARAM_NDARRAY;
+                    params[i].dtype = (QdTypeKind)dtype;
+                    params[i].ndim = (uint32_t)ndim;
+                } else {
+                    PyErr_Format(PyExc_ValueError, "unknown argument kind '%s'", kind);
+                    rc = -1;
+                }
+            }
+        }
+        Py_XDECREF(pname);
+    }
+    Py_DECREF(plist);
+    return rc;
+}
+
+PyObject *
+qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    QdPyState *state = qd_py_state(module);
+    if (argc != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "compile_kernel(func, funcdef, filename, arg_descs, name, options)");
+        return NULL;
+    }
+    PyObject *func = argv[0], *funcdef = argv[1], *descs = argv[3], *options = argv[5];
+    const char *filename = PyUnicode_AsUTF8(argv[2]);
+    const char *name = PyUnicode_AsUTF8(argv[4]);
+    if (!filename || !name) {
+        return NULL;
+    }
+    if (!PyList_Check(descs) || (options != Py_None && !PyDict_Check(options))) {
+        PyErr_SetString(PyExc_TypeError, "arg_descs must be a list and options a dict");
+        return NULL;
+    }
+    if (options == Py_None) {
+        options = NULL;
+    }
+    uint32_t n = (uint32_t)PyList_GET_SIZE(descs);
+    QdArena arena;
+    qd_arena_init(&arena);
+    QdPyHost host;
+    QdCtx ctx;
+    qd_ctx_init(&ctx);
+    CompiledKernelObject *ck = NULL;
+    PyObject *result = NULL;
+    long fp, ip, debug, short_circuit, unroll, keep_qir;
+    if (option_int(options, "default_fp", QD_TY_F32, &fp) < 0 ||
+        option_int(options, "default_ip", QD_TY_I32, &ip) < 0 ||
+        option_int(options, "debug", 0, &debug) < 0 ||
+        option_int(options, "short_circuit", 1, &short_circuit) < 0 ||
+        option_int(options, "unrolling_limit", 32, &unroll) < 0 ||
+        option_int(options, "keep_qir", 0, &keep_qir) < 0) {
+        qd_arena_free(&arena);
+        return NULL;
+    }
+    if (qd_py_host_init(&host, &arena, (QdTypeKind)fp, (QdTypeKind)ip) < 0) {
+        qd_arena_free(&arena);
+        return NULL;
+    }
+    QdKernelArg *args = QD_NEW_ARRAY(&arena, QdKernelArg, n ? n : 1);
+    ParamDesc *params = PyMem_Calloc(n ? n : 1, sizeof(ParamDesc));
+    QdAst *def = NULL;
+    if (!args || !params) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (parse_arg_descs(&host, descs, args, params, n, funcdef) < 0) {
+        goto done;
+    }
+    QdHandle scope = qd_py_host_add(&host, func);
+    if (!scope) {
+        goto done;
+    }
+    if (qd_py_host_convert_function(&host, &ctx, funcdef, filename, &def) < 0 ||
+        ensure_runtime(state, options, &ctx) < 0) {
+        if (!PyErr_Occurred()) {
+            qd_py_raise_diag(module, &ctx.diag);
+        }
+        goto done;
+    }
+    QdCompileRequest req = {0};
+    req.host = &host.host;
+    req.scope = scope;
+    req.def = def;
+    req.name = name;
+    req.args = args;
+    req.nargs = n;
+    req.frontend.default_fp = (QdTypeKind)fp;
+    req.frontend.default_ip = (QdTypeKind)ip;
+    req.frontend.debug = debug != 0;
+    req.frontend.short_circuit = short_circuit != 0;
+    req.frontend.unrolling_limit = (uint32_t)unroll;
+    req.resolve_field = resolve_field;
+    req.resolve_user = state;
+    req.keep_qir = keep_qir != 0;
+    QdKernelInfo info;
+    PyTypeObject *tp = (PyTypeObject *)state->compiled_kernel_type;
+    ck = (CompiledKernelObject *)tp->tp_alloc(tp, 0);
+    if (!ck) {
+        goto done;
+    }
+    ck->vectorcall = ck_vectorcall;
+    ck->module = Py_NewRef(module);
+    int crc = qd_compile_kernel_cpu(&ctx, state->jit, &req, &ck->code, &info);
+    if (req.qir_frontend) {
+        ck->qir_frontend = PyUnicode_FromString(req.qir_frontend);
+    }
+    if (req.qir_final) {
+        ck->qir = PyUnicode_FromString(req.qir_final);
+    }
+    free(req.qir_frontend);
+    free(req.qir_final);
+    if (crc < 0) {
+        if (!PyErr_Occurred()) {
+            qd_py_raise_diag(module, &ctx.diag);
+        }
+        goto done;
+    }
+    /* Map Python arguments to the packed layout: non-template arguments are the QIR
+     * parameters, in order. */
+    uint32_t q = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (params[i].kind != PARAM_TEMPLATE) {
+            params[i].offset = q < ck->code.nparams ? ck->code.arg_offsets[q] : 0;
+            q++;
+        }
+    }
+    ck->tasks = PyMem_Calloc(ck->code.ntasks ? ck->code.ntasks : 1, sizeof(QdCpuTask));
+    if (!ck->tasks) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (uint32_t t = 0; t < ck->code.ntasks; t++) {
+        ck->tasks[t].run = (QdCpuTaskFn)ck->code.tasks[t].run;
+        ck->tasks[t].bounds = (QdCpuBoundsFn)ck->code.tasks[t].bounds;
+        ck->tasks[t].grain = ck->code.tasks[t].grain > 0 ? ck->code.tasks[t].grain : 1;
+    }
+    ck->params = params;
+    params = NULL;
+    ck->nparams = n;
+    ck->generation = state->generation;
+    ck->has_print = info.has_print;
+    result = (PyObject *)ck;
+    ck = NULL;
+done:
+    Py_XDECREF(ck);
+    PyMem_Free(params);
+    qd_py_host_clear(&host);
+    qd_arena_free(&arena);
+    return result;
+}
