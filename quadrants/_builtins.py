@@ -1,0 +1,428 @@
+"""Kernel-scope builtins: ``qd.static``, ``qd.ndrange``, ``qd.sqrt``, ``qd.atomic_add``, ...
+
+Each builtin is a Python function carrying ``_qd_builtin = "<name>"``; the C core recognises a
+call by that attribute and compiles it. Called in Python scope:
+
+- ``static``, ``static_assert``, ``static_print``, ``ndrange``, ``grouped`` behave as at trace
+  time (``qd.static(qd.ndrange(2, 3))`` is an iterable of index tuples);
+- ``cast``, ``bit_cast`` and the math functions compute on Python/NumPy numbers (math-module
+  semantics, with the kernel's conventions where they differ: ``floor``/``ceil``/``round`` keep
+  floats, ``round`` is half away from zero, ``raw_div``/``raw_mod`` are C division/remainder,
+  ``bit_shr`` is a logical shift in the width of the value's type);
+- everything else (atomics, ``random``, ``loop_config``, ...) raises QuadrantsSyntaxError.
+"""
+
+import builtins as _py
+import itertools
+import math
+import types
+
+import numpy as np
+
+from quadrants import _types
+from quadrants._core import QuadrantsSyntaxError, QuadrantsTypeError
+
+
+def _builtin(name):
+    def mark(function):
+        function._qd_builtin = name
+        return function
+
+    return mark
+
+
+def _kernel_only(name, doc):
+    def builtin(*args, **kwargs):
+        raise QuadrantsSyntaxError(
+            f"qd.{name}() can only be called inside Quadrants kernels and functions"
+        )
+
+    builtin.__name__ = builtin.__qualname__ = name
+    builtin.__doc__ = (
+        doc + "\n\nKernel scope only: calling it in Python scope raises QuadrantsSyntaxError."
+    )
+    builtin._qd_builtin = name
+    return builtin
+
+
+# --- compile-time helpers ---
+
+
+@_builtin("static")
+def static(x, *xs):
+    """Evaluates `x` at compile time: ``if qd.static(c):`` keeps one branch, ``for i in
+    qd.static(range(3)):`` unrolls. Several arguments give a list (``a, b = qd.static(b, a)``)."""
+    if xs:
+        return [static(x)] + [static(value) for value in xs]
+    if x is None or isinstance(
+        x, (bool, int, float, range, list, tuple, enumerate, zip, filter, map)
+    ):
+        return x
+    if isinstance(x, (np.bool_, np.integer, np.floating, NDRange, GroupedNDRange)):
+        return x
+    if isinstance(x, (types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+        return x
+    if any(
+        hasattr(x, marker) for marker in ("_qd_field_id", "_qd_ndarray", "_qd_kernel", "_qd_func")
+    ):
+        return x
+    raise ValueError(
+        "Input to qd.static must be compile-time constants or global pointers, instead of "
+        f"{type(x)}"
+    )
+
+
+@_builtin("static_assert")
+def static_assert(cond, msg=None):
+    """Raises AssertionError (at compile time in kernels) when `cond` is false."""
+    if not cond:
+        raise AssertionError(msg) if msg is not None else AssertionError()
+
+
+@_builtin("static_print")
+def static_print(*args, **kwargs):
+    """Prints at compile time (no code is generated)."""
+    print(*args, **kwargs)
+
+
+def _bound(value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise QuadrantsTypeError(f"qd.ndrange bounds must be integers, got {value!r}")
+    return int(value)
+
+
+class NDRange:
+    """The iteration space of ``qd.ndrange(*dims, axes=None)``. Each dim is ``n`` (0..n) or
+    ``(begin, end)`` (end clamped to at least begin). In Python scope it iterates over index
+    tuples, the last dim fastest, or in the order given by `axes` (outermost first)."""
+
+    _qd_ndrange = True
+
+    def __init__(self, *dims, axes=None):
+        bounds = []
+        for dim in dims:
+            if isinstance(dim, (list, tuple)):
+                if len(dim) != 2:
+                    raise QuadrantsSyntaxError(
+                        "Every argument of qd.ndrange must be an int or a (begin, end) pair"
+                    )
+                begin, end = _bound(dim[0]), _bound(dim[1])
+            else:
+                begin, end = 0, _bound(dim)
+            bounds.append((begin, _py.max(begin, end)))
+        self.bounds = tuple(bounds)
+        if axes is None:
+            axes = tuple(range(len(bounds)))
+        else:
+            axes = tuple(axes)
+            for axis in axes:
+                if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+                    raise QuadrantsTypeError(f"qd.ndrange axes must be ints, got {axes!r}")
+            if sorted(axes) != list(range(len(bounds))):
+                raise QuadrantsSyntaxError(
+                    f"qd.ndrange axes must be a permutation of 0..{len(bounds) - 1}, got {axes!r}"
+                )
+        self.axes = tuple(int(axis) for axis in axes)
+        self.dimensions = [end - begin for begin, end in self.bounds]
+
+    def __iter__(self):
+        ranges = [range(*self.bounds[axis]) for axis in self.axes]
+        for values in itertools.product(*ranges):
+            index = [0] * len(self.axes)
+            for axis, value in zip(self.axes, values):
+                index[axis] = value
+            yield tuple(index)
+
+    def __len__(self):
+        return math.prod(self.dimensions)
+
+    def grouped(self):
+        return GroupedNDRange(self)
+
+
+class GroupedNDRange:
+    """``qd.grouped(qd.ndrange(...))``: one index per iteration (a tuple in Python scope)."""
+
+    _qd_grouped = True
+
+    def __init__(self, ndrange):
+        self.ndrange = ndrange
+
+    def __iter__(self):
+        return iter(self.ndrange)
+
+    def __len__(self):
+        return len(self.ndrange)
+
+
+@_builtin("ndrange")
+def ndrange(*dims, axes=None):
+    """A multi-dimensional range, flattened into one parallel loop in kernels."""
+    return NDRange(*dims, axes=axes)
+
+
+@_builtin("grouped")
+def grouped(x):
+    """Groups the indices of an ndrange (or of a field/ndarray struct-for) into one vector."""
+    if isinstance(x, NDRange):
+        return x.grouped()
+    return x
+
+
+# --- casts ---
+
+
+def _source_dtype(x):
+    if isinstance(x, np.generic):
+        found = _types.from_numpy_dtype(x.dtype)
+        if found is not None:
+            return found
+    if isinstance(x, (bool, np.bool_)):
+        return _types.u1
+    if isinstance(x, int):
+        return _types.default_ip()
+    if isinstance(x, float):
+        return _types.default_fp()
+    raise TypeError(f"expected a number, got {type(x).__name__}")
+
+
+@_builtin("cast")
+def cast(x, dtype):
+    """`x` converted to `dtype` (float -> int truncates toward zero)."""
+    return _types.to_dtype_value(x, _types.cook_dtype(dtype)).item()
+
+
+@_builtin("bit_cast")
+def bit_cast(x, dtype):
+    """The bits of `x` reinterpreted as `dtype` (same width only)."""
+    source = _source_dtype(x)
+    target = _types.cook_dtype(dtype)
+    if source.bits != target.bits:
+        raise ValueError(f"qd.bit_cast needs types of the same width, got {source} and {target}")
+    value = _types.to_dtype_value(x, source)
+    return np.array(value, dtype=source.np_dtype).view(target.np_dtype)[()].item()
+
+
+# --- math (Python scope: on numbers) ---
+
+
+def _keep_float(x, result):
+    return float(result) if isinstance(x, (float, np.floating)) else result
+
+
+def _rounded(x, result, dtype):
+    result = _keep_float(x, result)
+    return cast(result, dtype) if dtype is not None else result
+
+
+def _math1(name, function, doc):
+    def builtin(x):
+        return function(x)
+
+    builtin.__name__ = builtin.__qualname__ = name
+    builtin.__doc__ = doc
+    builtin._qd_builtin = name
+    return builtin
+
+
+sqrt = _math1("sqrt", math.sqrt, "Square root.")
+exp = _math1("exp", math.exp, "e to the power x.")
+log = _math1("log", math.log, "Natural logarithm.")
+sin = _math1("sin", math.sin, "Sine.")
+cos = _math1("cos", math.cos, "Cosine.")
+tan = _math1("tan", math.tan, "Tangent.")
+tanh = _math1("tanh", math.tanh, "Hyperbolic tangent.")
+asin = _math1("asin", math.asin, "Arc sine.")
+acos = _math1("acos", math.acos, "Arc cosine.")
+rsqrt = _math1("rsqrt", lambda x: 1.0 / math.sqrt(x), "Reciprocal square root, 1 / sqrt(x).")
+abs = _math1("abs", _py.abs, "Absolute value.")  # noqa: A001 (qd.abs)
+
+
+@_builtin("atan2")
+def atan2(y, x):
+    """The angle of the point (x, y): arc tangent of y / x in the right quadrant."""
+    return math.atan2(y, x)
+
+
+@_builtin("floor")
+def floor(x, dtype=None):
+    """Largest integer not above `x`, in x's type (or cast to `dtype`)."""
+    return _rounded(x, math.floor(x), dtype)
+
+
+@_builtin("ceil")
+def ceil(x, dtype=None):
+    """Smallest integer not below `x`, in x's type (or cast to `dtype`)."""
+    return _rounded(x, math.ceil(x), dtype)
+
+
+@_builtin("round")
+def round(x, dtype=None):  # noqa: A001 (qd.round)
+    """`x` rounded to the nearest integer, halves away from zero (or cast to `dtype`)."""
+    lower = math.floor(x)
+    fraction = x - lower
+    result = lower + 1 if fraction > 0.5 or (fraction == 0.5 and x > 0) else lower
+    return _rounded(x, result, dtype)
+
+
+@_builtin("pow")
+def pow(x, n):  # noqa: A001 (qd.pow)
+    """`x` to the power `n`."""
+    return x**n
+
+
+@_builtin("min")
+def min(*args):  # noqa: A001 (qd.min)
+    """The smallest argument (one argument is returned unchanged)."""
+    return args[0] if len(args) == 1 else _py.min(args)
+
+
+@_builtin("max")
+def max(*args):  # noqa: A001 (qd.max)
+    """The largest argument (one argument is returned unchanged)."""
+    return args[0] if len(args) == 1 else _py.max(args)
+
+
+@_builtin("select")
+def select(cond, a, b):
+    """`a` where `cond` is true, else `b` (both are evaluated)."""
+    return a if cond else b
+
+
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+@_builtin("raw_div")
+def raw_div(a, b):
+    """C division: integers truncate toward zero."""
+    if _is_int(a) and _is_int(b):
+        quotient = _py.abs(int(a)) // _py.abs(int(b))
+        return quotient if (a < 0) == (b < 0) else -quotient
+    return a / b
+
+
+@_builtin("raw_mod")
+def raw_mod(a, b):
+    """C remainder: the result has the sign of the dividend."""
+    if _is_int(a) and _is_int(b):
+        return int(a) - raw_div(a, b) * int(b)
+    return math.fmod(a, b)
+
+
+@_builtin("bit_shr")
+def bit_shr(x, n):
+    """Logical right shift (zeros shifted in, also for signed types), in the type of `x`."""
+    dtype = _source_dtype(x)
+    if dtype.is_real:
+        raise TypeError("qd.bit_shr needs an integer")
+    shifted = (int(x) & ((1 << dtype.bits) - 1)) >> int(n)
+    return _types.wrap_int(shifted, dtype.bits, dtype.is_signed)
+
+
+@_builtin("frexp")
+def frexp(x):
+    """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1."""
+    return math.frexp(x)
+
+
+@_builtin("zero")
+def zero(x):
+    """A zero of the same type (and shape) as `x`."""
+    return x * 0
+
+
+@_builtin("one")
+def one(x):
+    """A one of the same type (and shape) as `x`."""
+    return x * 0 + 1
+
+
+# --- kernel scope only ---
+
+atomic_add = _kernel_only("atomic_add", "Atomically adds y to x; returns the old value of x.")
+atomic_sub = _kernel_only(
+    "atomic_sub", "Atomically subtracts y from x; returns the old value of x."
+)
+atomic_mul = _kernel_only("atomic_mul", "Atomically multiplies x by y; returns the old value of x.")
+atomic_min = _kernel_only(
+    "atomic_min", "Atomically sets x to min(x, y); returns the old value of x."
+)
+atomic_max = _kernel_only(
+    "atomic_max", "Atomically sets x to max(x, y); returns the old value of x."
+)
+atomic_and = _kernel_only("atomic_and", "Atomically sets x to x & y; returns the old value of x.")
+atomic_or = _kernel_only("atomic_or", "Atomically sets x to x | y; returns the old value of x.")
+atomic_xor = _kernel_only("atomic_xor", "Atomically sets x to x ^ y; returns the old value of x.")
+atomic_exchange = _kernel_only(
+    "atomic_exchange", "Atomically sets x to y; returns the old value of x."
+)
+atomic_cas = _kernel_only(
+    "atomic_cas",
+    "atomic_cas(x, expected, desired): sets x to desired if x == expected; returns the old x.",
+)
+random = _kernel_only(
+    "random", "random(dtype=float): floats uniform in [0, 1), integers over all bit patterns."
+)
+randn = _kernel_only("randn", "randn(dt=None): a normally distributed float (default_fp).")
+global_thread_idx = _kernel_only("global_thread_idx", "The global id of the running thread.")
+volatile_load = _kernel_only(
+    "volatile_load", "A volatile read of a global element (for spin-waits)."
+)
+clock_counter = _kernel_only("clock_counter", "A cycle counter of the device.")
+loop_config = _kernel_only(
+    "loop_config",
+    "loop_config(*, block_dim=None, serialize=False, parallelize=None, block_dim_adaptive=True, "
+    "bit_vectorize=False, name=None): directives for the next top-level loop.",
+)
+
+__all__ = [
+    "static",
+    "static_assert",
+    "static_print",
+    "ndrange",
+    "grouped",
+    "loop_config",
+    "cast",
+    "bit_cast",
+    "sqrt",
+    "rsqrt",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "asin",
+    "acos",
+    "atan2",
+    "floor",
+    "ceil",
+    "round",
+    "abs",
+    "pow",
+    "min",
+    "max",
+    "select",
+    "raw_div",
+    "raw_mod",
+    "bit_shr",
+    "frexp",
+    "atomic_add",
+    "atomic_sub",
+    "atomic_mul",
+    "atomic_min",
+    "atomic_max",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_exchange",
+    "atomic_cas",
+    "random",
+    "randn",
+    "zero",
+    "one",
+    "global_thread_idx",
+    "volatile_load",
+    "clock_counter",
+]

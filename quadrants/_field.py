@@ -1,0 +1,492 @@
+"""``qd.field``, ``qd.root`` and the axes ``qd.i``, ``qd.ij``, ...
+
+On the CPU a field's memory is a zero-initialised, C-contiguous NumPy array owned by the
+``Field`` object. Indices are canonical (the order of ``shape``); ``order="ji"`` (or nested
+``qd.root.dense`` levels) permutes the *physical* layout only: the array is stored with its axes
+in physical order, outermost first, and ``_qd_field_order[p]`` is the canonical axis at physical
+position ``p``. ``offset`` shifts the index origin: canonical index ``I`` of axis ``k`` lives at
+``I - offset[k]``. Each field has a process-unique ``_qd_field_id`` and, once it has memory,
+registers its physical array with the core (``quadrants._core.register_field(id, array)``).
+
+Layouts: ``qd.root.dense(axes, shape)`` levels may be nested (``qd.root.dense(qd.i, 4).dense(qd.j,
+8)`` makes (4, 8) fields), each axis at most once along a chain; axes missing from the chain have
+extent 1. Several fields placed in one SNode get one array each (structure of arrays). Sparse
+SNodes (``pointer``, ``bitmasked``, ``dynamic``, ``hash``) raise NotImplementedError.
+
+Python-scope element access checks bounds always (AssertionError, as the reference does with
+``debug=True``), and converts values to the field's dtype with C cast semantics. After
+``qd.reset()`` (or a new ``qd.init()``) every older field raises QuadrantsRuntimeError when used.
+"""
+
+import itertools
+import numbers
+import weakref
+
+import numpy as np
+
+from quadrants import _core, _runtime, _types
+from quadrants._core import QuadrantsRuntimeError, QuadrantsSyntaxError
+
+MAX_FIELD_DIMS = 12
+
+_field_ids = itertools.count(1)
+_live_fields = weakref.WeakSet()
+
+
+class Axes:
+    """A set of index axes: ``qd.i`` is axis 0, ``qd.ij`` axes 0 and 1, ``qd.axes(1, 0)``..."""
+
+    __slots__ = ("indices",)
+
+    def __init__(self, *indices):
+        for index in indices:
+            if (
+                isinstance(index, bool)
+                or not isinstance(index, int)
+                or not 0 <= index < MAX_FIELD_DIMS
+            ):
+                raise ValueError(f"an axis is an int in [0, {MAX_FIELD_DIMS}), got {index!r}")
+        self.indices = tuple(indices)
+
+    def __repr__(self):
+        return f"qd.axes({', '.join(map(str, self.indices))})"
+
+
+def axes(*indices):
+    """The axes object for the given axis numbers (``qd.axes(0, 1)`` is ``qd.ij``)."""
+    return Axes(*indices)
+
+
+i, j, k, l = Axes(0), Axes(1), Axes(2), Axes(3)
+ij, ik, il, jk, jl, kl = Axes(0, 1), Axes(0, 2), Axes(0, 3), Axes(1, 2), Axes(1, 3), Axes(2, 3)
+ijk, ijl, ikl, jkl = Axes(0, 1, 2), Axes(0, 1, 3), Axes(0, 2, 3), Axes(1, 2, 3)
+ijkl = Axes(0, 1, 2, 3)
+
+
+def _check_alive(obj, what):
+    if obj._generation != _runtime.generation():
+        raise QuadrantsRuntimeError(
+            f"this {what} was created before the last qd.reset() or qd.init() and can no longer be "
+            "used"
+        )
+
+
+def _sparse_unsupported(kind):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"qd.root.{kind}: sparse SNodes (pointer, bitmasked, dynamic, hash) are not supported; "
+            "use dense"
+        )
+
+    method.__name__ = kind
+    return method
+
+
+def _as_offset(offset, ndim):
+    if offset is None:
+        return (0,) * ndim
+    if isinstance(offset, numbers.Integral):
+        offset = (offset,)
+    offset = tuple(offset)
+    if len(offset) != ndim:
+        raise QuadrantsSyntaxError(
+            f"The dimensionality of shape and offset must be the same ({ndim} != {len(offset)})"
+        )
+    for value in offset:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"field offsets must be ints, got {offset!r}")
+    return tuple(int(value) for value in offset)
+
+
+class SNode:
+    """A dense layout level: ``qd.root.dense(axes, shape)`` and its children."""
+
+    def __init__(self, parent, axes_seq, sizes):
+        self._parent = parent
+        self._axes = axes_seq  # axis numbers of this level
+        self._sizes = sizes  # extent of each of them
+        self._generation = _runtime.generation()
+
+    def _chain(self):
+        """(axis, size) of every level from the root down to this one."""
+        levels = []
+        node = self
+        while node is not None:
+            levels[:0] = list(zip(node._axes, node._sizes))
+            node = node._parent
+        return levels
+
+    def dense(self, axes, dimensions):
+        """A child level of extent `dimensions` (an int for every axis, or one int each)."""
+        _runtime.require_init()
+        _check_alive(self, "SNode")
+        if not isinstance(axes, Axes):
+            raise TypeError(f"dense() expects axes such as qd.i or qd.ij, got {axes!r}")
+        indices = axes.indices
+        if isinstance(dimensions, numbers.Integral):
+            dimensions = (dimensions,) * len(indices)
+        dimensions = tuple(dimensions)
+        if len(dimensions) != len(indices):
+            raise ValueError(f"dense(): {len(indices)} axes but {len(dimensions)} dimensions")
+        for size in dimensions:
+            if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+                raise ValueError(
+                    f"dense(): every dimension must be a positive int, got {dimensions!r}"
+                )
+        used = [axis for axis, _ in self._chain()]
+        for axis in indices:
+            if axis in used or indices.count(axis) > 1:
+                raise NotImplementedError(
+                    f"splitting axis {axis} over several dense levels is not supported; give each "
+                    "axis once"
+                )
+        return SNode(self, indices, tuple(int(size) for size in dimensions))
+
+    pointer = _sparse_unsupported("pointer")
+    bitmasked = _sparse_unsupported("bitmasked")
+    dynamic = _sparse_unsupported("dynamic")
+    hash = _sparse_unsupported("hash")
+
+    def _layout(self):
+        """(canonical shape, physical order) of fields placed here."""
+        chain = self._chain()
+        ndim = max((axis + 1 for axis, _ in chain), default=0)
+        extent = [1] * ndim
+        for axis, size in chain:
+            extent[axis] = size
+        listed = [axis for axis, _ in chain]
+        order = tuple([axis for axis in range(ndim) if axis not in listed] + listed)
+        return tuple(extent), order
+
+    @property
+    def shape(self):
+        return self._layout()[0]
+
+    def place(self, *fields, offset=None):
+        """Gives every field in `fields` memory laid out by this level. Returns self."""
+        _runtime.require_init()
+        _check_alive(self, "SNode")
+        shape, order = self._layout()
+        offset = _as_offset(offset, len(shape))
+        for field in fields:
+            if not isinstance(field, Field):
+                raise TypeError(f"place() expects qd.field objects, got {type(field).__name__}")
+            field._place(shape, order, offset, self)
+        return self
+
+    def parent(self, n=1):
+        """The level `n` steps up (the root's parent is None)."""
+        node = self
+        for _ in range(n):
+            if node is None:
+                return None
+            node = node._parent
+        return node
+
+    def __repr__(self):
+        return f"<qd.SNode shape={self.shape}>"
+
+
+class _Root(SNode):
+    """``qd.root``: the top of every layout; placing directly under it makes 0-d fields."""
+
+    def __init__(self):
+        super().__init__(None, (), ())
+
+    def _check_generation(self):
+        self._generation = _runtime.generation()
+
+    def dense(self, axes, dimensions):
+        self._check_generation()
+        return super().dense(axes, dimensions)
+
+    def place(self, *fields, offset=None):
+        self._check_generation()
+        return super().place(*fields, offset=offset)
+
+    def __repr__(self):
+        return "qd.root"
+
+
+root = _Root()
+
+
+def _inverse(order):
+    inverse = [0] * len(order)
+    for position, axis in enumerate(order):
+        inverse[axis] = position
+    return tuple(inverse)
+
+
+class Field:
+    """A scalar field: an n-d array living in Quadrants memory, indexed ``x[i, j]``.
+
+    Attributes for the compiler: ``_qd_field_id`` (unique in the process), ``dtype``, ``shape``,
+    ``_qd_field_ndim``, ``_qd_field_order``, ``_qd_field_offset``.
+    """
+
+    def __init__(self, dtype, name, needs_grad=False, needs_dual=False):
+        self.dtype = _types.cook_dtype(dtype)
+        self.name = name
+        self._qd_field_id = next(_field_ids)
+        self._generation = _runtime.generation()
+        self._array = None  # physical-order memory
+        self._view = None  # the same memory, canonical axis order
+        self._shape = None
+        self._order = None
+        self._offset = None
+        self._snode = None
+        self.grad = None
+        self.dual = None
+        if (needs_grad or needs_dual) and not self.dtype.is_real:
+            raise QuadrantsRuntimeError(
+                f"{self.dtype} is not supported for field with `needs_grad=True` or "
+                "`needs_dual=True`."
+            )
+        if needs_grad:
+            self.grad = Field(self.dtype, name + ".grad")
+        if needs_dual:
+            self.dual = Field(self.dtype, name + ".dual")
+        _live_fields.add(self)
+
+    # --- memory ---
+
+    def _place(self, shape, order, offset, snode):
+        _check_alive(self, "qd.field")
+        if self._array is not None:
+            raise QuadrantsRuntimeError(f"field {self._label()} is already placed")
+        if len(shape) > MAX_FIELD_DIMS:
+            raise QuadrantsRuntimeError(
+                f"fields have at most {MAX_FIELD_DIMS} dimensions, got shape {shape}"
+            )
+        physical = np.zeros(tuple(shape[axis] for axis in order), dtype=self.dtype.np_dtype)
+        identity = order == tuple(range(len(order)))
+        self._array = physical
+        self._view = physical if identity else physical.transpose(_inverse(order))
+        self._shape, self._order, self._offset, self._snode = (
+            tuple(shape),
+            tuple(order),
+            offset,
+            snode,
+        )
+        _core.register_field(self._qd_field_id, physical)
+        for gradient in (self.grad, self.dual):
+            if gradient is not None:
+                gradient._place(shape, order, offset, snode)
+
+    def _release(self):
+        self._array = self._view = None
+        self.grad = self.dual = None
+
+    def _label(self):
+        return f"'{self.name}'" if self.name else f"#{self._qd_field_id}"
+
+    def _data(self):
+        """The canonical-order view of the memory, after the usual checks."""
+        _check_alive(self, "qd.field")
+        if self._view is None:
+            raise QuadrantsRuntimeError(
+                f"field {self._label()} has not been placed: give it a shape, or place it with "
+                "qd.root.dense(...).place(x)"
+            )
+        return self._view
+
+    @property
+    def shape(self):
+        self._data()
+        return self._shape
+
+    @property
+    def _qd_field_ndim(self):
+        return len(self.shape)
+
+    @property
+    def _qd_field_order(self):
+        self._data()
+        return self._order
+
+    @property
+    def _qd_field_offset(self):
+        self._data()
+        return self._offset
+
+    @property
+    def layout(self):
+        """The physical axis order as a tuple of canonical axes, or None when it is the identity."""
+        order = self._qd_field_order
+        return None if order == tuple(range(len(order))) else order
+
+    @property
+    def snode(self):
+        """The layout level the field is placed in."""
+        self._data()
+        return self._snode
+
+    def parent(self, n=1):
+        """The layout level `n` steps up from the field (1: the level it is placed in)."""
+        return self.snode.parent(n - 1)
+
+    # --- bulk Python-scope access ---
+
+    def fill(self, value):
+        """Sets every element to `value` (converted to the field's dtype)."""
+        view = self._data()
+        view[...] = _types.to_dtype_value(value, self.dtype)
+
+    def to_numpy(self, dtype=None, *, copy=True):
+        """The elements as a NumPy array of ``shape``. ``copy=False`` returns a view of the
+        field's memory (no dtype conversion possible); ``copy=None`` a view when possible."""
+        return _to_numpy(self._data(), dtype, copy)
+
+    def from_numpy(self, arr):
+        """Copies a NumPy array of exactly ``shape`` into the field, converting its dtype."""
+        view = self._data()
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"{np.ndarray} expected, but {type(arr)} provided")
+        if tuple(arr.shape) != view.shape:
+            raise ValueError(
+                f"qd.field shape {view.shape} does not match the numpy array shape "
+                f"{tuple(arr.shape)}"
+            )
+        _types.copy_converting(view, arr)
+
+    def copy_from(self, other):
+        """Copies all elements of field `other` (same shape) into this field."""
+        if not isinstance(other, Field):
+            raise TypeError("Cannot copy from a non-field object")
+        view, source = self._data(), other._data()
+        if view.shape != source.shape:
+            raise ValueError(
+                f"qd.field shape {view.shape} does not match the source field shape {source.shape}"
+            )
+        _types.copy_converting(view, source)
+
+    # --- element access ---
+
+    def _index(self, key):
+        """(canonical view, NumPy index) of element `key`; AssertionError for a slice, a wrong
+        number of indices or an index out of bounds, TypeError for a non-integer index."""
+        view = self._data()
+        if key is None:
+            key = ()
+        elif not isinstance(key, (tuple, list)):
+            key = (key,)
+        key = tuple(key)
+        if len(key) != view.ndim or any(isinstance(index, slice) for index in key):
+            raise AssertionError("Slicing is not supported on qd.field")
+        position = []
+        for index, size, origin in zip(key, view.shape, self._offset):
+            if not isinstance(index, (numbers.Integral, np.integer)):
+                raise TypeError(
+                    f"Detected illegal element of type: {type(index)}. Please be aware that "
+                    "slicing a qd.field is not supported so far."
+                )
+            local = int(index) - origin
+            if not 0 <= local < size:
+                raise AssertionError(
+                    f"index {key} is out of bounds for qd.field {self._label()} of shape "
+                    f"{view.shape}" + (f" and offset {self._offset}" if any(self._offset) else "")
+                )
+            position.append(local)
+        return view, tuple(position)
+
+    def __getitem__(self, key):
+        view, position = self._index(key)
+        return _types.to_python_value(view[position], self.dtype)
+
+    def __setitem__(self, key, value):
+        view, position = self._index(key)
+        view[position] = _types.to_dtype_value(value, self.dtype)
+
+    def __iter__(self):
+        raise NotImplementedError("Struct for is only available in Quadrants scope.")
+
+    def __repr__(self):
+        return "<qd.field>"
+
+    def __str__(self):
+        if self._generation != _runtime.generation() or self._view is None:
+            return "<Field: Definition of this field is incomplete>"
+        return str(self.to_numpy())
+
+
+def _to_numpy(view, dtype, copy):
+    """Shared by fields and ndarrays: a copy or a view of `view`, optionally converted."""
+    target = view.dtype if dtype is None else _types.to_numpy_type(dtype)
+    converts = target != view.dtype
+    if copy is False:
+        if converts:
+            raise ValueError(
+                f"copy=False is incompatible with dtype conversion ({view.dtype} -> {target})"
+            )
+        return view
+    if copy is None and not converts:
+        return view
+    result = np.empty(view.shape, dtype=target)
+    _types.copy_converting(result, view)
+    return result
+
+
+def _normalize_shape(shape, what):
+    if isinstance(shape, (numbers.Integral, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise QuadrantsRuntimeError(f"{shape!r} is not a valid shape for {what}") from None
+    for size in shape:
+        if (
+            isinstance(size, bool)
+            or not isinstance(size, (numbers.Integral, np.integer))
+            or size < 1
+        ):
+            raise QuadrantsRuntimeError(f"{shape} is not a valid shape for {what}")
+    return tuple(int(size) for size in shape)
+
+
+def field(dtype, shape=None, order=None, name="", offset=None, needs_grad=False, needs_dual=False):
+    """A new field of `dtype`. `shape` is an int or a tuple (``()``: a 0-d field); without a
+    shape the field gets memory when placed (``qd.root.dense(qd.ij, (4, 8)).place(x)``).
+    `order` is a permutation of ``"ijkl..."`` giving the physical axis order, `offset` the index
+    origin of every axis."""
+    _runtime.require_init()
+    result = Field(dtype, name, needs_grad, needs_dual)
+    if shape is None:
+        if offset is not None:
+            raise QuadrantsSyntaxError("shape cannot be None when offset is set")
+        if order is not None:
+            raise QuadrantsSyntaxError("shape cannot be None when order is set")
+        return result
+    shape = _normalize_shape(shape, "field")
+    ndim = len(shape)
+    if ndim > MAX_FIELD_DIMS:
+        raise QuadrantsRuntimeError(
+            f"fields have at most {MAX_FIELD_DIMS} dimensions, got shape {shape}"
+        )
+    offset = _as_offset(offset, ndim)
+    if order is None:
+        physical_order = tuple(range(ndim))
+    else:
+        if len(order) != ndim:
+            raise QuadrantsSyntaxError(
+                f"The dimensionality of shape and order must be the same ({ndim} != {len(order)})"
+            )
+        if len(set(order)) != ndim:
+            raise QuadrantsSyntaxError("The axes in order must be different")
+        physical_order = []
+        for letter in order:
+            axis = ord(letter) - ord("i") if isinstance(letter, str) and len(letter) == 1 else -1
+            if not 0 <= axis < ndim:
+                raise QuadrantsSyntaxError(f"Invalid axis {letter}")
+            physical_order.append(axis)
+        physical_order = tuple(physical_order)
+    level = SNode(root, physical_order, tuple(shape[axis] for axis in physical_order))
+    result._place(shape, physical_order, offset, level)
+    return result
+
+
+@_runtime.register_reset_hook
+def _release_all_fields():
+    for live in list(_live_fields):
+        live._release()
+    _live_fields.clear()

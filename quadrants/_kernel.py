@@ -1,0 +1,585 @@
+"""The decorators ``@qd.kernel``, ``@qd.func``, ``@qd.real_func``, ``@qd.pyfunc`` and
+``@qd.data_oriented``, and the Python half of a kernel launch.
+
+Decoration checks the signature (QuadrantsSyntaxError for what the reference rejects) and
+captures the source. A kernel call then:
+
+1. binds the arguments (positional or by name; ``qd_stream=`` is accepted and ignored);
+2. checks and converts each one by its parameter's annotation and builds the specialisation
+   key, one entry per parameter: ``("s", dtype_id)`` scalar, ``("a", dtype_id, ndim)`` array,
+   ``("t", template_key)`` template. Template keys take ints/floats/bools/strings by value (with
+   their type), fields by ``_qd_field_id``, other objects by identity (the compiled entry keeps
+   them alive, so an id is never reused while its entry exists);
+3. on the first call with a key, compiles through the C core::
+
+       quadrants._core.compile_kernel(pyfunc, funcdef, filename, arg_descs, name, options)
+
+   ``arg_descs`` has one entry per parameter: ``("scalar", dtype_id)``, ``("ndarray", dtype_id,
+   ndim)`` or ``("template", value)``; ``options`` comes from ``_runtime.compile_options()``.
+   The result ``compiled(*launch_args)`` is cached in the kernel until ``qd.reset``;
+4. launches with one value per parameter: scalars as Python numbers of the parameter type
+   (float, int wrapped to the type's range, bool for u1), arrays as NumPy arrays (a
+   ``qd.ndarray``'s ``_qd_array``; Fortran-ordered arrays are copied in and back), templates as
+   None. The result is None, a Python number or a tuple.
+
+Compilation and runtime errors surface at the call with a leading newline, the source line and
+a caret (``_source.restyle``), unless ``qd.init(print_full_traceback=True)``.
+
+``@dataclasses.dataclass`` parameters are, for now, template values specialised member by
+member (the reference flattens them into one launch argument per member, ``<param>__<member>``;
+ndarray members therefore are not supported yet).
+"""
+
+import dataclasses
+import functools
+import inspect
+import types
+import typing
+import warnings
+import weakref
+
+import numpy as np
+
+from quadrants import _core, _runtime, _source, _types
+from quadrants._annotations import NdarrayType, Template
+from quadrants._core import (
+    QuadrantsCompilationError,
+    QuadrantsRuntimeError,
+    QuadrantsRuntimeTypeError,
+    QuadrantsSyntaxError,
+)
+from quadrants._field import Field
+from quadrants._ndarray import Ndarray
+
+MAX_ARG_NUM = 512
+
+# Parameter kinds.
+SCALAR, NDARRAY, TEMPLATE, DATACLASS = "scalar", "ndarray", "template", "dataclass"
+
+_live_kernels = weakref.WeakSet()
+
+
+class Param:
+    """One parameter: name, kind (SCALAR, NDARRAY, TEMPLATE, DATACLASS, or None for an
+    unannotated func parameter), normalised annotation and default (inspect.Parameter.empty)."""
+
+    __slots__ = ("name", "kind", "annotation", "default")
+
+    def __init__(self, name, kind, annotation, default):
+        self.name = name
+        self.kind = kind
+        self.annotation = annotation
+        self.default = default
+
+    def as_tuple(self):
+        has_default = self.default is not inspect.Parameter.empty
+        return (
+            self.name,
+            self.kind,
+            self.annotation,
+            has_default,
+            self.default if has_default else None,
+        )
+
+
+def _classify(annotation):
+    """(kind, normalised annotation) of a parameter annotation, or None if it is not allowed."""
+    if isinstance(annotation, NdarrayType):
+        return NDARRAY, annotation
+    if annotation is NdarrayType:
+        return NDARRAY, NdarrayType()
+    if (
+        isinstance(annotation, _types.DataType)
+        or annotation is int
+        or annotation is float
+        or annotation is bool
+    ):
+        return SCALAR, annotation
+    if annotation is Template or isinstance(annotation, Template):
+        return TEMPLATE, annotation
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return DATACLASS, annotation
+    return None
+
+
+def _is_method(function):
+    """Whether `function` is defined in a class body (by its qualified name)."""
+    parts = function.__qualname__.split(".")
+    return len(parts) >= 2 and parts[-2] != "<locals>"
+
+
+def _return_types(annotation):
+    if annotation is inspect.Signature.empty or annotation is None:
+        return None
+    origin = typing.get_origin(annotation)
+    result = typing.get_args(annotation) if origin is tuple else annotation
+    result = tuple(result) if isinstance(result, (list, tuple)) else (result,)
+    if any(item is Ellipsis for item in result):
+        raise QuadrantsSyntaxError("Ellipsis is not supported in return type annotations")
+    return result
+
+
+def analyze_params(function, *, is_kernel, requires_annotations):
+    """(Params, return types, whether it is a method) of `function`, checked as the reference
+    does at decoration. The first parameter of a method may be unannotated (``self``: a
+    template)."""
+    what = "Quadrants kernels" if is_kernel else "Quadrants functions"
+    if hasattr(function, "__wrapped__"):
+        raise QuadrantsSyntaxError("Cant put kernel in front of other annotations")
+    if not isinstance(function, types.FunctionType):
+        raise TypeError(f"expected a Python function, got {type(function).__name__}")
+    try:
+        signature = inspect.signature(function, eval_str=True)
+    except Exception as exc:  # string annotations that do not evaluate
+        raise QuadrantsSyntaxError(
+            f"cannot evaluate the annotations of {function.__qualname__}: {exc}"
+        ) from None
+    is_method = _is_method(function)
+    params = []
+    for index, parameter in enumerate(signature.parameters.values()):
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            raise QuadrantsSyntaxError(
+                f"{what} do not support variable keyword parameters (i.e., **kwargs)"
+            )
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            raise QuadrantsSyntaxError(
+                f"{what} do not support variable positional parameters (i.e., *args)"
+            )
+        if is_kernel and parameter.default is not inspect.Parameter.empty:
+            raise QuadrantsSyntaxError(
+                "Quadrants kernels do not support default values for arguments"
+            )
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+            raise QuadrantsSyntaxError(f"{what} do not support keyword parameters")
+        if parameter.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            raise QuadrantsSyntaxError(f'{what} only support "positional or keyword" parameters')
+        annotation = parameter.annotation
+        if annotation is inspect.Parameter.empty:
+            if index == 0 and is_method:
+                kind, annotation = TEMPLATE, Template()
+            elif requires_annotations:
+                raise QuadrantsSyntaxError(f"{what} parameters must be type annotated")
+            else:
+                kind, annotation = None, None
+        else:
+            classified = _classify(annotation)
+            if classified is None:
+                noun = "kernel" if is_kernel else "function"
+                raise QuadrantsSyntaxError(
+                    f"Invalid type annotation (argument {index}) of Quadrants {noun}: {annotation}"
+                )
+            kind, annotation = classified
+        params.append(Param(parameter.name, kind, annotation, parameter.default))
+    return params, _return_types(signature.return_annotation), is_method
+
+
+class _Source:
+    """Mixin: the captured source of `self._function`, parsed once on first use."""
+
+    def _init_source(self, function):
+        self._source = _source.capture(function)
+        self._funcdef = None
+
+    def _parsed(self):
+        if self._funcdef is None:
+            source = self._source
+            if isinstance(source, Exception):
+                raise OSError(
+                    f"the source of {self._function.__qualname__} is not available ({source}); "
+                    "kernels and functions must be defined in a file"
+                ) from source
+            self._funcdef = _source.parse(source, self._function.__qualname__)
+        return self._funcdef
+
+
+def _is_data_oriented(value):
+    return bool(getattr(type(value), "_qd_data_oriented", False))
+
+
+# --- argument conversion ---
+
+
+def _scalar_value(index, value, dtype):
+    """A scalar argument as the Python number the launch takes."""
+    if dtype.is_real:
+        if isinstance(value, (int, float, np.integer, np.floating)):
+            return float(value)
+    elif isinstance(value, (int, np.integer)):
+        if dtype is _types.u1:
+            return bool(value)
+        return _types.wrap_int(int(value), dtype.bits, dtype.is_signed)
+    raise QuadrantsRuntimeTypeError(
+        f"Argument {(index,)} (type={type(value)}) cannot be converted into required type {dtype}"
+    )
+
+
+def _array_value(param, value, callbacks):
+    """(element DataType, NumPy array) of an array argument, checked against the annotation."""
+    wanted_dtype, wanted_ndim, name = param.annotation.dtype, param.annotation.ndim, param.name
+    if isinstance(value, Ndarray):
+        array = value._data()
+        if wanted_dtype is not None and value.dtype is not wanted_dtype:
+            raise TypeError(
+                f"Expect element type {wanted_dtype} for argument {name}, but get {value.dtype}"
+            )
+        if wanted_ndim is not None and array.ndim != wanted_ndim:
+            raise ValueError(
+                f"Invalid value for argument {name} - required ndim={wanted_ndim}, but "
+                f"{array.ndim}d ndarray with shape {value.shape} is provided"
+            )
+        return value.dtype, array
+    if isinstance(value, np.ndarray):
+        dtype = _types.from_numpy_dtype(value.dtype)
+        if dtype is None:
+            raise ValueError(
+                f"Invalid value for argument {name} - arrays of dtype {value.dtype} are not "
+                "supported"
+            )
+        if wanted_dtype is not None and dtype is not wanted_dtype:
+            raise ValueError(
+                f"Invalid value for argument {name} - required array has dtype={wanted_dtype}, "
+                f"array with dtype={dtype} is provided"
+            )
+        if wanted_ndim is not None and value.ndim != wanted_ndim:
+            raise ValueError(
+                f"Invalid value for argument {name} - required array has ndim={wanted_ndim}, array "
+                f"with {value.ndim} dimensions is provided"
+            )
+        if value.flags.c_contiguous:
+            return dtype, value
+        if value.flags.f_contiguous:
+            contiguous = np.ascontiguousarray(value)
+            if value.flags.writeable:
+                callbacks.append(functools.partial(np.copyto, value, contiguous))
+            return dtype, contiguous
+        raise ValueError(
+            "Non contiguous numpy arrays are not supported, please call np.ascontiguousarray(arr) "
+            "before passing it into quadrants kernel."
+        )
+    raise QuadrantsRuntimeTypeError(
+        f"Argument {name} (type={type(value)}) cannot be converted into required type "
+        f"{param.annotation}: pass a qd.ndarray or a numpy array"
+    )
+
+
+def _template_key(value, pins, raise_on_floats):
+    """The specialisation key of a template value (see the module docstring)."""
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str or kind is bytes:
+        return (kind.__name__, value)
+    if kind is float:
+        if raise_on_floats:
+            raise ValueError("Floats not allowed as templated types.")
+        return ("float", value.hex())  # tells -0.0 from 0.0, and NaN equals NaN
+    if isinstance(value, np.generic):
+        return ("numpy", value.dtype.str, value.tobytes())
+    if isinstance(value, Field):
+        return ("field", value._qd_field_id)
+    if isinstance(value, Ndarray):
+        raise QuadrantsRuntimeTypeError(
+            "Ndarray shouldn't be passed in via `qd.template()`, please annotate your kernel "
+            "using `qd.types.ndarray(...)` instead"
+        )
+    if isinstance(value, _types.DataType):
+        return ("dtype", value._qd_dtype)
+    if isinstance(value, tuple):
+        pins.append(kind)
+        return (
+            "tuple",
+            id(kind),
+            tuple(_template_key(item, pins, raise_on_floats) for item in value),
+        )
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        pins.append(kind)
+        members = tuple(
+            _template_key(getattr(value, member.name), pins, raise_on_floats)
+            for member in dataclasses.fields(value)
+        )
+        return ("dataclass", id(kind), members)
+    pins.append(value)
+    return ("id", id(value))
+
+
+# --- kernels ---
+
+
+class Kernel(_Source):
+    """A ``@qd.kernel`` function: calling it compiles (once per specialisation) and launches."""
+
+    _qd_kernel = True
+
+    def __init__(self, function, *, fastcache=False, graph=False, checkpoints=False):
+        params, self.return_types, is_method = analyze_params(
+            function, is_kernel=True, requires_annotations=True
+        )
+        self._function = function
+        self._params = tuple(params)
+        self._param_index = {param.name: index for index, param in enumerate(params)}
+        # A method's unannotated first parameter is `self`: it must be a @qd.data_oriented object.
+        self._checks_self = bool(
+            is_method
+            and params
+            and params[0].kind is TEMPLATE
+            and not _has_annotation(function, params[0].name)
+        )
+        self.fastcache = bool(fastcache)
+        self.graph = bool(graph)
+        self.checkpoints = bool(checkpoints)
+        self._compiled = {}
+        self._init_source(function)
+        functools.update_wrapper(self, function)
+        _live_kernels.add(self)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return BoundKernel(self, instance)
+
+    def __repr__(self):
+        return f"<qd.kernel {self._function.__qualname__}>"
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self._launch(args, kwargs)
+        except (QuadrantsCompilationError, QuadrantsRuntimeError) as exc:
+            if _runtime.special_config().print_full_traceback:
+                raise
+            raise _source.restyle(exc) from None
+
+    def _bind(self, args, kwargs):
+        """The arguments in parameter order, from positional and keyword arguments."""
+        params = self._params
+        if len(args) > len(params):
+            expected = ", ".join(f"{param.name} : {param.annotation}" for param in params)
+            raise QuadrantsSyntaxError(
+                f"Too many arguments. Expected ({expected}), got ({', '.join(map(repr, args))})."
+            )
+        missing = object()
+        bound = list(args) + [missing] * (len(params) - len(args))
+        errors = []
+        for name, value in kwargs.items():
+            index = self._param_index.get(name)
+            if index is None:
+                errors.append(f"Unexpected argument '{name}'.")
+            elif index < len(args):
+                errors.append(f"Multiple values for argument '{name}'.")
+            else:
+                bound[index] = value
+        errors += [
+            f"Missing argument '{params[i].name}'."
+            for i, value in enumerate(bound)
+            if value is missing
+        ]
+        if errors:
+            raise QuadrantsSyntaxError(" ".join(errors))
+        return bound
+
+    def _launch(self, args, kwargs):
+        cfg = _runtime.require_init()
+        kwargs.pop("qd_stream", None)
+        params = self._params
+        if kwargs or len(args) != len(params):
+            args = self._bind(args, kwargs)
+        if len(params) > MAX_ARG_NUM:
+            raise QuadrantsRuntimeError(
+                "The number of elements in kernel arguments is too big! Do not exceed "
+                f"{MAX_ARG_NUM} on {cfg.arch.name} backend."
+            )
+        if self._checks_self and not _is_data_oriented(args[0]):
+            raise QuadrantsSyntaxError(
+                f"Please decorate class {type(args[0]).__name__} with @qd.data_oriented"
+            )
+        key, launch, pins, callbacks = [], [], [], []
+        for index, (param, value) in enumerate(zip(params, args)):
+            kind = param.kind
+            if kind is SCALAR:
+                dtype = _types.cook_dtype(param.annotation)
+                key.append(("s", dtype._qd_dtype))
+                launch.append(_scalar_value(index, value, dtype))
+            elif kind is NDARRAY:
+                dtype, array = _array_value(param, value, callbacks)
+                key.append(("a", dtype._qd_dtype, array.ndim))
+                launch.append(array)
+            else:
+                if kind is DATACLASS and not isinstance(value, param.annotation):
+                    raise QuadrantsRuntimeTypeError(
+                        f"Argument {param.name} expects a {param.annotation.__name__}, got "
+                        f"{type(value).__name__}"
+                    )
+                key.append(("t", _template_key(value, pins, cfg.raise_on_templated_floats)))
+                launch.append(None)
+        key = tuple(key)
+        try:
+            entry = self._compiled.get(key)
+            if entry is None:
+                entry = self._compile(key, args, pins)
+            return entry[0](*launch)
+        finally:
+            for callback in callbacks:
+                callback()
+
+    def _compile(self, key, args, pins):
+        funcdef = self._parsed()
+        descs = []
+        for part, value in zip(key, args):
+            if part[0] == "s":
+                descs.append(("scalar", part[1]))
+            elif part[0] == "a":
+                descs.append(("ndarray", part[1], part[2]))
+            else:
+                descs.append(("template", value))
+        options = _runtime.compile_options()
+        name = self._function.__name__
+        compiled = _core.compile_kernel(
+            self._function, funcdef, funcdef.filename, descs, name, options
+        )
+        entry = (compiled, tuple(pins))
+        self._compiled[key] = entry
+        return entry
+
+
+def _has_annotation(function, name):
+    return name in getattr(function, "__annotations__", {})
+
+
+class BoundKernel:
+    """A kernel method bound to its object: the object is passed as the first argument."""
+
+    _qd_kernel = True
+
+    def __init__(self, kernel, instance):
+        self.__func__ = kernel
+        self.__self__ = instance
+
+    def __call__(self, *args, **kwargs):
+        return self.__func__(self.__self__, *args, **kwargs)
+
+    def __repr__(self):
+        return f"<bound qd.kernel {self.__func__._function.__qualname__} of {self.__self__!r}>"
+
+
+def kernel(fn=None, *, fastcache=False, graph=False, checkpoints=False, pure=None):
+    """Decorator of a kernel: ``@qd.kernel`` or ``@qd.kernel(fastcache=..., graph=...,
+    checkpoints=...)``. Every parameter must be annotated (scalar type, ``qd.template()``,
+    ``qd.types.ndarray(...)`` or a dataclass); defaults, ``*args``, ``**kwargs`` and keyword-only
+    parameters are rejected. ``pure=`` is a deprecated spelling of ``fastcache=``."""
+    if pure is not None:
+        warnings.warn(
+            "qd.kernel(pure=...) is deprecated, use qd.kernel(fastcache=...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        fastcache = bool(pure)
+    if checkpoints and not graph:
+        raise QuadrantsSyntaxError("checkpoints=True requires graph=True")
+
+    def decorate(function):
+        return Kernel(function, fastcache=fastcache, graph=graph, checkpoints=checkpoints)
+
+    return decorate if fn is None else decorate(fn)
+
+
+@_runtime.register_reset_hook
+def _clear_compiled_kernels():
+    for live in list(_live_kernels):
+        live._compiled.clear()
+
+
+# --- functions ---
+
+
+class Func(_Source):
+    """A ``@qd.func`` (inlined into kernels), ``@qd.real_func`` or ``@qd.pyfunc``.
+
+    For the compiler: ``_qd_func`` (the Python function), ``_qd_func_ast`` (its FunctionDef,
+    with the file's line numbers and a ``filename`` attribute), ``_qd_func_params`` (one
+    ``(name, kind, annotation, has_default, default)`` per parameter), ``_qd_requires_top_level``,
+    ``_qd_real_func``, ``_qd_pyfunc``.
+    """
+
+    def __init__(self, function, *, requires_top_level=False, is_real=False, is_pyfunc=False):
+        params, self.return_types, _ = analyze_params(
+            function, is_kernel=False, requires_annotations=is_real
+        )
+        self._function = function
+        self._qd_func = function
+        self._qd_func_params = tuple(param.as_tuple() for param in params)
+        self._qd_requires_top_level = bool(requires_top_level)
+        self._qd_real_func = bool(is_real)
+        self._qd_pyfunc = bool(is_pyfunc)
+        self._init_source(function)
+        functools.update_wrapper(self, function)
+
+    @property
+    def _qd_func_ast(self):
+        return self._parsed()
+
+    @property
+    def _qd_filename(self):
+        return self._parsed().filename
+
+    def __call__(self, *args, **kwargs):
+        if self._qd_pyfunc:
+            return self._function(*args, **kwargs)
+        raise QuadrantsSyntaxError(
+            "Quadrants functions cannot be called from Python-scope: qd.func can only be called "
+            "from kernel scope (use @qd.pyfunc for a function callable from both)"
+        )
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return BoundFunc(self, instance)
+
+    def __repr__(self):
+        return f"<qd.func {self._function.__qualname__}>"
+
+
+class BoundFunc:
+    """A func method bound to its object (``self.helper`` inside a kernel method).
+    ``_qd_bound_self`` is the object; the rest is the Func's."""
+
+    def __init__(self, func, instance):
+        self._qd_bound_func = func
+        self._qd_bound_self = instance
+
+    def __getattr__(self, name):
+        return getattr(self._qd_bound_func, name)
+
+    def __call__(self, *args, **kwargs):
+        return self._qd_bound_func(self._qd_bound_self, *args, **kwargs)
+
+
+def func(fn=None, *, requires_top_level=False):
+    """Decorator of a function callable from kernels (inlined at each call site):
+    ``@qd.func`` or ``@qd.func(requires_top_level=True)``. Annotations are optional."""
+
+    def decorate(function):
+        return Func(function, requires_top_level=requires_top_level)
+
+    return decorate if fn is None else decorate(fn)
+
+
+def real_func(fn):
+    """Decorator of a function compiled as a real (not inlined) function; parameters must be
+    annotated. Compiled like ``@qd.func`` for now."""
+    return Func(fn, is_real=True)
+
+
+def pyfunc(fn):
+    """Decorator of a function callable from kernels and from Python scope."""
+    return Func(fn, is_pyfunc=True)
+
+
+def data_oriented(cls=None, *, stable_members=False):
+    """Class decorator: objects of the class may be passed as the ``self`` of kernel methods
+    (as a template parameter: kernels specialise on the object)."""
+
+    def mark(target):
+        target._data_oriented = True
+        target._qd_data_oriented = True
+        if stable_members:
+            target._qd_stable_members = True
+        return target
+
+    return mark if cls is None else mark(cls)

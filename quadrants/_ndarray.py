@@ -1,0 +1,152 @@
+"""``qd.ndarray``: an n-d array passed to kernels as an argument.
+
+On the CPU the memory is a zero-initialised, C-contiguous NumPy array owned by the object and
+exposed as ``_qd_array`` (what a kernel launch hands to the core). ``_qd_ndarray = True`` marks
+the objects for the compiler. Every dimension must be an int in 1..2**31-1 (``shape=()`` makes a
+0-d array, indexed ``a[()]``). Python-scope element access raises QuadrantsIndexError for a wrong
+number of indices and IndexError out of bounds; values are converted to the element type with C
+cast semantics. After ``qd.reset()`` an older ndarray raises QuadrantsRuntimeError when used.
+"""
+
+import numbers
+import weakref
+
+import numpy as np
+
+from quadrants import _runtime, _types
+from quadrants._annotations import Layout
+from quadrants._core import QuadrantsIndexError, QuadrantsRuntimeError
+from quadrants._field import _check_alive, _to_numpy
+
+MAX_DIM_SIZE = 2**31 - 1
+
+_live_ndarrays = weakref.WeakSet()
+
+
+def _ndarray_shape(shape):
+    if isinstance(shape, (numbers.Integral, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise QuadrantsRuntimeError(f"{shape!r} is not a valid shape for ndarray") from None
+    if not all(isinstance(d, (int, np.integer)) and 0 < d <= MAX_DIM_SIZE for d in dims):
+        raise QuadrantsRuntimeError(f"{shape} is not a valid shape for ndarray")
+    return tuple(int(d) for d in dims)
+
+
+class Ndarray:
+    """An n-d array of scalars. ``dtype``, ``shape``, ``element_shape`` (always ``()`` for
+    scalar elements), ``layout``, ``grad`` (when created with ``needs_grad=True``)."""
+
+    _qd_ndarray = True
+
+    def __init__(self, dtype, shape, needs_grad=False):
+        self.dtype = dtype
+        self.shape = shape
+        self.element_shape = ()
+        self.layout = Layout.AOS
+        self._generation = _runtime.generation()
+        self._qd_array = np.zeros(shape, dtype=dtype.np_dtype)
+        self.grad = Ndarray(dtype, shape) if needs_grad else None
+        _live_ndarrays.add(self)
+
+    def _data(self):
+        _check_alive(self, "qd.ndarray")
+        return self._qd_array
+
+    def _release(self):
+        self._qd_array = None
+        self.grad = None
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def fill(self, value):
+        """Sets every element to `value` (converted to the element type)."""
+        self._data()[...] = _types.to_dtype_value(value, self.dtype)
+
+    def to_numpy(self, dtype=None, *, copy=True):
+        """The elements as a NumPy array. ``copy=False`` returns a view of the memory."""
+        return _to_numpy(self._data(), dtype, copy)
+
+    def from_numpy(self, arr):
+        """Copies NumPy array `arr` (same shape) into the ndarray, converting its dtype."""
+        data = self._data()
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"{np.ndarray} expected, but {type(arr)} provided")
+        if tuple(arr.shape) != self.shape:
+            raise ValueError(
+                f"Mismatch shape: {self.shape} expected, but {tuple(arr.shape)} provided"
+            )
+        _types.copy_converting(data, arr)
+
+    def copy_from(self, other):
+        """Copies all elements of ndarray `other` (same shape) into this one."""
+        if not isinstance(other, Ndarray):
+            raise TypeError("Cannot copy from a non-ndarray object")
+        data, source = self._data(), other._data()
+        if data.shape != source.shape:
+            raise ValueError(f"Mismatch shape: {data.shape} expected, but {source.shape} provided")
+        _types.copy_converting(data, source)
+
+    def _index(self, key):
+        data = self._data()
+        if key is None:
+            key = ()
+        elif isinstance(key, slice):
+            raise NotImplementedError("slicing a qd.ndarray (BufferView) is not supported yet")
+        elif not isinstance(key, (tuple, list)):
+            key = (key,)
+        key = tuple(key)
+        if len(key) != data.ndim:
+            raise QuadrantsIndexError(
+                f"{data.ndim}d ndarray indexed with {len(key)}d indices: {key}"
+            )
+        for index, size in zip(key, data.shape):
+            if not isinstance(index, (numbers.Integral, np.integer)):
+                raise TypeError(f"ndarray indices must be integers, got {type(index).__name__}")
+            if not 0 <= index < size:
+                raise IndexError(
+                    f"index {key} is out of bounds for qd.ndarray of shape {data.shape}"
+                )
+        return data, tuple(int(index) for index in key)
+
+    def __getitem__(self, key):
+        data, position = self._index(key)
+        return _types.to_python_value(data[position], self.dtype)
+
+    def __setitem__(self, key, value):
+        data, position = self._index(key)
+        data[position] = _types.to_dtype_value(value, self.dtype)
+
+    def __deepcopy__(self, memo=None):
+        result = Ndarray(self.dtype, self.shape)
+        result.copy_from(self)
+        return result
+
+    def __repr__(self):
+        return "<qd.ndarray>"
+
+
+def ndarray(dtype, shape, needs_grad=False):
+    """A new zero-filled ndarray of `dtype` (a scalar type) and `shape` (an int or a tuple)."""
+    _runtime.require_init()
+    shape = _ndarray_shape(shape)
+    try:
+        dtype = _types.cook_dtype(dtype)
+    except ValueError:
+        raise QuadrantsRuntimeError(f"{dtype} is not supported as ndarray element type") from None
+    if needs_grad and not dtype.is_real:
+        raise QuadrantsRuntimeError(
+            f"{dtype} is not supported for ndarray with `needs_grad=True` or `needs_dual=True`."
+        )
+    return Ndarray(dtype, shape, needs_grad)
+
+
+@_runtime.register_reset_hook
+def _release_all_ndarrays():
+    for live in list(_live_ndarrays):
+        live._release()
+    _live_ndarrays.clear()
