@@ -158,6 +158,9 @@ int lw_bind(Lowerer *lw, const char *name, const Expr *e, Var **out);
 int lw_stmts(Lowerer *lw, const QdAstList *body);
 int lw_call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint32_t nargs,
                  Expr *out);
+/* As lw_call_func, with args[0] the bound `self` ahead of the call's own arguments. */
+int lw_call_func_bound(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args,
+                       uint32_t nargs, Expr *out);
 
 /***** lower_expr.c *****/
 

@@ -531,6 +531,23 @@ b_unary_math(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     return 0;
 }
 
+/* popcnt / clz of an integer: i32 on every backend (spec 0.15). */
+static int
+b_bitcount(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    const char *name = qd_op_info[op].text;
+    RETURN_IF_ERROR(expect_args(lw, c, name, 1, 1));
+    Expr v;
+    RETURN_IF_ERROR(lw_rvalue(lw, c->node, &c->pos[0], &v));
+    if (!qd_type_is_int(v.ty) || v.ty->kind == QD_TY_U1) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "%s() takes an integer, got %s", name, tname(v.ty));
+    }
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    uint32_t id = lw_emit_value(lw, op, i32, v.id, 0);
+    *out = value_of(id, i32);
+    return id == QD_NO_VALUE ? -1 : 0;
+}
+
 static int
 b_abs(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
 {
@@ -912,6 +929,8 @@ static const Builtin builtins[] = {
     {"ceil", b_unary_math, QD_OP_CEIL},
     {"round", b_unary_math, QD_OP_ROUND},
     {"abs", b_abs, QD_OP_ABS},
+    {"popcnt", b_bitcount, QD_OP_POPCNT},
+    {"clz", b_bitcount, QD_OP_CLZ},
     {"atan2", b_binary_math, QD_OP_ATAN2},
     {"pow", b_binary_math, QD_OP_POW},
     {"raw_div", b_binary_math, QD_OP_DIV},
@@ -1017,8 +1036,24 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
             }
         }
         return lw_error(lw, node, QD_ERR_SYNTAX, "qd.%s is not supported in kernels yet", fn.str);
-    case EX_FUNC:
+    case EX_FUNC: {
+        /* A method of a data-oriented object: `self` comes first. */
+        QdHandle self_h;
+        int rc = lw->host->getattr(lw->host->self, lw->ctx, fn.h, "_qd_bound_self", &self_h);
+        if (rc < 0) {
+            return -1;
+        }
+        if (rc == 0) {
+            Expr *all = QD_NEW_ARRAY(lw->arena, Expr, c.npos + c.nkw + 1);
+            if (!all) {
+                return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+            }
+            RETURN_IF_ERROR(lw_from_handle(lw, node, self_h, &all[0]));
+            memcpy(all + 1, c.pos, sizeof(Expr) * (c.npos + c.nkw));
+            return lw_call_func_bound(lw, node, &fn, all, c.npos + c.nkw + 1, out);
+        }
         return lw_call_func(lw, node, &fn, c.pos, c.npos + c.nkw, out);
+    }
     case EX_PYOBJ:
         if (fn.hkind == QD_HOST_DTYPE) {
             /* qd.i32(x): a typed literal (range-checked) or a cast. */

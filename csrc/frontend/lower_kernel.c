@@ -222,9 +222,28 @@ find_arg(const QdAst *call, const QdAst *param, uint32_t i, const Expr *args, ui
     return NULL;
 }
 
+static int call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args,
+                     uint32_t nargs, uint32_t nbound, Expr *out);
+
 int
 lw_call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint32_t nargs,
              Expr *out)
+{
+    return call_func(lw, call, fn, args, nargs, 0, out);
+}
+
+int
+lw_call_func_bound(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args,
+                   uint32_t nargs, Expr *out)
+{
+    return call_func(lw, call, fn, args, nargs, 1, out);
+}
+
+/* Inlines a call; the first `nbound` entries of args are bound arguments (self) that precede
+ * the call's positional arguments. */
+static int
+call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint32_t nargs,
+          uint32_t nbound, Expr *out)
 {
     if (lw->depth >= MAX_INLINE_DEPTH) {
         return lw_error(lw, call, QD_ERR_SYNTAX,
@@ -232,7 +251,7 @@ lw_call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, u
     }
     QdAst *def = NULL;
     RETURN_IF_ERROR(lw->host->func_ast(lw->host->self, lw->ctx, fn->h, lw->arena, &def));
-    uint32_t npos = call->a.len;
+    uint32_t npos = call->a.len + nbound;
     FuncFrame frame = {0};
     frame.scope = fn->h;
     frame.file = def->cst.sval;
