@@ -10,6 +10,7 @@
  *   - casts use llvm.fpto[su]i.sat.
  * Float math goes through llvm_intrinsics.def: an LLVM intrinsic where there is one, else a
  * call of the libm function of the type (f16 / bf16 operands are widened to f32 for it).
+ * print and assert are in llvm_emit_debug.c.
  */
 #include "llvm_internal.h"
 
@@ -414,8 +415,8 @@ emit_compare(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef a, LLVMValueRef
 }
 
 /* `cast` per ops.def and codegen.h: ints wrap or extend, floats -> ints saturate. */
-static LLVMValueRef
-emit_cast(Emitter *e, const QdType *from, const QdType *to, LLVMValueRef v)
+LLVMValueRef
+qd_llvm_cast(Emitter *e, const QdType *from, const QdType *to, LLVMValueRef v)
 {
     LLVMTypeRef t = qd_llvm_reg_type(e, to);
     bool from_float = qd_type_is_float(from);
@@ -453,109 +454,6 @@ emit_cast(Emitter *e, const QdType *from, const QdType *to, LLVMValueRef v)
         return LLVMBuildFPExt(e->b, v, t, "");
     }
     return LLVMBuildFPTrunc(e->b, v, t, "");
-}
-
-/***** print and assert *****/
-
-/* Number of conversions of a printf format, or -1 when it holds one the runtime does not
- * format (%s %n %p, `*` widths, unknown letters); *bad receives the offending letter. */
-static int
-count_conversions(const char *fmt, char *bad)
-{
-    int count = 0;
-    for (const char *p = fmt; *p != '\0'; p++) {
-        if (*p != '%') {
-            continue;
-        }
-        p++;
-        if (*p == '%') {
-            continue;
-        }
-        p += strspn(p, "-+ #0");
-        p += strspn(p, "0123456789.");
-        p += strspn(p, "hlzjtLq");
-        if (*p == '\0' || strchr("diouxXcfFeEgGaA", *p) == NULL) {
-            *bad = *p == '\0' ? '%' : *p;
-            return -1;
-        }
-        count++;
-    }
-    return count;
-}
-
-/* print "fmt", args: the format is checked here (conversions the runtime formats, one per
- * value), the values go to a stack array of 64-bit slots, widened to i64 / u64 / double, and
- * qd_rt_print formats them (codegen.h). */
-static int
-emit_print(Emitter *e, const QdInst *inst)
-{
-    char bad = 0;
-    uint32_t n = inst->nargs;
-    int count = count_conversions(inst->imm.str, &bad);
-
-    if (count < 0) {
-        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
-                        "print: unsupported conversion '%%%c' in the format", bad);
-    }
-    if ((uint32_t)count != n) {
-        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
-                        "print: the format has %d conversions for %u values", count, n);
-    }
-    char *kinds = qd_arena_alloc(e->scratch, n + 1);
-    if (kinds == NULL) {
-        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_NOMEM, "out of memory");
-    }
-    LLVMTypeRef slots_type = LLVMArrayType2(e->t_i64, n ? n : 1);
-    LLVMValueRef slots = LLVMBuildAlloca(e->hoist, slots_type, "print.args");
-    for (uint32_t k = 0; k < n; k++) {
-        const QdType *ty = qd_value_type(e->kernel, inst->args[k]);
-        LLVMValueRef v = qd_llvm_value(e, inst->args[k]);
-        LLVMValueRef idx[2] = {LLVMConstInt(e->t_i64, 0, 0), LLVMConstInt(e->t_i64, k, 0)};
-        LLVMValueRef slot = LLVMBuildInBoundsGEP2(e->b, slots_type, slots, idx, 2, "");
-        if (qd_type_is_float(ty)) {
-            v = emit_cast(e, ty, qd_type_scalar(QD_TY_F64), v);
-            kinds[k] = 'f';
-        } else {
-            v = qd_llvm_int_resize(e, ty, v, e->t_i64);
-            kinds[k] = qd_type_is_signed(ty) ? 'i' : 'u';
-        }
-        LLVMSetAlignment(LLVMBuildStore(e->b, v, slot), 8);
-    }
-    LLVMTypeRef params[4] = {e->t_ptr, e->t_ptr, e->t_ptr, e->t_i32};
-    LLVMTypeRef fn_type;
-    LLVMValueRef fn = qd_llvm_declare(e, "qd_rt_print", e->t_void, params, 4, &fn_type);
-    LLVMValueRef args[4] = {
-        LLVMBuildGlobalString(e->b, inst->imm.str, "fmt"),
-        LLVMBuildGlobalString(e->b, kinds, "kinds"),
-        slots,
-        LLVMConstInt(e->t_i32, n, 0),
-    };
-    LLVMBuildCall2(e->b, fn_type, fn, args, 4, "");
-    return 0;
-}
-
-/* assert %c, "msg": a branch to a cold block that reports the message through
- * qd_rt_assert_fail; execution then goes on (the launch stops at the end of the task). */
-static int
-emit_assert(Emitter *e, const QdInst *inst)
-{
-    LLVMValueRef cond = qd_llvm_truth(e, qd_llvm_value(e, inst->args[0]));
-    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "assert.fail");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "assert.ok");
-    LLVMTypeRef params[2] = {e->t_ptr, e->t_ptr};
-    LLVMTypeRef fn_type;
-    LLVMValueRef fn = qd_llvm_declare(e, "qd_rt_assert_fail", e->t_void, params, 2, &fn_type);
-    unsigned cold = LLVMGetEnumAttributeKindForName("cold", 4);
-
-    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                            LLVMCreateEnumAttribute(e->llctx, cold, 0));
-    LLVMBuildCondBr(e->b, cond, cont, fail);
-    LLVMPositionBuilderAtEnd(e->b, fail);
-    LLVMValueRef args[2] = {e->ctx_arg, LLVMBuildGlobalString(e->b, inst->imm.str, "msg")};
-    LLVMBuildCall2(e->b, fn_type, fn, args, 2, "");
-    LLVMBuildBr(e->b, cont);
-    LLVMPositionBuilderAtEnd(e->b, cont);
-    return 0;
 }
 
 /***** dispatch *****/
@@ -598,15 +496,15 @@ qd_llvm_emit_op(Emitter *e, const QdInst *inst)
         r = LLVMBuildSelect(e->b, qd_llvm_truth(e, a), b, qd_llvm_value(e, inst->args[2]), "");
         break;
     case SIG_CAST:
-        r = emit_cast(e, ta, inst->type, a);
+        r = qd_llvm_cast(e, ta, inst->type, a);
         break;
     case SIG_BITCAST:
         r = LLVMBuildBitCast(e->b, a, qd_llvm_reg_type(e, inst->type), "");
         break;
     case SIG_PRINT:
-        return emit_print(e, inst);
+        return qd_llvm_emit_print(e, inst);
     case SIG_ASSERT:
-        return emit_assert(e, inst);
+        return qd_llvm_emit_assert(e, inst);
     default:
         if (inst->op == QD_OP_FENCE_BLOCK || inst->op == QD_OP_FENCE_DEVICE ||
             inst->op == QD_OP_FENCE_SYSTEM) {

@@ -1,9 +1,10 @@
 /* codegen/llvm/llvm_internal.h -- what the files of the LLVM code generator share.
  *
  * Not a public header: codegen.h is. The emitter state (Emitter) is built by llvm_emit.c for
- * one kernel and one LLVM module; llvm_emit_ops.c fills in the value-producing instructions;
- * llvm_types.c maps QIR types to LLVM types; target_cpu.c owns the target machine, the
- * optimizer and the object / dump writers; llvm_jit.c ties them to ORC.
+ * one kernel and one LLVM module (tasks, control flow); llvm_emit_mem.c emits addresses,
+ * loads, stores and atomics, llvm_emit_ops.c arithmetic, math and casts, llvm_emit_debug.c
+ * print and assert; llvm_types.c maps QIR types to LLVM types; target_cpu.c owns the target
+ * machine, the optimizer and the object / dump writers; llvm_jit.c ties them to ORC.
  */
 #ifndef QD_LLVM_INTERNAL_H
 #define QD_LLVM_INTERNAL_H
@@ -93,6 +94,15 @@ LLVMValueRef qd_llvm_declare(Emitter *e, const char *name, LLVMTypeRef ret, LLVM
 /* Calls the intrinsic `name` overloaded on types[0..ntypes) with args. */
 LLVMValueRef qd_llvm_intrinsic(Emitter *e, const char *name, LLVMTypeRef *types, unsigned ntypes,
                                LLVMValueRef *args, unsigned nargs);
+
+/* `cast` from type `from` to type `to` (ops.def, codegen.h: saturating float -> int). */
+LLVMValueRef qd_llvm_cast(Emitter *e, const QdType *from, const QdType *to, LLVMValueRef v);
+
+/***** llvm_emit_debug.c *****/
+
+/* print and assert. 0, or -1 with a diag (a format the runtime cannot honour). */
+int qd_llvm_emit_print(Emitter *e, const QdInst *inst);
+int qd_llvm_emit_assert(Emitter *e, const QdInst *inst);
 
 /***** llvm_emit_mem.c *****/
 
