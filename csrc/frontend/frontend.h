@@ -167,7 +167,8 @@ typedef struct QdKernelArg {
 typedef struct QdFrontendOptions {
     QdTypeKind default_fp;   /* float literals and `float` (f32) */
     QdTypeKind default_ip;   /* int literals and `int` (i32) */
-    bool debug;              /* bounds checks and asserts */
+    bool debug;              /* kernel asserts are checked */
+    bool bounds_check;       /* field / ndarray indices are checked (debug or check_out_of_bound) */
     bool short_circuit;      /* `and` / `or` short-circuit */
     uint32_t unrolling_limit; /* warn past this many static iterations (0 = never) */
 } QdFrontendOptions;

@@ -80,12 +80,47 @@ dtype_arg(const Expr *e)
 
 /***** compile-time evaluation *****/
 
+/* A handle for a compile-time view of e: runtime values become 0 (the host binds a stand-in
+ * that fails when used), so that `len(values)` works on a list of runtime values. */
+static int
+lenient_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out)
+{
+    if (e->h) {
+        *out = e->h;
+        return 0;
+    }
+    if (lw_is_compile_time_scalar(e)) {
+        return lw_to_handle(lw, node, e, out);
+    }
+    if (e->kind != EX_TUPLE) {
+        *out = 0;
+        return 0;
+    }
+    QdHandle *items = QD_NEW_ARRAY(lw->arena, QdHandle, e->nitems ? e->nitems : 1);
+    if (!items) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < e->nitems; i++) {
+        RETURN_IF_ERROR(lenient_handle(lw, node, &e->items[i], &items[i]));
+    }
+    return lw->host->make_tuple(lw->host->self, lw->ctx, items, e->nitems, out);
+}
+
 /* Binds every compile-time variable in scope (innermost wins) for a host evaluation. */
 int
 lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
 {
     if (!node->pynode) {
         return lw_expr(lw, node, out);
+    }
+    if (node->kind == QD_AST_NAME) {
+        /* A kernel-scope list or tuple (possibly of runtime values) stays what it is. */
+        const char *name = qd_intern(lw->m, node->name);
+        Var *v = name ? lw_lookup_local(lw, name) : NULL;
+        if (v && v->e.kind == EX_TUPLE) {
+            *out = v->e;
+            return 0;
+        }
     }
     uint32_t base = lw->frame->vars_base;
     uint32_t cap = lw->vars.len - base;
@@ -106,14 +141,7 @@ lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
         }
         QdHandle h = v->e.h;
         if (!h && (lw_is_compile_time_scalar(&v->e) || v->e.kind == EX_TUPLE)) {
-            QdCtx quiet;
-            qd_ctx_init(&quiet);
-            QdCtx *saved = lw->ctx;
-            lw->ctx = &quiet;
-            if (lw_to_handle(lw, node, &v->e, &h) < 0) {
-                h = 0;
-            }
-            lw->ctx = saved;
+            RETURN_IF_ERROR(lenient_handle(lw, node, &v->e, &h));
         }
         names[n] = v->name;
         values[n] = h; /* 0: a runtime variable; the host makes using it an error */

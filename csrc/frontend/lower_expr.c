@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /***** types *****/
@@ -1030,6 +1031,70 @@ index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
     return 0;
 }
 
+/* Debug bounds checks: asserts that every index lies in its axis, then clamps out-of-range
+ * indices to the axis start so that the access after a failed check stays inside the memory
+ * (the launch reports the failure once it ends). Indices are rewritten in place. */
+static int
+check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32_t n)
+{
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    const QdType *u1 = qd_type_scalar(QD_TY_U1);
+    bool in_prologue = lw->task && lw->task->imm.task.kind == QD_TASK_RANGE_FOR &&
+                       lw->cur == lw->task->regions[0];
+    bool is_field = base->kind == EX_FIELD;
+    uint32_t all_ok = QD_NO_VALUE;
+    QdSbuf shape;
+    qd_sbuf_init(&shape);
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t lo = is_field ? base->view->offset[i] : 0;
+        uint32_t v, lo_id, hi_id;
+        RETURN_IF_ERROR(index_value(lw, node, &idx[i], &v));
+        lo_id = lw_const_int(lw, i32, lo);
+        if (is_field) {
+            hi_id = lw_const_int(lw, i32, lo + base->view->shape[i]);
+            qd_sbuf_printf(&shape, "%s%lld", i ? ", " : "", (long long)base->view->shape[i]);
+        } else {
+            QdInst *sh = lw_emit(lw, QD_OP_SHAPE, 1);
+            if (!sh) {
+                qd_sbuf_free(&shape);
+                return -1;
+            }
+            sh->args[0] = base->id;
+            sh->imm.i = i;
+            hi_id = qd_inst_set_result(lw->f, sh, i32, NULL);
+        }
+        uint32_t ge = lw_emit_value(lw, QD_OP_GE, u1, v, lo_id);
+        uint32_t lt = lw_emit_value(lw, QD_OP_LT, u1, v, hi_id);
+        uint32_t ok = lw_emit_value(lw, QD_OP_AND, u1, ge, lt);
+        QdInst *sel = lw_emit(lw, QD_OP_SELECT, 3);
+        if (!sel || ok == QD_NO_VALUE) {
+            qd_sbuf_free(&shape);
+            return -1;
+        }
+        sel->args[0] = ok;
+        sel->args[1] = v;
+        sel->args[2] = lo_id;
+        memset(&idx[i], 0, sizeof(idx[i]));
+        idx[i] = value_expr(qd_inst_set_result(lw->f, sel, i32, NULL), i32);
+        all_ok = all_ok == QD_NO_VALUE ? ok : lw_emit_value(lw, QD_OP_AND, u1, all_ok, ok);
+    }
+    char *dims = qd_sbuf_take(&shape);
+    if (all_ok != QD_NO_VALUE && !in_prologue) {
+        QdInst *as = lw_emit(lw, QD_OP_ASSERT, 1);
+        if (!as) {
+            free(dims);
+            return -1;
+        }
+        as->args[0] = all_ok;
+        as->imm.str = qd_arena_printf(
+            lw->arena, "%s:%u: Out of bound access to %s%s%s%s", lw->frame->file ? lw->frame->file : "?",
+            node->line, is_field ? "a field of shape (" : "an ndarray", is_field && dims ? dims : "",
+            is_field && n == 1 ? "," : "", is_field ? ")" : "");
+    }
+    free(dims);
+    return 0;
+}
+
 int
 lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
@@ -1047,6 +1112,9 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         bool is_field = base->kind == EX_FIELD;
         uint32_t ids[17];
         uint32_t k = 0;
+        if (lw->opt->bounds_check) {
+            RETURN_IF_ERROR(check_bounds(lw, node, base, idx, n));
+        }
         if (!is_field) {
             ids[k++] = base->id;
             for (uint32_t i = 0; i < n; i++) {
@@ -1126,6 +1194,114 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
     return lw_error(lw, node, QD_ERR_SYNTAX, "this value cannot be indexed in a kernel");
 }
 
+/***** comprehensions (compile-time) *****/
+
+typedef QdVec(Expr) ExprVec;
+
+/* The items of a compile-time iterable: a range with constant bounds, a tuple or list, or any
+ * Python iterable. */
+static int
+static_items(Lowerer *lw, const QdAst *node, const Expr *it, Expr *out)
+{
+    if (it->kind == EX_TUPLE) {
+        *out = *it;
+        return 0;
+    }
+    if (it->kind == EX_ITER && it->iter->kind == IT_RANGE && it->iter->begin[0].kind == EX_INT &&
+        it->iter->end[0].kind == EX_INT) {
+        int64_t lo = it->iter->begin[0].ival, hi = it->iter->end[0].ival;
+        uint32_t n = hi > lo ? (uint32_t)(hi - lo) : 0;
+        if (hi - lo > 1 << 20) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "comprehension over more than 2^20 items");
+        }
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_TUPLE;
+        out->nitems = n;
+        out->items = QD_NEW_ARRAY(lw->arena, Expr, n ? n : 1);
+        if (!out->items) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            out->items[i].kind = EX_INT;
+            out->items[i].ival = lo + (int64_t)i;
+        }
+        return 0;
+    }
+    if (it->kind == EX_PYOBJ) {
+        QdHandle t;
+        RETURN_IF_ERROR(lw->host->to_tuple(lw->host->self, lw->ctx, it->h, &t));
+        return lw_from_handle(lw, node, t, out);
+    }
+    return lw_error(lw, node, QD_ERR_SYNTAX,
+                    "comprehensions in kernels iterate over compile-time values (range of Python "
+                    "ints, tuples, lists)");
+}
+
+static int
+bind_comp_target(Lowerer *lw, const QdAst *target, const Expr *value)
+{
+    if (target->kind == QD_AST_NAME) {
+        return lw_bind(lw, target->name, value, NULL);
+    }
+    if ((target->kind == QD_AST_TUPLE || target->kind == QD_AST_LIST) && value->kind == EX_TUPLE &&
+        value->nitems == target->a.len) {
+        for (uint32_t i = 0; i < target->a.len; i++) {
+            RETURN_IF_ERROR(bind_comp_target(lw, target->a.items[i], &value->items[i]));
+        }
+        return 0;
+    }
+    return lw_error(lw, target, QD_ERR_SYNTAX, "unsupported comprehension target");
+}
+
+static int
+comprehension(Lowerer *lw, const QdAst *node, uint32_t gen, ExprVec *out)
+{
+    if (gen == node->a.len) {
+        Expr e;
+        RETURN_IF_ERROR(lw_expr(lw, node->x, &e));
+        if (e.kind == EX_LVALUE) {
+            RETURN_IF_ERROR(lw_rvalue(lw, node->x, &e, &e));
+        }
+        return qd_vec_push(lw->arena, out, e) < 0 ? qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory") : 0;
+    }
+    const QdAst *g = node->a.items[gen];
+    Expr it, items;
+    RETURN_IF_ERROR(lw_expr(lw, g->y, &it));
+    RETURN_IF_ERROR(static_items(lw, g->y, &it, &items));
+    for (uint32_t i = 0; i < items.nitems; i++) {
+        lw_push_scope(lw);
+        int rc = bind_comp_target(lw, g->x, &items.items[i]);
+        bool keep = true;
+        for (uint32_t k = 0; rc == 0 && k < g->a.len && keep; k++) {
+            Expr c;
+            rc = lw_expr(lw, g->a.items[k], &c);
+            if (rc == 0 && !lw_is_compile_time_scalar(&c)) {
+                rc = lw_error(lw, g->a.items[k], QD_ERR_SYNTAX,
+                              "comprehension conditions must be compile-time values");
+            }
+            keep = rc == 0 && (c.kind == EX_FLOAT ? c.fval != 0 : c.ival != 0);
+        }
+        if (rc == 0 && keep) {
+            rc = comprehension(lw, node, gen + 1, out);
+        }
+        lw_pop_scope(lw);
+        RETURN_IF_ERROR(rc);
+    }
+    return 0;
+}
+
+static int
+lower_listcomp(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    ExprVec items = {0};
+    RETURN_IF_ERROR(comprehension(lw, node, 0, &items));
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->items = items.data;
+    out->nitems = items.len;
+    return 0;
+}
+
 /***** dispatch *****/
 
 int
@@ -1190,6 +1366,8 @@ lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
     case QD_AST_TUPLE:
     case QD_AST_LIST:
         return lower_sequence(lw, node, out);
+    case QD_AST_LIST_COMP:
+        return lower_listcomp(lw, node, out);
     case QD_AST_NAMED_EXPR: {
         /* (x := v): assigns like `x = v` and evaluates to the value. */
         RETURN_IF_ERROR(lw_expr(lw, node->y, out));

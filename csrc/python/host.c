@@ -572,7 +572,8 @@ host_make_tuple(void *self, QdCtx *ctx, const QdHandle *items, uint32_t n, QdHan
     QdPyHost *h = self;
     PyObject *t = PyTuple_New(n);
     for (uint32_t i = 0; t && i < n; i++) {
-        PyObject *v = qd_py_host_get(h, items[i]);
+        /* Handle 0 stands for a runtime value: the stand-in fails when Python uses it. */
+        PyObject *v = items[i] ? qd_py_host_get(h, items[i]) : h->sentinel;
         PyTuple_SET_ITEM(t, i, Py_NewRef(v ? v : Py_None));
     }
     return add_new(h, ctx, t, out);

@@ -550,13 +550,14 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     qd_ctx_init(&ctx);
     CompiledKernelObject *ck = NULL;
     PyObject *result = NULL;
-    long fp, ip, debug, short_circuit, unroll, keep_qir;
+    long fp, ip, debug, short_circuit, unroll, keep_qir, oob;
     if (option_int(options, "default_fp", QD_TY_F32, &fp) < 0 ||
         option_int(options, "default_ip", QD_TY_I32, &ip) < 0 ||
         option_int(options, "debug", 0, &debug) < 0 ||
         option_int(options, "short_circuit", 1, &short_circuit) < 0 ||
         option_int(options, "unrolling_limit", 32, &unroll) < 0 ||
-        option_int(options, "keep_qir", 0, &keep_qir) < 0) {
+        option_int(options, "keep_qir", 0, &keep_qir) < 0 ||
+        option_int(options, "check_out_of_bound", 0, &oob) < 0) {
         qd_arena_free(&arena);
         return NULL;
     }
@@ -595,6 +596,7 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     req.frontend.default_fp = (QdTypeKind)fp;
     req.frontend.default_ip = (QdTypeKind)ip;
     req.frontend.debug = debug != 0;
+    req.frontend.bounds_check = debug != 0 || oob != 0;
     req.frontend.short_circuit = short_circuit != 0;
     req.frontend.unrolling_limit = (uint32_t)unroll;
     req.resolve_field = resolve_field;
