@@ -901,6 +901,31 @@ b_print(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     return inst ? 0 : -1;
 }
 
+/* tuple(x) / list(x) of a kernel-scope sequence (or of a compile-time Python iterable). */
+static int
+b_sequence(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    if (c->npos == 0) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_TUPLE;
+        return 0;
+    }
+    RETURN_IF_ERROR(expect_args(lw, c, "tuple", 1, 1));
+    const Expr *x = &c->pos[0];
+    if (x->kind == EX_TUPLE) {
+        *out = *x;
+        out->h = 0;
+        return 0;
+    }
+    if (x->kind == EX_PYOBJ || (x->kind == EX_STR && x->h)) {
+        QdHandle t;
+        RETURN_IF_ERROR(lw->host->to_tuple(lw->host->self, lw->ctx, x->h, &t));
+        return lw_from_handle(lw, c->node, t, out);
+    }
+    return lw_error(lw, c->node, QD_ERR_SYNTAX, "tuple()/list() of this value is not supported in kernels");
+}
+
 static int
 b_len(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
 {
@@ -979,6 +1004,8 @@ static const Builtin builtins[] = {
     {"atomic_cas", b_atomic, QD_OP_ATOMIC_CAS},
     {"print", b_print, QD_OP_COUNT_},
     {"len", b_len, QD_OP_COUNT_},
+    {"tuple", b_sequence, QD_OP_COUNT_},
+    {"list", b_sequence, QD_OP_COUNT_},
 };
 
 /***** calls *****/

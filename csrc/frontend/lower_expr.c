@@ -578,11 +578,49 @@ small_power(Lowerer *lw, const Expr *base, int64_t n, Expr *out)
     return 0;
 }
 
+/* Python sequence arithmetic on kernel-scope tuples and lists: t + u, t * n, n * t. */
+static int
+sequence_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
+{
+    uint64_t total;
+    const Expr *seq = a->kind == EX_TUPLE ? a : b;
+    const Expr *other = seq == a ? b : a;
+    if (op == QD_BIN_ADD && a->kind == EX_TUPLE && b->kind == EX_TUPLE) {
+        total = (uint64_t)a->nitems + b->nitems;
+    } else if (op == QD_BIN_MUL && other->kind == EX_INT) {
+        total = other->ival > 0 ? (uint64_t)seq->nitems * (uint64_t)other->ival : 0;
+    } else {
+        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand types for a tuple or list");
+    }
+    if (total > (1u << 20)) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "tuple or list too long in a kernel");
+    }
+    Expr *items = QD_NEW_ARRAY(lw->arena, Expr, total ? total : 1);
+    if (!items) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint64_t i = 0; i < total; i++) {
+        if (op == QD_BIN_ADD) {
+            items[i] = i < a->nitems ? a->items[i] : b->items[i - a->nitems];
+        } else {
+            items[i] = seq->items[i % seq->nitems];
+        }
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->items = items;
+    out->nitems = (uint32_t)total;
+    return 0;
+}
+
 int
 lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
     if (lw_is_compile_time_scalar(a) && lw_is_compile_time_scalar(b)) {
         return fold_binary(lw, node, op, a, b, out);
+    }
+    if (a->kind == EX_TUPLE || b->kind == EX_TUPLE) {
+        return sequence_binary(lw, node, op, a, b, out);
     }
     if (op == QD_BIN_MATMUL) {
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for @: scalars");

@@ -18,7 +18,7 @@
 
 /* Python builtins that are kernel-scope builtins too, by the name the frontend knows. */
 static const char *const python_builtins[] = {"range", "min", "max", "abs", "len", "print",
-                                              "pow", "any", "all"};
+                                              "pow", "any", "all", "tuple", "list"};
 
 int
 qd_py_host_error_from_exception(QdCtx *ctx)
