@@ -140,6 +140,8 @@ typedef struct QdHost {
     int (*make_int)(void *self, QdCtx *ctx, int64_t v, QdHandle *out);
     int (*make_float)(void *self, QdCtx *ctx, double v, QdHandle *out);
     int (*make_tuple)(void *self, QdCtx *ctx, const QdHandle *items, uint32_t n, QdHandle *out);
+    /* A str handle; s NULL gives None. */
+    int (*make_str)(void *self, QdCtx *ctx, const char *s, QdHandle *out);
     /* Prints at trace time (qd.static_print). */
     int (*print)(void *self, QdCtx *ctx, const char *text);
     /* Emits a Python warning (category "QuadrantsCastWarning", "SyntaxWarning", "UserWarning"). */

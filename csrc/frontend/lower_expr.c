@@ -397,6 +397,10 @@ lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out)
         return host->make_int(host->self, lw->ctx, e->ival, out);
     case EX_FLOAT:
         return host->make_float(host->self, lw->ctx, e->fval, out);
+    case EX_STR:
+        return host->make_str(host->self, lw->ctx, e->str, out);
+    case EX_NONE:
+        return host->make_str(host->self, lw->ctx, NULL, out); /* NULL: None */
     case EX_TUPLE: {
         QdHandle *items = QD_NEW_ARRAY(lw->arena, QdHandle, e->nitems ? e->nitems : 1);
         if (!items) {
@@ -409,7 +413,8 @@ lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out)
     }
     default:
         return lw_error(lw, node, QD_ERR_COMPILATION,
-                        "qd.static() needs compile-time values; this is a runtime value");
+                        "this value exists only at run time; Python code evaluated at compile time "
+                        "(qd.static, plain Python functions) cannot use it");
     }
 }
 

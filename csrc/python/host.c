@@ -580,6 +580,15 @@ host_make_tuple(void *self, QdCtx *ctx, const QdHandle *items, uint32_t n, QdHan
 }
 
 static int
+host_make_str(void *self, QdCtx *ctx, const char *s, QdHandle *out)
+{
+    if (!s) {
+        return add_new(self, ctx, Py_NewRef(Py_None), out);
+    }
+    return add_new(self, ctx, PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace"), out);
+}
+
+static int
 host_print(void *self, QdCtx *ctx, const char *text)
 {
     (void)self;
@@ -648,6 +657,7 @@ qd_py_host_init(QdPyHost *h, QdArena *arena, QdTypeKind default_fp, QdTypeKind d
     host->make_int = host_make_int;
     host->make_float = host_make_float;
     host->make_tuple = host_make_tuple;
+    host->make_str = host_make_str;
     host->print = host_print;
     host->warn = host_warn;
     return 0;
