@@ -95,6 +95,7 @@ from quadrants._field import (
     root,
 )
 from quadrants._kernel import data_oriented, func, kernel, pyfunc, real_func
+from quadrants import math
 from quadrants._ndarray import ndarray
 from quadrants._runtime import (
     amdgpu,

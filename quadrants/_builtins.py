@@ -320,6 +320,36 @@ def bit_shr(x, n):
     return _types.wrap_int(shifted, dtype.bits, dtype.is_signed)
 
 
+def _int_bits(x, name):
+    """(the bits of integer `x` as a non-negative Python int, its width): NumPy integers by their
+    type; Python ints as 32-bit when they fit i32 or u32, else as 64-bit."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"qd.math.{name} takes an integer, got {type(x).__name__}")
+    if isinstance(x, np.integer):
+        width = x.dtype.itemsize * 8
+    elif -(2**31) <= x < 2**32:
+        width = 32
+    elif -(2**63) <= x < 2**64:
+        width = 64
+    else:
+        raise OverflowError(f"qd.math.{name}: {x} does not fit a 64-bit integer")
+    return int(x) & ((1 << width) - 1), width
+
+
+@_builtin("popcnt")
+def popcnt(x):
+    """The number of set bits of integer `x` (i32; qd.math.popcnt)."""
+    return bin(_int_bits(x, "popcnt")[0]).count("1")
+
+
+@_builtin("clz")
+def clz(x):
+    """The number of leading zero bits of integer `x` in its width (i32; clz(0) is the width;
+    qd.math.clz)."""
+    bits, width = _int_bits(x, "clz")
+    return width - bits.bit_length()
+
+
 @_builtin("frexp")
 def frexp(x):
     """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1."""
