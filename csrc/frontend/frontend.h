@@ -180,6 +180,9 @@ typedef struct QdKernelInfo {
     uint32_t nreturns;          /* number of return values */
     QdTypeKind returns[16];     /* their types */
     bool has_print;             /* sync after every launch */
+    int32_t rng_param;          /* index of the hidden u64 seed parameter, -1 when the kernel
+                                   draws no random numbers; the launcher passes a fresh seed
+                                   (from random_seed and a launch counter) every launch */
 } QdKernelInfo;
 
 /* Lowers kernel `def` (scope = its Python function) for one argument signature into a new QIR

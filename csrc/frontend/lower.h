@@ -127,6 +127,9 @@ typedef struct Lowerer {
     LoopConfig loop_config;   /* pending qd.loop_config */
     uint32_t depth;           /* inlining depth (recursion guard) */
     bool terminated;          /* a break/continue ended the current block: skip the rest */
+    QdInst *pfor;             /* parallel_for being filled (its body), or NULL */
+    QdInst *rng_task;         /* task whose random state is rng_slot, or NULL */
+    uint32_t rng_slot;        /* pointer to that task's u64 random state */
     int static_ctl;           /* 1 = break, 2 = continue requested inside a static loop */
     int static_loops;         /* static loops around the current statement in this frame, with no
                                  runtime control flow in between (0 = break/continue are runtime) */
@@ -193,6 +196,11 @@ const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
 int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
 /* Evaluates `qd.static(arg)`-style compile-time expressions through the host. */
 int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);
+
+/***** lower_random.c *****/
+
+/* 64 random bits (a u64 value) from the per-iteration state of the current task. */
+int lw_random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits);
 
 /***** lower_stmt.c *****/
 

@@ -411,6 +411,7 @@ qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, QdHandle s
     lw->arena = &m->arena;
     lw->at_top = true;
     memset(info, 0, sizeof(*info));
+    info->rng_param = -1;
     FuncFrame frame = {0};
     frame.scope = scope;
     frame.file = def->cst.sval;

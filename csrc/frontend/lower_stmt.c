@@ -536,6 +536,7 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
     lw->cur = pf->regions[0];
     lw->at_top = false;
     lw->in_parallel = true;
+    lw->pfor = pf;
     uint32_t idx[16];
     if (it->kind == IT_RANGE) {
         idx[0] = ivar;
@@ -562,6 +563,7 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
     lw_pop_scope(lw);
     lw->terminated = false;
     lw->in_parallel = false;
+    lw->pfor = NULL;
     lw->at_top = true;
     lw->cur = NULL;
     lw->task = NULL;

@@ -51,6 +51,7 @@ typedef struct CompiledKernelObject {
     uint32_t nparams;         /* how many */
     uint64_t generation;      /* runtime generation it was compiled in */
     bool has_print;           /* the kernel prints */
+    int64_t rng_offset;       /* offset of the hidden random seed argument, -1 when none */
     PyObject *qir_frontend;   /* str: QIR after the frontend (options["keep_qir"]), or NULL */
     PyObject *qir;            /* str: QIR after the passes, or NULL */
 } CompiledKernelObject;
@@ -120,6 +121,9 @@ ensure_runtime(QdPyState *state, PyObject *options, QdCtx *ctx)
         if ((v = PyDict_GetItemString(options, "num_threads")) && PyLong_Check(v)) {
             nthreads = (int32_t)PyLong_AsLong(v);
         }
+        if ((v = PyDict_GetItemString(options, "random_seed")) && PyLong_Check(v)) {
+            state->random_seed = PyLong_AsUnsignedLongLongMask(v);
+        }
     }
     uint32_t nsym = 0;
     const QdCpuSymbol *syms = qd_cpu_runtime_symbols(&nsym);
@@ -143,6 +147,8 @@ qd_py_runtime_reset(QdPyState *state)
         PyDict_Clear(state->fields);
     }
     state->generation++;
+    state->rng_launches = 0;
+    state->random_seed = 0;
 }
 
 /***** the CompiledKernel type *****/
@@ -278,6 +284,14 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
     } else {
         memset(argbuf, 0, self->code.args_size);
     }
+    if (self->rng_offset >= 0) {
+        /* A new seed every launch: a fixed random_seed repeats the program's sequence. */
+        uint64_t z = state->random_seed + 0x9E3779B97F4A7C15ULL * ++state->rng_launches;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+        memcpy(packed + self->rng_offset, &z, sizeof(z));
+    }
     for (uint32_t i = 0; i < self->nparams; i++) {
         const ParamDesc *pd = &self->params[i];
         if (pd->kind == PARAM_SCALAR) {
@@ -367,6 +381,12 @@ static PyObject *
 ck_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     return ck_call((CompiledKernelObject *)callable, args, nargsf, kwnames);
+}
+
+PyObject *
+qd_py_compiled_kernel_call(PyObject *ck, PyObject *const *args, Py_ssize_t nargs)
+{
+    return ck_call((CompiledKernelObject *)ck, args, (size_t)nargs, NULL);
 }
 
 static PyObject *
@@ -634,6 +654,9 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
             q++;
         }
     }
+    ck->rng_offset = info.rng_param >= 0 && (uint32_t)info.rng_param < ck->code.nparams
+                         ? (int64_t)ck->code.arg_offsets[info.rng_param]
+                         : -1;
     ck->tasks = PyMem_Calloc(ck->code.ntasks ? ck->code.ntasks : 1, sizeof(QdCpuTask));
     if (!ck->tasks) {
         PyErr_NoMemory();

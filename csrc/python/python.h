@@ -30,6 +30,8 @@ typedef struct QdPyState {
     struct QdCpuJit *jit;           /* the CPU JIT of the current runtime, or NULL */
     struct QdCpuPool *pool;         /* the CPU thread pool of the current runtime, or NULL */
     uint64_t generation;            /* bumped by every runtime reset */
+    uint64_t random_seed;           /* qd.init(random_seed=...) of the current runtime */
+    uint64_t rng_launches;          /* launches that drew random numbers since then */
 } QdPyState;
 
 /* The state of the _core module. `module` is borrowed and must be quadrants._core. */
@@ -68,6 +70,15 @@ PyObject *qd_py_compiled_kernel_type_new(PyObject *module);
 PyObject *qd_py_compile_kernel(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 /* Drops the JIT, the thread pool and the field registry of the current runtime. */
 void qd_py_runtime_reset(QdPyState *state);
+/* Launches CompiledKernel `ck` (borrowed; the caller checked its type) with one positional
+ * argument per parameter, as calling it does. New reference or NULL with an exception set. */
+PyObject *qd_py_compiled_kernel_call(PyObject *ck, PyObject *const *args, Py_ssize_t nargs);
+
+/***** dispatch.c *****/
+
+/* The Dispatcher type (the C base of qd.kernel objects: the launch fast path) for `module`
+ * (new reference; NULL with an exception set). */
+PyObject *qd_py_dispatcher_type_new(PyObject *module);
 
 /***** testing.c *****/
 
