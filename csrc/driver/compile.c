@@ -2,12 +2,16 @@
  *
  *     Python AST (python/host_ast.c)
  *       -> frontend: names, compile-time evaluation, types, inlining, tasks  -> QIR
- *       -> passes:   instantiate, inline, constfold, demote_atomics, dce      -> QIR
+ *       -> passes:   instantiate, inline, constfold, demote_atomics,
+ *                    localize_tmps, dce                                       -> QIR
  *       -> verify (codegen-ready)
  *       -> codegen:  LLVM IR, O3, machine code in the JIT                     -> task entry points
+ *          or, for CUDA: LLVM IR, libdevice, O3, PTX                         -> PTX text
+ *                        + the host-evaluable bounds in the CPU JIT          -> grid sizes
  *
  * One compilation owns one QdModule (one arena); it is freed when the machine code exists.
- * QD_DUMP=frontend,passes prints the QIR after the frontend and after the passes to stderr,
+ * QD_DUMP=frontend,passes prints the QIR after the frontend and after the passes to stderr
+ * (QD_DUMP=ptx the PTX of CUDA kernels),
  * QD_VERIFY=1 verifies after every pass.
  */
 #include "driver.h"
@@ -17,6 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Our passes, in order, for every kernel. */
+#define PIPELINE "instantiate,inline,constfold,demote_atomics,localize_tmps,dce"
 
 /* Whether QD_DUMP lists `stage`. */
 static bool
@@ -48,20 +55,16 @@ dump_module(const char *stage, const QdModule *m)
     }
 }
 
-int
-qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
-                      QdCompiledKernel *out, QdKernelInfo *info)
+/* Frontend, passes and the codegen-ready verification: the part shared by every target.
+ * Returns the kernel in m, or NULL with a diag. */
+static QdFunc *
+lower_kernel(QdCtx *ctx, QdModule *m, QdCompileRequest *req, QdKernelInfo *info)
 {
-    int rc = -1;
     bool verify = req->verify || getenv("QD_VERIFY") != NULL;
-    QdModule *m = qd_module_new();
-    if (!m) {
-        return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
-    }
     QdFunc *kernel = qd_frontend_lower_kernel(ctx, m, req->host, req->scope, req->def, req->name,
                                               req->args, req->nargs, &req->frontend, info);
     if (!kernel) {
-        goto done;
+        return NULL;
     }
     if (dump_enabled("frontend")) {
         dump_module("frontend", m);
@@ -70,22 +73,62 @@ qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
         req->qir_frontend = qd_module_print(m);
     }
     if (verify && qd_module_verify(ctx, m, QD_VERIFY_DEFAULT) < 0) {
-        goto done;
+        return NULL;
     }
     if (qd_run_passes(ctx, m, "instantiate,inline,constfold,demote_atomics,dce", verify) < 0) {
-        goto done;
+        return NULL;
     }
     if (dump_enabled("passes")) {
         dump_module("passes", m);
     }
     if (qd_module_verify(ctx, m, QD_VERIFY_CONCRETE) < 0) {
-        goto done;
+        return NULL;
     }
     if (req->keep_qir) {
         req->qir_final = qd_module_print(m);
     }
-    rc = qd_cpu_jit_compile(ctx, jit, m, kernel->name, req->resolve_field, req->resolve_user, out);
-done:
+    return kernel;
+}
+
+int
+qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
+                      QdCompiledKernel *out, QdKernelInfo *info)
+{
+    int rc = -1;
+    QdModule *m = qd_module_new();
+    if (!m) {
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+    }
+    QdFunc *kernel = lower_kernel(ctx, m, req, info);
+    if (kernel) {
+        rc = qd_cpu_jit_compile(ctx, jit, m, kernel->name, req->resolve_field, req->resolve_user,
+                                out);
+    }
+    qd_module_free(m);
+    return rc;
+}
+
+int
+qd_compile_kernel_cuda(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
+                       const QdNvptxOptions *opts, QdNvptxKernel *out, QdCompiledKernel *host,
+                       QdKernelInfo *info)
+{
+    int rc = -1;
+    QdModule *m = qd_module_new();
+    memset(host, 0, sizeof(*host));
+    if (!m) {
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+    }
+    QdFunc *kernel = lower_kernel(ctx, m, req, info);
+    if (kernel && qd_nvptx_compile(ctx, m, kernel->name, opts, out) == 0) {
+        if (dump_enabled("ptx")) {
+            fprintf(stderr, "--- PTX of %s ---\n%s", kernel->name, out->ptx);
+        }
+        rc = qd_cpu_jit_compile_bounds(ctx, jit, m, kernel->name, host);
+        if (rc < 0) {
+            qd_nvptx_kernel_release(out);
+        }
+    }
     qd_module_free(m);
     return rc;
 }

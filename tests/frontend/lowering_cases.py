@@ -1,0 +1,116 @@
+"""Kernels whose lowering to QIR is checked against golden files (test_lowering_golden.py).
+
+Each case is a function that initializes qd, defines its kernel and calls it once; the test
+captures the QIR the frontend produced for that call. Keep the kernels small and the source
+stable: the golden files quote their line numbers.
+"""
+
+import numpy as np
+
+import quadrants as qd
+
+NDARRAY_F32 = qd.types.ndarray(dtype=qd.f32, ndim=1)
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+@case
+def saxpy():
+    @qd.kernel
+    def k(a: qd.f32, x: NDARRAY_F32, y: NDARRAY_F32):
+        for i in range(x.shape[0]):
+            y[i] = a * x[i] + y[i]
+
+    k(2.0, np.zeros(4, np.float32), np.zeros(4, np.float32))
+    return k
+
+
+@case
+def ndrange_field():
+    f = qd.field(qd.i32, shape=(4, 6))
+
+    @qd.kernel
+    def k():
+        for i, j in qd.ndrange((1, 4), 6):
+            f[i, j] = i * 10 + j
+
+    k()
+    return k
+
+
+@case
+def kernel_scope_reduction():
+    @qd.kernel
+    def k(x: NDARRAY_F32) -> qd.f32:
+        total = 0.0
+        for i in range(x.shape[0]):
+            total += x[i]
+        return total
+
+    k(np.zeros(4, np.float32))
+    return k
+
+
+@case
+def serial_while_break():
+    @qd.kernel
+    def k(n: qd.i32) -> qd.i32:
+        s = 0
+        i = 0
+        while i < n:
+            i += 1
+            if i % 7 == 0:
+                break
+            s += i
+        return s
+
+    k(3)
+    return k
+
+
+@case
+def static_unroll_and_funcs():
+    @qd.func
+    def scaled(v, s: qd.f32):
+        v = v * s
+        return v
+
+    @qd.kernel
+    def k(x: NDARRAY_F32):
+        for i in range(x.shape[0]):
+            acc = 0.0
+            for j in qd.static(range(3)):
+                acc += scaled(x[i], j + 1)
+            x[i] = acc
+
+    k(np.zeros(4, np.float32))
+    return k
+
+
+@case
+def promotion_and_conditionals():
+    @qd.kernel
+    def k(a: qd.i32, b: qd.u8, c: qd.f64) -> qd.f64:
+        d = a // 3 + b % 4
+        e = c if d > 2 else a / 2
+        return e + (a and b)
+
+    k(1, 2, 3.0)
+    return k
+
+
+@case
+def offset_order_struct_for():
+    f = qd.field(qd.f32, shape=(3, 5), order="ji", offset=(-1, 2))
+
+    @qd.kernel
+    def k():
+        for i, j in f:
+            f[i, j] = i - j
+
+    k()
+    return k

@@ -1,0 +1,63 @@
+"""IR golden tests of the frontend: the QIR a kernel lowers to, before and after the passes.
+
+For each case of lowering_cases.py the test compiles the kernel with keep_qir, takes the QIR the
+frontend produced (`<case>.qir`) and the QIR handed to the code generator (`<case>.final.qir`),
+and compares both with the files in golden/ (`pytest --update-golden` rewrites them). Source
+locations are printed relative to this directory so the files do not depend on the checkout's
+path. Every golden file must also parse and print back unchanged.
+"""
+
+import os
+
+import pytest
+
+import quadrants as qd
+from quadrants import _runtime
+from quadrants._core import _testing
+
+import lowering_cases
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.join(HERE, "golden")
+
+
+def _compiled_kernels(kernel):
+    for entry in kernel._compiled.values():
+        for item in entry if isinstance(entry, tuple) else (entry,):
+            if type(item).__name__ == "CompiledKernel":
+                yield item
+
+
+def _check(path, text, update):
+    if update or not os.path.exists(path):
+        if not update:
+            pytest.fail(f"missing golden file {path}; run with --update-golden")
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    with open(path) as f:
+        expected = f.read()
+    assert text == expected
+
+
+@pytest.mark.parametrize("name", sorted(lowering_cases.CASES))
+def test_lowering(name, monkeypatch, update_golden):
+    original = _runtime.compile_options
+
+    def with_qir():
+        options = dict(original())
+        options["keep_qir"] = 1
+        return options
+
+    monkeypatch.setattr(_runtime, "compile_options", with_qir)
+    qd.init(arch=qd.cpu)
+    kernel = lowering_cases.CASES[name]()
+    (compiled,) = list(_compiled_kernels(kernel))
+    prefix = HERE + os.sep
+    frontend = compiled.qir_frontend.replace(prefix, "")
+    final = compiled.qir.replace(prefix, "")
+    _check(os.path.join(GOLDEN, name + ".qir"), frontend, update_golden)
+    _check(os.path.join(GOLDEN, name + ".final.qir"), final, update_golden)
+    for text in (frontend, final):
+        assert _testing.parse_print(text) == text
+        _testing.verify(text)
