@@ -270,8 +270,10 @@ def reset():
 
 def sync():
     """Waits until all launched work is done."""
-    require_init()
-    # CPU launches finish before the kernel call returns: there is nothing to wait for yet.
+    cfg = require_init()
+    # CPU launches finish before the kernel call returns; CUDA ones are asynchronous.
+    if cfg.arch is Arch.cuda:
+        _core.cuda_sync()
 
 
 def check_require_version(require_version):
@@ -494,7 +496,9 @@ def compile_options():
         "short_circuit": bool(special.short_circuit_operators),
         "unrolling_limit": int(special.unrolling_limit),
         "fast_math": bool(cfg.fast_math),
-        "opt_level": int(cfg.opt_level),
+        # LLVM's optimization level: the reference's external_optimization_level (default 3);
+        # its opt_level concerns its own IR passes.
+        "opt_level": int(cfg.external_optimization_level),
         "print_kernel_llvm_ir": bool(cfg.print_kernel_llvm_ir),
         "print_kernel_llvm_ir_optimized": bool(cfg.print_kernel_llvm_ir_optimized),
         "print_kernel_asm": bool(cfg.print_kernel_asm),
@@ -504,6 +508,8 @@ def compile_options():
         "random_seed": int(cfg.random_seed),
         "print_full_traceback": bool(special.print_full_traceback),
         "arch": cfg.arch.name,
+        "default_gpu_block_dim": int(cfg.default_gpu_block_dim),
+        "saturating_grid_dim": int(cfg.saturating_grid_dim),
     }
 
 

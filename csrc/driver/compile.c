@@ -62,7 +62,8 @@ lower_kernel(QdCtx *ctx, QdModule *m, QdCompileRequest *req, QdKernelInfo *info)
 {
     bool verify = req->verify || getenv("QD_VERIFY") != NULL;
     QdFunc *kernel = qd_frontend_lower_kernel(ctx, m, req->host, req->scope, req->def, req->name,
-                                              req->args, req->nargs, &req->frontend, info);
+                                              req->args, req->nargs, req->ret_annotation,
+                                              &req->frontend, info);
     if (!kernel) {
         return NULL;
     }
@@ -75,7 +76,7 @@ lower_kernel(QdCtx *ctx, QdModule *m, QdCompileRequest *req, QdKernelInfo *info)
     if (verify && qd_module_verify(ctx, m, QD_VERIFY_DEFAULT) < 0) {
         return NULL;
     }
-    if (qd_run_passes(ctx, m, "instantiate,inline,constfold,demote_atomics,dce", verify) < 0) {
+    if (qd_run_passes(ctx, m, PIPELINE, verify) < 0) {
         return NULL;
     }
     if (dump_enabled("passes")) {

@@ -18,6 +18,7 @@ typedef struct QdCompileRequest {
     const char *name;              /* kernel name (QIR and symbol prefix) */
     const QdKernelArg *args;       /* one per kernel parameter */
     uint32_t nargs;                /* how many */
+    QdHandle ret_annotation;       /* evaluated return annotation, 0 = from the AST */
     QdFrontendOptions frontend;    /* typing options */
     bool verify;                   /* verify the IR after every pass (tests, QD_VERIFY=1) */
     QdFieldResolver resolve_field; /* base addresses of fields */
@@ -31,5 +32,13 @@ typedef struct QdCompileRequest {
  * qd_compiled_kernel_release) and *info and returns 0; -1 with a diag otherwise. */
 int qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
                           QdCompiledKernel *out, QdKernelInfo *info);
+
+/* Compiles a kernel for CUDA: the PTX in *out (release with qd_nvptx_kernel_release) and, in
+ * *host, the bounds functions the launcher evaluates on the host, compiled by the CPU JIT
+ * (codegen.h: qd_cpu_jit_compile_bounds; release with qd_compiled_kernel_release). 0, or -1
+ * with a diag (and nothing to release). */
+int qd_compile_kernel_cuda(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
+                           const QdNvptxOptions *opts, QdNvptxKernel *out, QdCompiledKernel *host,
+                           QdKernelInfo *info);
 
 #endif /* QD_DRIVER_H */

@@ -186,9 +186,12 @@ typedef struct QdKernelInfo {
 } QdKernelInfo;
 
 /* Lowers kernel `def` (scope = its Python function) for one argument signature into a new QIR
- * kernel named `name` in `m` (plus the field declarations it uses). NULL with a diag on error. */
+ * kernel named `name` in `m` (plus the field declarations it uses). `ret_annotation` is the
+ * evaluated return annotation (Python evaluates annotations where the function is defined, so
+ * names they use need not be in its closure), 0 to evaluate the AST's. NULL with a diag. */
 QdFunc *qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, QdHandle scope,
                                  const QdAst *def, const char *name, const QdKernelArg *args,
-                                 uint32_t nargs, const QdFrontendOptions *opt, QdKernelInfo *info);
+                                 uint32_t nargs, QdHandle ret_annotation,
+                                 const QdFrontendOptions *opt, QdKernelInfo *info);
 
 #endif /* QD_FRONTEND_H */

@@ -31,6 +31,7 @@ typedef enum ExprKind {
     EX_BUILTIN,  /* a kernel-scope builtin: str (name) */
     EX_FUNC,     /* a @qd.func: h */
     EX_ITER,     /* an iterable for `for`: iter (range / ndrange / grouped descriptor) */
+    EX_DICT,     /* compile-time dict: keys[i] (compile-time) -> items[i], nitems entries */
 } ExprKind;
 
 typedef struct Expr Expr;
@@ -50,8 +51,9 @@ struct Expr {
     QdField *field;      /* FIELD: the QIR field (physical shape) */
     const struct FieldView *view; /* FIELD: canonical shape, order and offsets */
     uint32_t ndim;       /* NDARRAY, SHAPE */
-    Expr *items;         /* TUPLE: elements */
-    uint32_t nitems;     /* TUPLE: count */
+    Expr *items;         /* TUPLE: elements; DICT: values */
+    Expr *keys;          /* DICT: keys */
+    uint32_t nitems;     /* TUPLE, DICT: count */
     bool is_vector;      /* TUPLE: a qd.Vector of runtime values (a grouped index) */
     IterSpec *iter;      /* ITER */
 };
@@ -105,6 +107,7 @@ typedef struct FuncFrame {
     int control_depth;     /* runtime if/for/while around the current statement */
     Expr ret;              /* value of that return (funcs) */
     const QdAst *ret_annotation; /* declared return type (funcs), or NULL */
+    QdHandle ret_value;    /* kernel: the evaluated return annotation, 0 when unknown */
     struct FuncFrame *parent; /* caller */
 } FuncFrame;
 
@@ -189,6 +192,9 @@ int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
 /* Expr for a host handle (describes it). */
 int lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
+/* The slot of a compile-time container (tuple, list, dict) that `index` selects, or NULL with
+ * a diag; assignments rebind it. */
+Expr *lw_container_item(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index);
 const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
 
 /***** lower_call.c *****/

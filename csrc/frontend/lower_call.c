@@ -525,7 +525,8 @@ static int
 b_unary_math(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
 {
     const char *name = qd_op_info[op].text;
-    RETURN_IF_ERROR(expect_args(lw, c, name, 1, 1));
+    bool rounding = op == QD_OP_FLOOR || op == QD_OP_CEIL || op == QD_OP_ROUND;
+    RETURN_IF_ERROR(expect_args(lw, c, name, 1, rounding ? 2 : 1));
     const Expr *x = &c->pos[0];
     bool float_only = qd_op_info[op].sig == SIG_FLOAT1;
     bool int_to_fp = op == QD_OP_SQRT || op == QD_OP_RSQRT || op == QD_OP_EXP || op == QD_OP_LOG;
@@ -547,8 +548,8 @@ b_unary_math(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
         return -1;
     }
     *out = value_of(id, ty);
-    /* floor/ceil/round(x, dtype=T) convert the result. */
-    const Expr *dt = keyword(c, "dtype");
+    /* floor/ceil/round(x, dtype=T) (or positionally) convert the result. */
+    const Expr *dt = c->npos > 1 ? &c->pos[1] : keyword(c, "dtype");
     if (dt && dt->kind != EX_NONE) {
         const QdType *target = dtype_arg(dt);
         if (!target) {
@@ -706,6 +707,91 @@ b_select(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     return out->id == QD_NO_VALUE ? -1 : 0;
 }
 
+/***** frexp *****/
+
+static uint32_t
+select_value(Lowerer *lw, const QdType *ty, uint32_t c, uint32_t a, uint32_t b)
+{
+    QdInst *inst = lw_emit(lw, QD_OP_SELECT, 3);
+    if (!inst) {
+        return QD_NO_VALUE;
+    }
+    inst->args[0] = c;
+    inst->args[1] = a;
+    inst->args[2] = b;
+    return qd_inst_set_result(lw->f, inst, ty, NULL);
+}
+
+/* Mantissa and exponent of x's bits (x = m * 2^e, 0.5 <= |m| < 1) for a normal number;
+ * `extra` is subtracted from the exponent (for pre-scaled subnormals). */
+static void
+split_float(Lowerer *lw, const QdType *ty, uint32_t x, int64_t extra, uint32_t *m, uint32_t *e)
+{
+    bool f64 = ty->kind == QD_TY_F64;
+    const QdType *u = qd_type_scalar(f64 ? QD_TY_U64 : QD_TY_U32);
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    int mant = f64 ? 52 : 23;
+    int64_t emask = f64 ? 0x7ff : 0xff, bias = f64 ? 1023 : 127;
+    uint32_t bits = lw_emit_value(lw, QD_OP_BITCAST, u, x, 0);
+    uint32_t ef = lw_emit_value(lw, QD_OP_LSHR, u, bits, lw_const_int(lw, u, mant));
+    ef = lw_emit_value(lw, QD_OP_AND, u, ef, lw_const_int(lw, u, emask));
+    uint32_t ei = lw_emit_value(lw, QD_OP_CAST, i32, ef, 0);
+    *e = lw_emit_value(lw, QD_OP_SUB, i32, ei, lw_const_int(lw, i32, bias - 1 + extra));
+    uint32_t keep = lw_const_int(lw, u, (int64_t)~((uint64_t)emask << mant));
+    uint32_t mb = lw_emit_value(lw, QD_OP_AND, u, bits, keep);
+    mb = lw_emit_value(lw, QD_OP_OR, u, mb, lw_const_int(lw, u, (bias - 1) << mant));
+    *m = lw_emit_value(lw, QD_OP_BITCAST, ty, mb, 0);
+}
+
+/* qd.frexp(x) -> (m, e) with x = m * 2^e, 0.5 <= |m| < 1, as numpy.frexp; zero, infinities
+ * and NaN give (x, 0). */
+static int
+b_frexp(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(expect_args(lw, c, "frexp", 1, 1));
+    const QdType *ty = lw_dtype_of(lw, &c->pos[0]);
+    if (!ty || !qd_type_is_float(ty) || (ty->kind != QD_TY_F32 && ty->kind != QD_TY_F64)) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "frexp() takes an f32 or f64 value");
+    }
+    bool f64 = ty->kind == QD_TY_F64;
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    const QdType *u1 = qd_type_scalar(QD_TY_U1);
+    Expr xv;
+    RETURN_IF_ERROR(lw_convert(lw, c->node, &c->pos[0], ty, &xv));
+    uint32_t x = xv.id;
+    uint32_t m, e, sm, se;
+    split_float(lw, ty, x, 0, &m, &e);
+    /* Subnormals: scale into the normal range first. */
+    int scale = f64 ? 54 : 25;
+    uint32_t xs = lw_emit_value(lw, QD_OP_MUL, ty, x, lw_const_float(lw, ty, ldexp(1.0, scale)));
+    split_float(lw, ty, xs, scale, &sm, &se);
+    uint32_t ax = lw_emit_value(lw, QD_OP_ABS, ty, x, 0);
+    double tiny = f64 ? 2.2250738585072014e-308 : 1.1754943508222875e-38;
+    uint32_t sub = lw_emit_value(lw, QD_OP_LT, u1, ax, lw_const_float(lw, ty, tiny));
+    m = select_value(lw, ty, sub, sm, m);
+    e = select_value(lw, i32, sub, se, e);
+    /* Zero, infinities, NaN: (x, 0). */
+    uint32_t zero = lw_emit_value(lw, QD_OP_EQ, u1, x, lw_const_float(lw, ty, 0.0));
+    uint32_t fin = lw_emit_value(lw, QD_OP_LT, u1, ax, lw_const_float(lw, ty, INFINITY));
+    uint32_t ok = lw_emit_value(lw, QD_OP_AND, u1, fin, lw_emit_value(lw, QD_OP_NOT, u1, zero, 0));
+    m = select_value(lw, ty, ok, m, x);
+    e = select_value(lw, i32, ok, e, lw_const_int(lw, i32, 0));
+    if (m == QD_NO_VALUE || e == QD_NO_VALUE) {
+        return -1;
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->nitems = 2;
+    out->items = QD_NEW_ARRAY(lw->arena, Expr, 2);
+    if (!out->items) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    out->items[0] = value_of(m, ty);
+    out->items[1] = value_of(e, i32);
+    return 0;
+}
+
 /***** random numbers *****/
 
 /* A random value of type ty from 64 random bits: floats uniform in [0, 1) (every value a
@@ -811,6 +897,14 @@ b_atomic(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
         if (int_only && from && qd_type_is_float(from)) {
             return lw_error(lw, c->node, QD_ERR_TYPE, "'%s' needs integer operands", name);
         }
+        if (from && !lw_is_compile_time_scalar(&c->pos[i]) &&
+            ((qd_type_is_float(from) && !qd_type_is_float(target->ty)) ||
+             (qd_type_is_float(from) == qd_type_is_float(target->ty) &&
+              qd_type_bits(from) > qd_type_bits(target->ty)))) {
+            RETURN_IF_ERROR(lw_warn(lw, c->node, "QuadrantsCastWarning",
+                                    "Atomic %s may lose precision: %s <- %s", name + 7,
+                                    tname(target->ty), tname(from)));
+        }
         RETURN_IF_ERROR(lw_convert(lw, c->node, &c->pos[i], target->ty, &v[i - 1]));
     }
     if (!target->is_global && op != QD_OP_ATOMIC_CAS) {
@@ -895,9 +989,12 @@ print_value(Lowerer *lw, const QdAst *node, const Expr *e, const char *spec, QdS
             return lw_error(lw, node, QD_ERR_SYNTAX, "unsupported format specification '%s'", spec);
         }
         if (real != qd_type_is_float(v.ty)) {
-            /* Convert to the spec's kind, as Python would format a value of the other kind. */
-            RETURN_IF_ERROR(lw_convert(lw, node, &v,
-                                       qd_type_scalar(real ? QD_TY_F64 : QD_TY_I64), &v));
+            return lw_error(lw, node, QD_ERR_SYNTAX,
+                            "format specification '%s' does not fit a value of type %s", spec,
+                            tname(v.ty));
+        }
+        if (qd_type_is_float(v.ty) && v.ty->kind != QD_TY_F64) {
+            RETURN_IF_ERROR(lw_convert(lw, node, &v, qd_type_scalar(QD_TY_F64), &v));
         }
         qd_sbuf_putc(fmt, '%');
         qd_sbuf_putn(fmt, spec, strlen(spec) - 1);
@@ -1015,7 +1112,7 @@ b_len(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     const Expr *x = &c->pos[0];
     memset(out, 0, sizeof(*out));
     out->kind = EX_INT;
-    if (x->kind == EX_TUPLE) {
+    if (x->kind == EX_TUPLE || x->kind == EX_DICT) {
         out->ival = x->nitems;
     } else if (x->kind == EX_FIELD && x->view->ndim > 0) {
         out->ival = x->view->shape[0];
@@ -1085,6 +1182,7 @@ static const Builtin builtins[] = {
     {"atomic_cas", b_atomic, QD_OP_ATOMIC_CAS},
     {"print", b_print, QD_OP_COUNT_},
     {"random", b_random, QD_OP_COUNT_},
+    {"frexp", b_frexp, QD_OP_COUNT_},
     {"randn", b_randn, QD_OP_COUNT_},
     {"len", b_len, QD_OP_COUNT_},
     {"tuple", b_sequence, QD_OP_COUNT_},
@@ -1147,6 +1245,11 @@ call_python(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
         }
         RETURN_IF_ERROR(lw_to_handle(lw, c->node, &c->pos[i], &args[i]));
     }
+    if (fn->hkind == QD_HOST_CALLABLE) {
+        RETURN_IF_ERROR(lw_warn(lw, c->node, "SyntaxWarning",
+                                "Calling a non-Quadrants function in a kernel: it runs once, at "
+                                "compile time. Decorate it with @qd.func to call it at run time."));
+    }
     QdHandle h;
     RETURN_IF_ERROR(lw->host->call(lw->host->self, lw->ctx, fn->h, args, c->npos, &h));
     return lw_from_handle(lw, c->node, h, out);
@@ -1193,6 +1296,12 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
         return lw_call_func(lw, node, &fn, c.pos, c.npos + c.nkw, out);
     }
     case EX_PYOBJ:
+        if (fn.hkind == QD_HOST_DTYPE && fn.str) {
+            /* Python's int / float / bool: Python semantics on compile-time values. */
+            BuiltinFn f = strcmp(fn.str, "int") == 0 ? b_py_int
+                          : strcmp(fn.str, "float") == 0 ? b_py_float : b_py_bool;
+            return f(lw, &c, QD_OP_COUNT_, out);
+        }
         if (fn.hkind == QD_HOST_DTYPE) {
             /* qd.i32(x): a typed literal (range-checked) or a cast. */
             if (c.npos != 1 || c.nkw) {

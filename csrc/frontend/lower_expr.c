@@ -30,6 +30,9 @@ lw_is_compile_time_scalar(const Expr *e)
 const QdType *
 lw_literal_type(Lowerer *lw, const Expr *e)
 {
+    if (lw_is_compile_time_scalar(e) && e->ty) {
+        return e->ty; /* a constant bound to an annotated func parameter */
+    }
     switch (e->kind) {
     case EX_INT:
         return qd_type_scalar(lw->opt->default_ip);
@@ -169,8 +172,12 @@ typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty,
                                     "The value %lld exceeded the range of specified dtype %s",
                                     (long long)v, type_name(ty));
                 }
-                return lw_error(lw, node, QD_ERR_TYPE,
-                                "Integer literal %lld exceeded the range of default_ip: %s",
+                if (ty->kind == lw->opt->default_ip) {
+                    return lw_error(lw, node, QD_ERR_TYPE,
+                                    "Integer literal %lld exceeded the range of default_ip: %s",
+                                    (long long)v, type_name(ty));
+                }
+                return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %lld exceeded the range of %s",
                                 (long long)v, type_name(ty));
             }
             id = lw_const_int(lw, ty, v);
@@ -224,6 +231,13 @@ int
 lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out)
 {
     if (lw_is_compile_time_scalar(e)) {
+        /* A literal has its default type (range-checked there); it becomes a constant of ty
+         * directly when it fits, else it is converted like a runtime value (wrapping). */
+        if (e->kind == EX_INT && !qd_type_is_float(ty) && !int_fits(ty, e->ival)) {
+            Expr lit;
+            RETURN_IF_ERROR(typed_literal(lw, node, e, lw_literal_type(lw, e), false, &lit));
+            return lw_convert(lw, node, &lit, ty, out);
+        }
         return typed_literal(lw, node, e, ty, false, out);
     }
     Expr v;
@@ -373,6 +387,7 @@ lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
         e.kind = EX_PYOBJ;
         e.hkind = hv.kind;
         e.ty = qd_type_scalar(hv.dtype);
+        e.str = hv.str; /* "int", "float", "bool" for Python's own types */
         break;
     default:
         e.kind = EX_PYOBJ;
@@ -537,6 +552,22 @@ fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b
     return 0;
 }
 
+/* An integer literal meeting a runtime value is a default_ip value first (spec 0.4): one out of
+ * that range is an error even next to a wider operand. */
+static int
+check_literal(Lowerer *lw, const QdAst *node, const Expr *e)
+{
+    if (e->kind != EX_INT) {
+        return 0;
+    }
+    const QdType *ip = qd_type_scalar(lw->opt->default_ip);
+    if (!int_fits(ip, e->ival)) {
+        return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %lld exceeded the range of default_ip: %s",
+                        (long long)e->ival, type_name(ip));
+    }
+    return 0;
+}
+
 /***** runtime binary operators *****/
 
 static QdOp
@@ -636,6 +667,8 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
         RETURN_IF_ERROR(lw_rvalue(lw, node, ta ? b : a, &tmp));
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand for '%s'", binop_symbols[op]);
     }
+    RETURN_IF_ERROR(check_literal(lw, node, a));
+    RETURN_IF_ERROR(check_literal(lw, node, b));
     bool bitwise = op == QD_BIN_BITAND || op == QD_BIN_BITOR || op == QD_BIN_BITXOR ||
                    op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT;
     if (bitwise && (qd_type_is_float(ta) || qd_type_is_float(tb))) {
@@ -774,6 +807,8 @@ compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Ex
     if (!ta || !tb) {
         return lw_error(lw, node, QD_ERR_TYPE, "comparison of non-scalar values");
     }
+    RETURN_IF_ERROR(check_literal(lw, node, a));
+    RETURN_IF_ERROR(check_literal(lw, node, b));
     const QdType *ty = lw_promote(ta, tb);
     Expr x, y;
     RETURN_IF_ERROR(lw_convert(lw, node, a, ty, &x));
@@ -1138,6 +1173,86 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
     return 0;
 }
 
+static bool
+same_key(const Expr *a, const Expr *b)
+{
+    bool na = a->kind == EX_INT || a->kind == EX_BOOL || a->kind == EX_FLOAT;
+    bool nb = b->kind == EX_INT || b->kind == EX_BOOL || b->kind == EX_FLOAT;
+    if (na && nb) {
+        double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
+        double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
+        return a->kind != EX_FLOAT && b->kind != EX_FLOAT ? a->ival == b->ival : x == y;
+    }
+    if (a->kind == EX_STR && b->kind == EX_STR) {
+        return strcmp(a->str, b->str) == 0;
+    }
+    return a->kind == EX_NONE && b->kind == EX_NONE;
+}
+
+/* The item of a compile-time tuple, list or dict selected by compile-time indices. */
+static Expr *
+find_item(Lowerer *lw, const QdAst *node, const Expr *base, const Expr *idx, uint32_t n)
+{
+    if (base->kind == EX_DICT) {
+        for (uint32_t i = 0; n == 1 && i < base->nitems; i++) {
+            if (same_key(&base->keys[i], &idx[0])) {
+                return &base->items[i];
+            }
+        }
+        lw_error(lw, node, QD_ERR_COMPILATION, "KeyError: the key is not in the dict");
+        return NULL;
+    }
+    if (n != 1 || (idx[0].kind != EX_INT && idx[0].kind != EX_BOOL)) {
+        lw_error(lw, node, QD_ERR_SYNTAX, "a tuple or list in a kernel is indexed with a compile-time integer");
+        return NULL;
+    }
+    int64_t i = idx[0].ival < 0 ? idx[0].ival + base->nitems : idx[0].ival;
+    if (i < 0 || i >= (int64_t)base->nitems) {
+        lw_error(lw, node, QD_ERR_COMPILATION, "IndexError: tuple index out of range");
+        return NULL;
+    }
+    return &base->items[i];
+}
+
+Expr *
+lw_container_item(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index)
+{
+    Expr idx[16];
+    uint32_t n = 0;
+    if (collect_indices(lw, index, idx, &n) < 0) {
+        return NULL;
+    }
+    return find_item(lw, node, base, idx, n);
+}
+
+static int
+lower_dict(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_DICT;
+    out->nitems = node->a.len;
+    out->keys = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
+    out->items = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
+    if (!out->keys || !out->items) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < node->a.len; i++) {
+        if (!node->a.items[i]) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "'**' in a dict literal is not supported in kernels");
+        }
+        RETURN_IF_ERROR(lw_expr(lw, node->a.items[i], &out->keys[i]));
+        const Expr *k = &out->keys[i];
+        if (!lw_is_compile_time_scalar(k) && k->kind != EX_STR && k->kind != EX_NONE) {
+            return lw_error(lw, node->a.items[i], QD_ERR_SYNTAX, "dict keys in kernels must be compile-time values");
+        }
+        RETURN_IF_ERROR(lw_expr(lw, node->b.items[i], &out->items[i]));
+        if (out->items[i].kind == EX_LVALUE) {
+            RETURN_IF_ERROR(lw_rvalue(lw, node->b.items[i], &out->items[i], &out->items[i]));
+        }
+    }
+    return 0;
+}
+
 int
 lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
@@ -1155,6 +1270,13 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         bool is_field = base->kind == EX_FIELD;
         uint32_t ids[17];
         uint32_t k = 0;
+        for (uint32_t i = 0; i < n && !is_field; i++) {
+            if (idx[i].kind == EX_INT && idx[i].ival < 0) {
+                return lw_error(lw, node, QD_ERR_SYNTAX,
+                                "Negative indices are not supported on ndarrays (index %lld)",
+                                (long long)idx[i].ival);
+            }
+        }
         if (lw->opt->bounds_check) {
             RETURN_IF_ERROR(check_bounds(lw, node, base, idx, n));
         }
@@ -1217,16 +1339,12 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         *out = value_expr(qd_inst_set_result(lw->f, inst, i32, NULL), i32);
         return out->id == QD_NO_VALUE ? -1 : 0;
     }
-    if (base->kind == EX_TUPLE) {
-        if (n != 1 || (idx[0].kind != EX_INT && idx[0].kind != EX_BOOL)) {
-            return lw_error(lw, node, QD_ERR_SYNTAX,
-                            "a tuple or list in a kernel is indexed with a compile-time integer");
+    if (base->kind == EX_TUPLE || base->kind == EX_DICT) {
+        Expr *item = find_item(lw, node, base, idx, n);
+        if (!item) {
+            return -1;
         }
-        int64_t i = idx[0].ival < 0 ? idx[0].ival + base->nitems : idx[0].ival;
-        if (i < 0 || i >= (int64_t)base->nitems) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "IndexError: tuple index out of range");
-        }
-        *out = base->items[i];
+        *out = *item;
         return 0;
     }
     if (base->kind == EX_PYOBJ && n == 1 && (idx[0].kind == EX_INT) && idx[0].ival >= 0) {
@@ -1411,6 +1529,8 @@ lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
         return lower_sequence(lw, node, out);
     case QD_AST_LIST_COMP:
         return lower_listcomp(lw, node, out);
+    case QD_AST_DICT:
+        return lower_dict(lw, node, out);
     case QD_AST_NAMED_EXPR: {
         /* (x := v): assigns like `x = v` and evaluates to the value. */
         RETURN_IF_ERROR(lw_expr(lw, node->y, out));
@@ -1428,8 +1548,14 @@ lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
     }
     case QD_AST_UNSUPPORTED:
         return lw_error(lw, node, QD_ERR_SYNTAX, "Unsupported node \"%s\"", node->name ? node->name : "?");
-    default:
-        return lw_error(lw, node, QD_ERR_SYNTAX, "Unsupported node \"%s\" in an expression",
-                        node->name ? node->name : "?");
+    default: {
+        static const char *const pynames[] = {
+#define QD_AST(name, pyname) pyname,
+#include "ast.def"
+#undef QD_AST
+        };
+        return lw_error(lw, node, QD_ERR_SYNTAX, "Unsupported node \"%s\"",
+                        (size_t)node->kind < QD_ARRAY_LEN(pynames) ? pynames[node->kind] : "?");
+    }
     }
 }

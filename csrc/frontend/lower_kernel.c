@@ -193,6 +193,46 @@ lw_new_slot(Lowerer *lw, const QdType *ty, Expr *out)
 
 /***** statements lists and funcs *****/
 
+/* Converts a compile-time scalar to a constant of type ty (C conversion semantics), range
+ * checked like any literal; the result is still compile-time, with e->ty = ty. */
+static int
+typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
+{
+    if (qd_type_is_float(ty)) {
+        double v = e->kind == EX_FLOAT ? e->fval : (double)e->ival;
+        e->kind = EX_FLOAT;
+        e->fval = ty->kind == QD_TY_F32 ? (double)(float)v : v;
+    } else {
+        if (e->kind == EX_FLOAT) {
+            e->kind = EX_INT;
+            e->ival = (int64_t)e->fval;
+        }
+        /* The literal is a default_ip value first, then converted (wrapping) like a cast. */
+        const QdType *ip = qd_type_scalar(lw->opt->default_ip);
+        uint32_t ipbits = qd_type_bits(ip);
+        if (e->kind == EX_INT && ipbits < 64 &&
+            (e->ival < -((int64_t)1 << (ipbits - 1)) || e->ival >= ((int64_t)1 << (ipbits - 1)))) {
+            return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %lld exceeded the range of default_ip: %s",
+                            (long long)e->ival, qd_type_scalar_name(ip->kind));
+        }
+        uint32_t bits = qd_type_bits(ty);
+        if (ty->kind == QD_TY_U1) {
+            e->kind = EX_BOOL;
+            e->ival = e->ival != 0;
+        } else if (bits < 64) {
+            uint64_t u = (uint64_t)e->ival & (((uint64_t)1 << bits) - 1);
+            if (qd_type_is_signed(ty) && (u >> (bits - 1))) {
+                u |= ~(((uint64_t)1 << bits) - 1);
+            }
+            e->kind = EX_INT;
+            e->ival = (int64_t)u;
+        }
+    }
+    e->ty = ty;
+    e->h = 0;
+    return 0;
+}
+
 int
 lw_stmts(Lowerer *lw, const QdAstList *body)
 {
@@ -335,7 +375,9 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
             }
             value = slot;
         } else if (ann && lw_is_compile_time_scalar(&value)) {
-            rc = lw_convert(lw, param, &value, ann, &value);
+            /* A constant stays a constant (materialized where it is used, which may be a later
+             * task), converted now and typed by the annotation. */
+            rc = typed_constant(lw, param, &value, ann);
         }
         if (rc == 0) {
             rc = lw_bind(lw, param->name, &value, NULL);
@@ -399,7 +441,8 @@ bind_kernel_params(Lowerer *lw, const QdAst *def, const QdKernelArg *args, uint3
 QdFunc *
 qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, QdHandle scope,
                          const QdAst *def, const char *name, const QdKernelArg *args,
-                         uint32_t nargs, const QdFrontendOptions *opt, QdKernelInfo *info)
+                         uint32_t nargs, QdHandle ret_annotation, const QdFrontendOptions *opt,
+                         QdKernelInfo *info)
 {
     Lowerer lower = {0};
     Lowerer *lw = &lower;
@@ -417,6 +460,7 @@ qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, QdHandle s
     frame.file = def->cst.sval;
     frame.is_kernel = true;
     frame.ret_annotation = def->x;
+    frame.ret_value = ret_annotation;
     lw->frame = &frame;
     lw_set_loc(lw, def);
     lw->f = qd_func_new(m, QD_FUNC_KERNEL, name);

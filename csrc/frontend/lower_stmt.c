@@ -142,6 +142,15 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
     case QD_AST_SUBSCRIPT: {
         Expr base, lv;
         RETURN_IF_ERROR(lw_expr(lw, target->x, &base));
+        if (base.kind == EX_TUPLE || base.kind == EX_DICT) {
+            /* An element of a kernel-scope list or dict: rebound to the new value. */
+            Expr *item = lw_container_item(lw, target, &base, target->y);
+            if (!item) {
+                return -1;
+            }
+            *item = *value;
+            return 0;
+        }
         RETURN_IF_ERROR(lw_subscript(lw, target, &base, target->y, &lv));
         if (lv.kind != EX_LVALUE) {
             return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this subscript");
@@ -537,6 +546,7 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
     lw->at_top = false;
     lw->in_parallel = true;
     lw->pfor = pf;
+    lw->frame->control_depth++; /* a return inside the loop is an error */
     uint32_t idx[16];
     if (it->kind == IT_RANGE) {
         idx[0] = ivar;
@@ -564,6 +574,7 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
     lw->terminated = false;
     lw->in_parallel = false;
     lw->pfor = NULL;
+    lw->frame->control_depth--;
     lw->at_top = true;
     lw->cur = NULL;
     lw->task = NULL;
@@ -769,12 +780,22 @@ lower_return(Lowerer *lw, const QdAst *node)
                         "A kernel with a return value must be annotated with a return type, e.g. -> qd.f32");
     }
     Expr ann;
-    const QdAst *ann_node = fr->ret_annotation;
-    if (ann_node->kind == QD_AST_SUBSCRIPT) {
-        /* `-> tuple[qd.f32, qd.i32]`: the element types. */
-        ann_node = ann_node->y;
+    if (fr->ret_value) {
+        RETURN_IF_ERROR(lw_from_handle(lw, fr->ret_annotation, fr->ret_value, &ann));
+        QdHandle args;
+        if (ann.kind == EX_PYOBJ && ann.hkind != QD_HOST_DTYPE &&
+            lw->host->getattr(lw->host->self, lw->ctx, ann.h, "__args__", &args) == 0) {
+            /* tuple[qd.f32, qd.i32]: the element types. */
+            RETURN_IF_ERROR(lw_from_handle(lw, fr->ret_annotation, args, &ann));
+        }
+    } else {
+        const QdAst *ann_node = fr->ret_annotation;
+        if (ann_node->kind == QD_AST_SUBSCRIPT) {
+            /* `-> tuple[qd.f32, qd.i32]`: the element types. */
+            ann_node = ann_node->y;
+        }
+        RETURN_IF_ERROR(lw_expr(lw, ann_node, &ann));
     }
-    RETURN_IF_ERROR(lw_expr(lw, ann_node, &ann));
     lw_set_loc(lw, node);
     uint32_t n = ann.kind == EX_TUPLE ? ann.nitems : 1;
     if (n > 16) {
@@ -810,7 +831,21 @@ static int
 lower_assert(Lowerer *lw, const QdAst *node)
 {
     if (!lw->opt->debug) {
-        return 0; /* asserts are checked only with debug=True */
+        /* Not checked without debug=True, but a float condition is still a type error. The
+         * condition's instructions are dead and removed by dce. */
+        Expr c, v;
+        RETURN_IF_ERROR(lw_expr(lw, node->x, &c));
+        if (c.kind == EX_FLOAT) {
+            return lw_error(lw, node->x, QD_ERR_TYPE, "assert conditions must be integers; got a float");
+        }
+        if (lw_is_runtime(&c)) {
+            RETURN_IF_ERROR(lw_rvalue(lw, node->x, &c, &v));
+            if (!qd_type_is_int(v.ty)) {
+                return lw_error(lw, node->x, QD_ERR_TYPE, "assert conditions must be integers; got %s",
+                                qd_type_scalar_name(v.ty->kind));
+            }
+        }
+        return 0;
     }
     Expr c;
     uint32_t cond;

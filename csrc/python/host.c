@@ -21,7 +21,7 @@ static const char *const python_builtins[] = {"range", "min", "max", "abs", "len
                                               "pow", "any", "all", "tuple", "list"};
 
 int
-qd_py_host_error_from_exception(QdCtx *ctx)
+qd_py_host_error_from_exception(QdPyHost *h, QdCtx *ctx)
 {
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *exc = PyErr_GetRaisedException();
@@ -45,6 +45,9 @@ qd_py_host_error_from_exception(QdCtx *ctx)
             text = text ? text : "";
         }
         PyErr_Clear();
+    }
+    if (h && exc && !h->first_exception) {
+        h->first_exception = Py_NewRef(exc); /* re-raised as is with print_full_traceback */
     }
     QdErrKind kind = QD_ERR_COMPILATION;
     if (exc && strncmp(type, "Quadrants", 9) == 0) {
@@ -92,11 +95,11 @@ static int
 add_new(QdPyHost *h, QdCtx *ctx, PyObject *obj_steal, QdHandle *out)
 {
     if (!obj_steal) {
-        return qd_py_host_error_from_exception(ctx);
+        return qd_py_host_error_from_exception(h, ctx);
     }
     *out = qd_py_host_add(h, obj_steal);
     Py_DECREF(obj_steal);
-    return *out ? 0 : qd_py_host_error_from_exception(ctx);
+    return *out ? 0 : qd_py_host_error_from_exception(h, ctx);
 }
 
 /* The function whose globals and closure a scope handle stands for (new reference). */
@@ -163,7 +166,7 @@ host_lookup(void *self, QdCtx *ctx, QdHandle scope, const char *name, QdHandle *
     PyObject *value = NULL; /* borrowed */
     int rc = 1;
     if (!fn || !closure || !key) {
-        rc = qd_py_host_error_from_exception(ctx);
+        rc = qd_py_host_error_from_exception(h, ctx);
         goto done;
     }
     value = PyDict_GetItemWithError(closure, key);
@@ -175,10 +178,10 @@ host_lookup(void *self, QdCtx *ctx, QdHandle scope, const char *name, QdHandle *
         value = builtins ? PyDict_GetItemWithError(builtins, key) : NULL;
     }
     if (PyErr_Occurred()) {
-        rc = qd_py_host_error_from_exception(ctx);
+        rc = qd_py_host_error_from_exception(h, ctx);
     } else if (value) {
         *out = qd_py_host_add(h, value);
-        rc = *out ? 0 : qd_py_host_error_from_exception(ctx);
+        rc = *out ? 0 : qd_py_host_error_from_exception(h, ctx);
     }
 done:
     Py_XDECREF(fn);
@@ -238,7 +241,7 @@ describe_field(QdPyHost *h, QdCtx *ctx, PyObject *obj, PyObject *id, QdHostValue
         if (!PyErr_Occurred()) {
             PyErr_SetString(PyExc_TypeError, "malformed field object");
         }
-        rc = qd_py_host_error_from_exception(ctx);
+        rc = qd_py_host_error_from_exception(h, ctx);
         goto done;
     }
     out->kind = QD_HOST_FIELD;
@@ -259,7 +262,7 @@ describe_field(QdPyHost *h, QdCtx *ctx, PyObject *obj, PyObject *id, QdHostValue
         }
     }
     if (PyErr_Occurred()) {
-        rc = qd_py_host_error_from_exception(ctx);
+        rc = qd_py_host_error_from_exception(h, ctx);
     }
 done:
     Py_XDECREF(dtype);
@@ -343,7 +346,7 @@ host_describe(void *self, QdCtx *ctx, QdHandle handle, QdHostValue *out)
     } else if (PyUnicode_Check(obj)) {
         const char *s = PyUnicode_AsUTF8(obj);
         if (!s) {
-            return qd_py_host_error_from_exception(ctx);
+            return qd_py_host_error_from_exception(h, ctx);
         }
         out->kind = QD_HOST_STR;
         out->str = s; /* valid while the handle lives */
@@ -383,7 +386,7 @@ host_getattr(void *self, QdCtx *ctx, QdHandle handle, const char *name, QdHandle
             PyErr_Clear();
             return 1;
         }
-        return qd_py_host_error_from_exception(ctx);
+        return qd_py_host_error_from_exception(h, ctx);
     }
     return add_new(h, ctx, v, out);
 }
@@ -451,7 +454,7 @@ done:
         if (!PyErr_Occurred()) {
             PyErr_SetString(PyExc_RuntimeError, "static evaluation failed");
         }
-        qd_py_host_error_from_exception(ctx);
+        qd_py_host_error_from_exception(h, ctx);
     }
     Py_XDECREF(fn);
     Py_XDECREF(locals);
@@ -471,7 +474,7 @@ host_call(void *self, QdCtx *ctx, QdHandle fnh, const QdHandle *args, uint32_t n
     PyObject *tuple = PyTuple_New(n);
     if (!fn || !tuple) {
         Py_XDECREF(tuple);
-        return qd_py_host_error_from_exception(ctx);
+        return qd_py_host_error_from_exception(h, ctx);
     }
     for (uint32_t i = 0; i < n; i++) {
         PyObject *a = qd_py_host_get(h, args[i]);
@@ -500,7 +503,7 @@ host_truth(void *self, QdCtx *ctx, QdHandle handle, bool *out)
     PyObject *obj = qd_py_host_get(h, handle);
     int t = obj ? PyObject_IsTrue(obj) : -1;
     if (t < 0) {
-        return obj ? qd_py_host_error_from_exception(ctx)
+        return obj ? qd_py_host_error_from_exception(h, ctx)
                    : qd_error(ctx, (QdLoc){0}, QD_ERR_INTERNAL, "bad handle %u", handle);
     }
     *out = t != 0;
@@ -525,25 +528,25 @@ host_func_ast(void *self, QdCtx *ctx, QdHandle fnh, QdArena *arena, QdAst **out)
     int rc = -1;
     if (cached) {
         *out = PyCapsule_GetPointer(cached, "qd.ast");
-        rc = *out ? 0 : qd_py_host_error_from_exception(ctx);
+        rc = *out ? 0 : qd_py_host_error_from_exception(h, ctx);
         goto done;
     }
     if (!key || PyErr_Occurred()) {
-        rc = qd_py_host_error_from_exception(ctx);
+        rc = qd_py_host_error_from_exception(h, ctx);
         goto done;
     }
     tree = PyObject_GetAttrString(fn, "_qd_func_ast");
     file = tree ? PyObject_GetAttrString(fn, "_qd_filename") : NULL;
     const char *fname = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : NULL;
     if (!tree || !file || !fname) {
-        rc = qd_py_host_error_from_exception(ctx);
+        rc = qd_py_host_error_from_exception(h, ctx);
         goto done;
     }
     rc = qd_py_host_convert_function(h, ctx, tree, fname, out);
     if (rc == 0) {
         PyObject *cap = PyCapsule_New(*out, "qd.ast", capsule_free_nothing);
         if (!cap || PyDict_SetItem(h->ast_cache, key, cap) < 0) {
-            rc = qd_py_host_error_from_exception(ctx);
+            rc = qd_py_host_error_from_exception(h, ctx);
         }
         Py_XDECREF(cap);
     }
@@ -596,7 +599,7 @@ host_print(void *self, QdCtx *ctx, const char *text)
     PyObject *print = builtins ? PyDict_GetItemString(builtins, "print") : NULL;
     PyObject *r = print ? PyObject_CallFunction(print, "s", text) : NULL;
     if (!r) {
-        return qd_py_host_error_from_exception(ctx);
+        return qd_py_host_error_from_exception((QdPyHost *)self, ctx);
     }
     Py_DECREF(r);
     return 0;
@@ -624,7 +627,7 @@ host_warn(void *self, QdCtx *ctx, const char *category, QdLoc loc, const char *m
     Py_DECREF(cls);
     if (rc < 0) {
         /* Warnings turned into errors (-W error) end the compilation. */
-        return qd_py_host_error_from_exception(ctx);
+        return qd_py_host_error_from_exception((QdPyHost *)self, ctx);
     }
     return 0;
 }
@@ -669,4 +672,5 @@ qd_py_host_clear(QdPyHost *h)
     Py_CLEAR(h->handles);
     Py_CLEAR(h->sentinel);
     Py_CLEAR(h->ast_cache);
+    Py_CLEAR(h->first_exception);
 }

@@ -20,6 +20,7 @@ typedef struct QdPyHost {
     QdTypeKind default_fp; /* what `float` means */
     QdTypeKind default_ip; /* what `int` means */
     QdArena *arena;        /* where converted ASTs and strings go */
+    PyObject *first_exception; /* the first Python exception user code raised, or NULL */
 } QdPyHost;
 
 /* Prepares a host; -1 with an exception set on failure. */
@@ -35,7 +36,8 @@ PyObject *qd_py_host_get(QdPyHost *h, QdHandle handle);
 int qd_py_host_convert_function(QdPyHost *h, QdCtx *ctx, PyObject *funcdef, const char *filename,
                                 QdAst **out);
 /* Records the pending Python exception as a QuadrantsCompilationError diag (the reference
- * wraps non-Quadrants exceptions raised while tracing this way); returns -1. */
-int qd_py_host_error_from_exception(QdCtx *ctx);
+ * wraps non-Quadrants exceptions raised while tracing this way) and keeps the first one in
+ * h->first_exception (h may be NULL); returns -1. */
+int qd_py_host_error_from_exception(QdPyHost *h, QdCtx *ctx);
 
 #endif /* QD_PYTHON_HOST_H */

@@ -44,7 +44,7 @@ conv_error(Converter *c, QdErrKind kind, const char *msg)
 static int
 py_error(Converter *c)
 {
-    return qd_py_host_error_from_exception(c->ctx);
+    return qd_py_host_error_from_exception(c->host, c->ctx);
 }
 
 /* Python class name of a node: tp_name without its module prefix ("ast.Name" -> "Name"). */
