@@ -73,9 +73,10 @@ $(BUILD)/obj/%.o: %.c
 
 -include $(QDOPT_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
 
+# The first example: y = a * x + y on arrays, checked against NumPy (examples/ has more).
 run: setup
 	@$(MAKE) --no-print-directory build
-	$(VPY) examples/hello_ir.py
+	$(VPY) examples/saxpy.py
 
 test: setup
 	@$(MAKE) --no-print-directory build
@@ -108,9 +109,11 @@ asan: setup
 	$(VPY) setup.py -q build_ext --inplace --force || status=$$?; \
 	exit $$status
 
+# Every benchmark in its own process; tables on stdout, all results in build/bench.json.
+# `BENCH_ARGS="--arch cuda"` or `BENCH_ARGS="--only cpu_lang_bench"` narrows it.
 bench: setup
 	@$(MAKE) --no-print-directory build
-	$(VPY) benchmarks/ir_parse_bench.py
+	$(VPY) benchmarks/run.py --json $(BUILD)/bench.json $(BENCH_ARGS)
 
 clean:
 	rm -rf build build-asan quadrants/_core*.so *.egg-info .pytest_cache

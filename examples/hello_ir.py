@@ -1,4 +1,7 @@
-"""A first look at quadrants' compiler core: QIR, the IR that kernels are compiled through.
+"""A look inside the compiler core: QIR, the IR that kernels are compiled through.
+
+This one is for people working on the compiler; to see the kernel language first, run
+examples/saxpy.py (`make run`).
 
 A @qd.kernel written in Python is lowered to QIR, optimised by a few passes and handed to a
 code generator. QIR also has a textual form, so it can be written by hand: the library code
@@ -13,7 +16,7 @@ and runs the passes that make it ready for code generation:
     constfold    evaluates instructions whose operands are constants
     dce          removes instructions whose results are never used
 
-Run it with `make run`. docs/ir.md describes the textual form.
+Run it with `.venv/bin/python examples/hello_ir.py`. docs/ir.md describes the textual form.
 """
 
 from quadrants._core import _testing
