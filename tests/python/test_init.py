@@ -364,6 +364,7 @@ def test_compile_options():
         default_fp=qd.f64,
         debug=True,
         opt_level=2,
+        external_optimization_level=2,
         fast_math=False,
         print_kernel_asm=True,
         cpu_max_num_threads=3,
@@ -373,6 +374,7 @@ def test_compile_options():
     assert options["default_fp"] == qd.f64._qd_dtype and options["default_ip"] == qd.i32._qd_dtype
     assert options["debug"] is True and options["short_circuit"] is False
     assert options["unrolling_limit"] == 32 and options["fast_math"] is False
+    # The core's "opt_level" is LLVM's level: the reference's external_optimization_level.
     assert options["opt_level"] == 2 and options["num_threads"] == 3
     assert options["print_kernel_asm"] is True
     assert (
