@@ -7,6 +7,8 @@ in physical order, outermost first, and ``_qd_field_order[p]`` is the canonical 
 position ``p``. ``offset`` shifts the index origin: canonical index ``I`` of axis ``k`` lives at
 ``I - offset[k]``. Each field has a process-unique ``_qd_field_id`` and, once it has memory,
 registers its physical array with the core (``quadrants._core.register_field(id, array)``).
+On CUDA the memory is a ``DeviceBuffer`` registered with ``cuda_register_field`` and the array
+is its host mirror (``_device.py`` says when data moves).
 
 Layouts: ``qd.root.dense(axes, shape)`` levels may be nested (``qd.root.dense(qd.i, 4).dense(qd.j,
 8)`` makes (4, 8) fields), each axis at most once along a chain; axes missing from the chain have
@@ -24,7 +26,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _core, _runtime, _types
+from quadrants import _core, _device, _runtime, _types
 from quadrants._core import QuadrantsRuntimeError, QuadrantsSyntaxError
 
 MAX_FIELD_DIMS = 12
@@ -230,8 +232,9 @@ class Field:
         self.name = name
         self._qd_field_id = next(_field_ids)
         self._generation = _runtime.generation()
-        self._array = None  # physical-order memory
+        self._array = None  # physical-order memory (on CUDA: the host mirror, see _device.py)
         self._view = None  # the same memory, canonical axis order
+        self._device = None  # CUDA: the DeviceBuffer holding the field
         self._shape = None
         self._order = None
         self._offset = None
@@ -269,13 +272,14 @@ class Field:
             offset,
             snode,
         )
-        _core.register_field(self._qd_field_id, physical)
+        self._device = _device.allocate(physical)
+        _device.register_field(self._qd_field_id, physical, self._device)
         for gradient in (self.grad, self.dual):
             if gradient is not None:
                 gradient._place(shape, order, offset, snode)
 
     def _release(self):
-        self._array = self._view = None
+        self._array = self._view = self._device = None
         self.grad = self.dual = None
 
     def _label(self):
@@ -290,6 +294,16 @@ class Field:
                 "qd.root.dense(...).place(x)"
             )
         return self._view
+
+    def _pull(self):
+        """_data() with the device's data copied into it first (CUDA)."""
+        view = self._data()
+        _device.pull(self._device, self._array)
+        return view
+
+    def _push(self):
+        """Copies the memory written through _data() to the device (CUDA)."""
+        _device.push(self._device, self._array)
 
     @property
     def shape(self):
@@ -332,11 +346,12 @@ class Field:
         """Sets every element to `value` (converted to the field's dtype)."""
         view = self._data()
         view[...] = _types.to_dtype_value(value, self.dtype)
+        self._push()
 
     def to_numpy(self, dtype=None, *, copy=True):
         """The elements as a NumPy array of ``shape``. ``copy=False`` returns a view of the
         field's memory (no dtype conversion possible); ``copy=None`` a view when possible."""
-        return _to_numpy(self._data(), dtype, copy)
+        return _to_numpy(self._pull(), dtype, copy)
 
     def from_numpy(self, arr):
         """Copies a NumPy array of exactly ``shape`` into the field, converting its dtype."""
@@ -349,17 +364,19 @@ class Field:
                 f"{tuple(arr.shape)}"
             )
         _types.copy_converting(view, arr)
+        self._push()
 
     def copy_from(self, other):
         """Copies all elements of field `other` (same shape) into this field."""
         if not isinstance(other, Field):
             raise TypeError("Cannot copy from a non-field object")
-        view, source = self._data(), other._data()
+        view, source = self._data(), other._pull()
         if view.shape != source.shape:
             raise ValueError(
                 f"qd.field shape {view.shape} does not match the source field shape {source.shape}"
             )
         _types.copy_converting(view, source)
+        self._push()
 
     # --- element access ---
 
@@ -392,11 +409,12 @@ class Field:
 
     def __getitem__(self, key):
         view, position = self._index(key)
-        return _types.to_python_value(view[position], self.dtype)
+        return _types.to_python_value(_device.read_item(self._device, view, position), self.dtype)
 
     def __setitem__(self, key, value):
         view, position = self._index(key)
         view[position] = _types.to_dtype_value(value, self.dtype)
+        _device.write_item(self._device, view, position)
 
     def __iter__(self):
         raise NotImplementedError("Struct for is only available in Quadrants scope.")

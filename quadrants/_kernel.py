@@ -25,12 +25,20 @@ captures the source. A kernel call then:
 Compilation and runtime errors surface at the call with a leading newline, the source line and
 a caret (``_source.restyle``), unless ``qd.init(print_full_traceback=True)``.
 
+A kernel object is a ``quadrants._core.Dispatcher`` (csrc/python/dispatch.c): calling it tries
+the launches registered before, in C, and only on a miss runs the steps above in Python
+(``_launch_fallback``). A launch is registered (``_dispatch_add``) when the C side can tell a
+repeat of it from the arguments alone: Python float/int/bool scalars, C-contiguous NumPy arrays
+and qd.ndarrays, templates keyed by identity or by int/str value; NumPy scalars, Fortran-ordered
+arrays, float/tuple/dataclass templates and keyword calls always take the Python path.
+
 ``@dataclasses.dataclass`` parameters are, for now, template values specialised member by
 member (the reference flattens them into one launch argument per member, ``<param>__<member>``;
 ndarray members therefore are not supported yet).
 """
 
 import dataclasses
+import sys
 import functools
 import inspect
 import types
@@ -227,7 +235,7 @@ def _array_value(param, value, callbacks):
                 f"Invalid value for argument {name} - required ndim={wanted_ndim}, but "
                 f"{array.ndim}d ndarray with shape {value.shape} is provided"
             )
-        return value.dtype, array
+        return value.dtype, value._qd_array  # on CUDA its DeviceBuffer
     if isinstance(value, np.ndarray):
         dtype = _types.from_numpy_dtype(value.dtype)
         if dtype is None:
@@ -260,6 +268,23 @@ def _array_value(param, value, callbacks):
         f"Argument {name} (type={type(value)}) cannot be converted into required type "
         f"{param.annotation}: pass a qd.ndarray or a numpy array"
     )
+
+
+# Scalar arguments the fast path takes as they are (NumPy scalars go through _scalar_value).
+_FAST_SCALAR_TYPES = frozenset((float, int, bool))
+
+# How the fast path recognises a template argument, by the first item of its template key:
+# "o" by identity (the entry pins the object, whose key cannot change), "v" by type and value.
+_TEMPLATE_FAST_KINDS = {
+    "NoneType": "o",
+    "bool": "o",
+    "field": "o",
+    "dtype": "o",
+    "numpy": "o",
+    "id": "o",
+    "int": "v",
+    "str": "v",
+}
 
 
 def _template_key(value, pins, raise_on_floats):
@@ -303,12 +328,14 @@ def _template_key(value, pins, raise_on_floats):
 # --- kernels ---
 
 
-class Kernel(_Source):
-    """A ``@qd.kernel`` function: calling it compiles (once per specialisation) and launches."""
+class Kernel(_core.Dispatcher, _Source):
+    """A ``@qd.kernel`` function: calling it compiles (once per specialisation) and launches.
+    Calls go through the C Dispatcher base, which falls back on ``_launch_fallback``."""
 
     _qd_kernel = True
 
     def __init__(self, function, *, fastcache=False, graph=False, checkpoints=False):
+        _core.Dispatcher.__init__(self, _launch_fallback, _raise_launch_error)
         params, self.return_types, is_method = analyze_params(
             function, is_kernel=True, requires_annotations=True
         )
@@ -330,21 +357,11 @@ class Kernel(_Source):
         functools.update_wrapper(self, function)
         _live_kernels.add(self)
 
-    def __get__(self, instance, owner):
-        if instance is None:
-            return self
-        return BoundKernel(self, instance)
+    # Dispatcher.__get__ binds a kernel defined in a class body to the object (a bound method
+    # whose first argument, the object, is a template).
 
     def __repr__(self):
         return f"<qd.kernel {self._function.__qualname__}>"
-
-    def __call__(self, *args, **kwargs):
-        try:
-            return self._launch(args, kwargs)
-        except (QuadrantsCompilationError, QuadrantsRuntimeError) as exc:
-            if _runtime.special_config().print_full_traceback:
-                raise
-            raise _source.restyle(exc) from None
 
     def _bind(self, args, kwargs):
         """The arguments in parameter order, from positional and keyword arguments."""
@@ -389,45 +406,66 @@ class Kernel(_Source):
             raise QuadrantsSyntaxError(
                 f"Please decorate class {type(args[0]).__name__} with @qd.data_oriented"
             )
-        key, launch, pins, callbacks = [], [], [], []
+        # `fast`: one letter per argument for _dispatch_add (see dispatch.c), "-" when the fast
+        # path cannot recognise a repeat of this argument.
+        key, launch, pins, callbacks, fast = [], [], [], [], []
+        member_values = {}  # argument index -> flattened dataclass members (path, key, value)
         for index, (param, value) in enumerate(zip(params, args)):
             kind = param.kind
             if kind is SCALAR:
                 dtype = _types.cook_dtype(param.annotation)
                 key.append(("s", dtype._qd_dtype))
                 launch.append(_scalar_value(index, value, dtype))
+                if type(value) in _FAST_SCALAR_TYPES:
+                    fast.append("f" if dtype.is_real else "i")
+                else:
+                    fast.append("-")
             elif kind is NDARRAY:
                 dtype, array = _array_value(param, value, callbacks)
                 key.append(("a", dtype._qd_dtype, array.ndim))
                 launch.append(array)
-            else:
-                if kind is DATACLASS and not isinstance(value, param.annotation):
+                if type(value) is Ndarray:
+                    fast.append("q")
+                else:
+                    fast.append("n" if array is value and type(value) is np.ndarray else "-")
+            elif kind is DATACLASS:
+                if not isinstance(value, param.annotation):
                     raise QuadrantsRuntimeTypeError(
                         f"Argument {param.name} expects a {param.annotation.__name__}, got "
                         f"{type(value).__name__}"
                     )
-                key.append(("t", _template_key(value, pins, cfg.raise_on_templated_floats)))
+                members = []
+                _flatten_dataclass(param.name, value, members, launch, pins, callbacks, cfg)
+                key.append(("d", tuple((path, part) for path, part, _ in members)))
+                member_values.setdefault(index, members)
+                fast.append("-")
+            else:
+                template_key = _template_key(value, pins, cfg.raise_on_templated_floats)
+                key.append(("t", template_key))
                 launch.append(None)
+                fast.append(_TEMPLATE_FAST_KINDS.get(template_key[0], "-"))
         key = tuple(key)
         try:
             entry = self._compiled.get(key)
             if entry is None:
-                entry = self._compile(key, args, pins)
+                entry = self._compile(key, args, pins, member_values)
+            if not callbacks and "-" not in fast:
+                self._dispatch_add(entry[0], "".join(fast), tuple(args))
             return entry[0](*launch)
         finally:
             for callback in callbacks:
                 callback()
 
-    def _compile(self, key, args, pins):
+    def _compile(self, key, args, pins, member_values):
         funcdef = self._parsed()
         descs = []
-        for part, value in zip(key, args):
-            if part[0] == "s":
-                descs.append(("scalar", part[1]))
-            elif part[0] == "a":
-                descs.append(("ndarray", part[1], part[2]))
+        for index, (part, value) in enumerate(zip(key, args)):
+            if part[0] == "d":
+                # A dataclass: one argument per leaf member, named "param.member".
+                for path, member_part, member_value in member_values[index]:
+                    descs.append((path, _desc(member_part, member_value)))
             else:
-                descs.append(("template", value))
+                descs.append(_desc(part, value))
         options = _runtime.compile_options()
         name = self._function.__name__
         compiled = _core.compile_kernel(
@@ -438,24 +476,78 @@ class Kernel(_Source):
         return entry
 
 
+def _desc(part, value):
+    """The compile_kernel argument descriptor of one key part."""
+    if part[0] == "s":
+        return ("scalar", part[1])
+    if part[0] == "a":
+        return ("ndarray", part[1], part[2])
+    return ("template", value)
+
+
+def _member_annotations(cls):
+    """{member name: annotation} of a dataclass, string annotations evaluated in its module."""
+    module = sys.modules.get(cls.__module__)
+    namespace = dict(vars(module)) if module else {}
+    result = {}
+    for member in dataclasses.fields(cls):
+        annotation = member.type
+        if isinstance(annotation, str):
+            annotation = eval(annotation, namespace)  # noqa: S307 (the user's own annotation)
+        result[member.name] = annotation
+    return result
+
+
+def _flatten_dataclass(path, value, members, launch, pins, callbacks, cfg):
+    """Appends (path, key part, value) for every leaf member of dataclass instance `value`
+    (nested dataclasses recursively) to `members`, and the launch values of runtime members
+    (scalars, arrays) to `launch`. Members without a scalar or ndarray annotation are
+    compile-time values, like template arguments."""
+    for name, annotation in _member_annotations(type(value)).items():
+        member_path = f"{path}.{name}"
+        member = getattr(value, name)
+        classified = _classify(annotation)
+        kind = classified[0] if classified else TEMPLATE
+        if kind is DATACLASS and dataclasses.is_dataclass(member):
+            _flatten_dataclass(member_path, member, members, launch, pins, callbacks, cfg)
+        elif kind is SCALAR:
+            dtype = _types.cook_dtype(classified[1])
+            launch.append(_scalar_value((member_path,), member, dtype))
+            members.append((member_path, ("s", dtype._qd_dtype), member))
+        elif kind is NDARRAY:
+            param = Param(member_path, NDARRAY, classified[1], inspect.Parameter.empty)
+            dtype, array = _array_value(param, member, callbacks)
+            launch.append(array)
+            members.append((member_path, ("a", dtype._qd_dtype, array.ndim), member))
+        else:
+            template_key = _template_key(member, pins, cfg.raise_on_templated_floats)
+            members.append((member_path, ("t", template_key), member))
+
+
+def _launch_fallback(kernel, *args, **kwargs):
+    """The Python launch path: what the Dispatcher calls when it has no registered launch for
+    the arguments. Compilation and runtime errors are restyled (see the module docstring)."""
+    try:
+        return kernel._launch(args, kwargs)
+    except (QuadrantsCompilationError, QuadrantsRuntimeError) as exc:
+        if _runtime.special_config().print_full_traceback:
+            raise
+        raise _source.restyle(exc) from None
+
+
+def _raise_launch_error(exc):
+    """Raises what the Python launch path raises when a launch fails with `exc`: the Dispatcher
+    calls it when a registered launch fails."""
+    try:
+        raise exc
+    except (QuadrantsCompilationError, QuadrantsRuntimeError):
+        if _runtime.special_config().print_full_traceback:
+            raise
+        raise _source.restyle(exc) from None
+
+
 def _has_annotation(function, name):
     return name in getattr(function, "__annotations__", {})
-
-
-class BoundKernel:
-    """A kernel method bound to its object: the object is passed as the first argument."""
-
-    _qd_kernel = True
-
-    def __init__(self, kernel, instance):
-        self.__func__ = kernel
-        self.__self__ = instance
-
-    def __call__(self, *args, **kwargs):
-        return self.__func__(self.__self__, *args, **kwargs)
-
-    def __repr__(self):
-        return f"<bound qd.kernel {self.__func__._function.__qualname__} of {self.__self__!r}>"
 
 
 def kernel(fn=None, *, fastcache=False, graph=False, checkpoints=False, pure=None):
@@ -483,6 +575,7 @@ def kernel(fn=None, *, fastcache=False, graph=False, checkpoints=False, pure=Non
 def _clear_compiled_kernels():
     for live in list(_live_kernels):
         live._compiled.clear()
+        live._dispatch_clear()
 
 
 # --- functions ---

@@ -1,7 +1,9 @@
 """``qd.ndarray``: an n-d array passed to kernels as an argument.
 
 On the CPU the memory is a zero-initialised, C-contiguous NumPy array owned by the object and
-exposed as ``_qd_array`` (what a kernel launch hands to the core). ``_qd_ndarray = True`` marks
+exposed as ``_qd_array`` (what a kernel launch hands to the core). On CUDA ``_qd_array`` is a
+zero-filled ``quadrants._core.DeviceBuffer`` and the NumPy array its host mirror (``_device.py``
+says when data moves). ``_qd_ndarray = True`` marks
 the objects for the compiler. Every dimension must be an int in 1..2**31-1 (``shape=()`` makes a
 0-d array, indexed ``a[()]``). Python-scope element access raises QuadrantsIndexError for a wrong
 number of indices and IndexError out of bounds; values are converted to the element type with C
@@ -13,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _runtime, _types
+from quadrants import _device, _runtime, _types
 from quadrants._annotations import Layout
 from quadrants._core import QuadrantsIndexError, QuadrantsRuntimeError
 from quadrants._field import _check_alive, _to_numpy
@@ -47,16 +49,29 @@ class Ndarray:
         self.element_shape = ()
         self.layout = Layout.AOS
         self._generation = _runtime.generation()
-        self._qd_array = np.zeros(shape, dtype=dtype.np_dtype)
+        self._host = np.zeros(shape, dtype=dtype.np_dtype)
+        self._device = _device.allocate(self._host)  # CUDA: the memory; _host its mirror
+        # what a launch passes: the NumPy array on the CPU, the DeviceBuffer on CUDA
+        self._qd_array = self._host if self._device is None else self._device
         self.grad = Ndarray(dtype, shape) if needs_grad else None
         _live_ndarrays.add(self)
 
     def _data(self):
         _check_alive(self, "qd.ndarray")
-        return self._qd_array
+        return self._host
+
+    def _pull(self):
+        """_data() with the device's data copied into it first (CUDA)."""
+        data = self._data()
+        _device.pull(self._device, data)
+        return data
+
+    def _push(self):
+        """Copies the memory written through _data() to the device (CUDA)."""
+        _device.push(self._device, self._host)
 
     def _release(self):
-        self._qd_array = None
+        self._qd_array = self._host = self._device = None
         self.grad = None
 
     @property
@@ -66,10 +81,11 @@ class Ndarray:
     def fill(self, value):
         """Sets every element to `value` (converted to the element type)."""
         self._data()[...] = _types.to_dtype_value(value, self.dtype)
+        self._push()
 
     def to_numpy(self, dtype=None, *, copy=True):
         """The elements as a NumPy array. ``copy=False`` returns a view of the memory."""
-        return _to_numpy(self._data(), dtype, copy)
+        return _to_numpy(self._pull(), dtype, copy)
 
     def from_numpy(self, arr):
         """Copies NumPy array `arr` (same shape) into the ndarray, converting its dtype."""
@@ -81,15 +97,17 @@ class Ndarray:
                 f"Mismatch shape: {self.shape} expected, but {tuple(arr.shape)} provided"
             )
         _types.copy_converting(data, arr)
+        self._push()
 
     def copy_from(self, other):
         """Copies all elements of ndarray `other` (same shape) into this one."""
         if not isinstance(other, Ndarray):
             raise TypeError("Cannot copy from a non-ndarray object")
-        data, source = self._data(), other._data()
+        data, source = self._data(), other._pull()
         if data.shape != source.shape:
             raise ValueError(f"Mismatch shape: {data.shape} expected, but {source.shape} provided")
         _types.copy_converting(data, source)
+        self._push()
 
     def _index(self, key):
         data = self._data()
@@ -115,11 +133,12 @@ class Ndarray:
 
     def __getitem__(self, key):
         data, position = self._index(key)
-        return _types.to_python_value(data[position], self.dtype)
+        return _types.to_python_value(_device.read_item(self._device, data, position), self.dtype)
 
     def __setitem__(self, key, value):
         data, position = self._index(key)
         data[position] = _types.to_dtype_value(value, self.dtype)
+        _device.write_item(self._device, data, position)
 
     def __deepcopy__(self, memo=None):
         result = Ndarray(self.dtype, self.shape)

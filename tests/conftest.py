@@ -5,7 +5,8 @@ Options:
                       Default: every arch available on this machine.
     --update-golden   rewrite the expected files of the IR golden tests instead of comparing.
 
-Tests that take an ``arch`` argument are run once per selected arch.
+Tests that take an ``arch`` argument are run once per selected arch; a selected arch this
+machine cannot run (``--arch cuda`` without a GPU) is reported as skipped.
 """
 
 import os
@@ -22,8 +23,16 @@ ARCHS = ("cpu", "cuda", "vulkan")
 
 
 def available_archs():
-    """The archs this machine can run. Only the CPU backend exists so far."""
-    return ["cpu"]
+    """The archs this machine can run: the CPU, and CUDA where a driver and a device exist."""
+    archs = ["cpu"]
+    try:
+        from quadrants import _core
+
+        if _core.cuda_available():
+            archs.append("cuda")
+    except Exception:  # a broken build or driver: CUDA tests are skipped, the rest runs
+        pass
+    return archs
 
 
 def pytest_addoption(parser):
@@ -45,9 +54,33 @@ def selected_archs(config):
     return config.getoption("--arch") or available_archs()
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "cpu_only: tests of CPU specifics (NumPy views of field memory, ...): "
+        "skipped when the test's arch is not the CPU"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        arch = getattr(item, "callspec", None) and item.callspec.params.get("arch")
+        if arch and arch != "cpu" and item.get_closest_marker("cpu_only"):
+            item.add_marker(pytest.mark.skip(reason=f"CPU specifics, not on {arch}"))
+
+
 def pytest_generate_tests(metafunc):
+    """Parametrizes `arch`; a selected arch this machine cannot run is skipped, not failed."""
     if "arch" in metafunc.fixturenames:
-        metafunc.parametrize("arch", selected_archs(metafunc.config))
+        available = available_archs()
+        params = [
+            pytest.param(
+                arch,
+                id=arch,
+                marks=() if arch in available else pytest.mark.skip(reason=f"no {arch} here"),
+            )
+            for arch in selected_archs(metafunc.config)
+        ]
+        metafunc.parametrize("arch", params)
 
 
 @pytest.fixture

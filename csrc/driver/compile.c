@@ -108,3 +108,28 @@ qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
     qd_module_free(m);
     return rc;
 }
+
+int
+qd_compile_kernel_cuda(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
+                       const QdNvptxOptions *opts, QdNvptxKernel *out, QdCompiledKernel *host,
+                       QdKernelInfo *info)
+{
+    int rc = -1;
+    QdModule *m = qd_module_new();
+    memset(host, 0, sizeof(*host));
+    if (!m) {
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+    }
+    QdFunc *kernel = lower_kernel(ctx, m, req, info);
+    if (kernel && qd_nvptx_compile(ctx, m, kernel->name, opts, out) == 0) {
+        if (dump_enabled("ptx")) {
+            fprintf(stderr, "--- PTX of %s ---\n%s", kernel->name, out->ptx);
+        }
+        rc = qd_cpu_jit_compile_bounds(ctx, jit, m, kernel->name, host);
+        if (rc < 0) {
+            qd_nvptx_kernel_release(out);
+        }
+    }
+    qd_module_free(m);
+    return rc;
+}

@@ -33,4 +33,12 @@ typedef struct QdCompileRequest {
 int qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
                           QdCompiledKernel *out, QdKernelInfo *info);
 
+/* Compiles a kernel for CUDA: the PTX in *out (release with qd_nvptx_kernel_release) and, in
+ * *host, the bounds functions the launcher evaluates on the host, compiled by the CPU JIT
+ * (codegen.h: qd_cpu_jit_compile_bounds; release with qd_compiled_kernel_release). 0, or -1
+ * with a diag (and nothing to release). */
+int qd_compile_kernel_cuda(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
+                           const QdNvptxOptions *opts, QdNvptxKernel *out, QdCompiledKernel *host,
+                           QdKernelInfo *info);
+
 #endif /* QD_DRIVER_H */

@@ -146,6 +146,7 @@ qd_py_runtime_reset(QdPyState *state)
     if (state->fields) {
         PyDict_Clear(state->fields);
     }
+    qd_py_cuda_reset(state);
     state->generation++;
     state->rng_launches = 0;
     state->random_seed = 0;
@@ -286,10 +287,7 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
     }
     if (self->rng_offset >= 0) {
         /* A new seed every launch: a fixed random_seed repeats the program's sequence. */
-        uint64_t z = state->random_seed + 0x9E3779B97F4A7C15ULL * ++state->rng_launches;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        z ^= z >> 31;
+        uint64_t z = qd_py_next_rng_seed(state);
         memcpy(packed + self->rng_offset, &z, sizeof(z));
     }
     for (uint32_t i = 0; i < self->nparams; i++) {
@@ -386,6 +384,9 @@ ck_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject
 PyObject *
 qd_py_compiled_kernel_call(PyObject *ck, PyObject *const *args, Py_ssize_t nargs)
 {
+    if (PyVectorcall_Function(ck) != ck_vectorcall) {
+        return PyObject_Vectorcall(ck, args, (size_t)nargs, NULL); /* a CudaKernel */
+    }
     return ck_call((CompiledKernelObject *)ck, args, (size_t)nargs, NULL);
 }
 
@@ -488,10 +489,34 @@ parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, ParamDesc *para
         return -1;
     }
     int rc = 0;
+    Py_ssize_t consumed = 0;          /* kernel parameters described so far */
+    const char *last_root = NULL;     /* parameter of the previous dataclass member */
+    size_t last_root_len = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         PyObject *d = PyList_GET_ITEM(descs, i);
-        PyObject *pname = (Py_ssize_t)i < PyList_Size(plist) ? PyObject_GetAttrString(PyList_GET_ITEM(plist, i), "arg") : NULL;
-        const char *name = pname ? PyUnicode_AsUTF8(pname) : NULL;
+        PyObject *pname = NULL;
+        const char *name = NULL;
+        if (PyTuple_Check(d) && PyTuple_GET_SIZE(d) == 2 && PyUnicode_Check(PyTuple_GET_ITEM(d, 0)) &&
+            PyTuple_Check(PyTuple_GET_ITEM(d, 1))) {
+            /* (path, desc): a member of a dataclass argument, "param.member[.member...]". */
+            pname = Py_NewRef(PyTuple_GET_ITEM(d, 0));
+            name = PyUnicode_AsUTF8(pname);
+            d = PyTuple_GET_ITEM(d, 1);
+            const char *dot = name ? strchr(name, '.') : NULL;
+            size_t len = dot ? (size_t)(dot - name) : 0;
+            if (!dot || !last_root || len != last_root_len || strncmp(name, last_root, len) != 0) {
+                consumed++;
+            }
+            last_root = name;
+            last_root_len = len;
+        } else {
+            pname = consumed < PyList_Size(plist)
+                        ? PyObject_GetAttrString(PyList_GET_ITEM(plist, consumed), "arg")
+                        : NULL;
+            consumed++;
+            last_root = NULL;
+            name = pname ? PyUnicode_AsUTF8(pname) : NULL;
+        }
         const char *kind = NULL;
         if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 2 || !name ||
             !(kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(d, 0)))) {
@@ -540,6 +565,33 @@ parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, ParamDesc *para
     return rc;
 }
 
+/* A handle to func.__annotations__["return"], or 0 when there is none. */
+static QdHandle
+return_annotation(QdPyHost *host, PyObject *func)
+{
+    PyObject *anns = PyObject_GetAttrString(func, "__annotations__");
+    PyObject *ret = anns && PyDict_Check(anns) ? PyDict_GetItemString(anns, "return") : NULL;
+    QdHandle h = ret ? qd_py_host_add(host, ret) : 0;
+    Py_XDECREF(anns);
+    PyErr_Clear();
+    return h;
+}
+
+/* Raises the compile error: the diag's class, or with print_full_traceback the Python
+ * exception user code raised while tracing, unchanged (spec E). */
+static void
+raise_compile_error(PyObject *module, QdPyHost *host, QdCtx *ctx, long full_traceback)
+{
+    if (PyErr_Occurred()) {
+        return;
+    }
+    if (full_traceback && host->first_exception) {
+        PyErr_SetObject((PyObject *)Py_TYPE(host->first_exception), host->first_exception);
+        return;
+    }
+    qd_py_raise_diag(module, &ctx->diag);
+}
+
 PyObject *
 qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
@@ -570,14 +622,15 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     qd_ctx_init(&ctx);
     CompiledKernelObject *ck = NULL;
     PyObject *result = NULL;
-    long fp, ip, debug, short_circuit, unroll, keep_qir, oob;
+    long fp, ip, debug, short_circuit, unroll, keep_qir, oob, full_traceback;
     if (option_int(options, "default_fp", QD_TY_F32, &fp) < 0 ||
         option_int(options, "default_ip", QD_TY_I32, &ip) < 0 ||
         option_int(options, "debug", 0, &debug) < 0 ||
         option_int(options, "short_circuit", 1, &short_circuit) < 0 ||
         option_int(options, "unrolling_limit", 32, &unroll) < 0 ||
         option_int(options, "keep_qir", 0, &keep_qir) < 0 ||
-        option_int(options, "check_out_of_bound", 0, &oob) < 0) {
+        option_int(options, "check_out_of_bound", 0, &oob) < 0 ||
+        option_int(options, "print_full_traceback", 0, &full_traceback) < 0) {
         qd_arena_free(&arena);
         return NULL;
     }
@@ -601,9 +654,7 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     }
     if (qd_py_host_convert_function(&host, &ctx, funcdef, filename, &def) < 0 ||
         ensure_runtime(state, options, &ctx) < 0) {
-        if (!PyErr_Occurred()) {
-            qd_py_raise_diag(module, &ctx.diag);
-        }
+        raise_compile_error(module, &host, &ctx, full_traceback);
         goto done;
     }
     QdCompileRequest req = {0};
@@ -621,7 +672,16 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     req.frontend.unrolling_limit = (uint32_t)unroll;
     req.resolve_field = resolve_field;
     req.resolve_user = state;
+    req.ret_annotation = return_annotation(&host, func);
     req.keep_qir = keep_qir != 0;
+    if (qd_py_wants_cuda(options)) {
+        result = qd_py_cuda_compile(module, &ctx, &req, options);
+        if (result == NULL && full_traceback && host.first_exception) {
+            PyErr_Clear();
+            raise_compile_error(module, &host, &ctx, full_traceback);
+        }
+        goto done;
+    }
     QdKernelInfo info;
     PyTypeObject *tp = (PyTypeObject *)state->compiled_kernel_type;
     ck = (CompiledKernelObject *)tp->tp_alloc(tp, 0);
@@ -640,9 +700,7 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     free(req.qir_frontend);
     free(req.qir_final);
     if (crc < 0) {
-        if (!PyErr_Occurred()) {
-            qd_py_raise_diag(module, &ctx.diag);
-        }
+        raise_compile_error(module, &host, &ctx, full_traceback);
         goto done;
     }
     /* Map Python arguments to the packed layout: non-template arguments are the QIR
@@ -680,4 +738,27 @@ done:
     qd_py_host_clear(&host);
     qd_arena_free(&arena);
     return result;
+}
+
+/***** shared with the CUDA launcher (python/cuda_kernel.c) *****/
+
+int
+qd_py_pack_scalar(PyObject *value, int kind, unsigned char *dst)
+{
+    return pack_scalar(value, (QdTypeKind)kind, dst);
+}
+
+PyObject *
+qd_py_unpack_result(const unsigned char *slot, int kind)
+{
+    return unpack_result(slot, (QdTypeKind)kind);
+}
+
+uint64_t
+qd_py_next_rng_seed(QdPyState *state)
+{
+    uint64_t z = state->random_seed + 0x9E3779B97F4A7C15ULL * ++state->rng_launches;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
 }

@@ -278,14 +278,6 @@ core_dtype_ids(PyObject *module, PyObject *unused)
     return d;
 }
 
-static PyObject *
-core_cuda_available(PyObject *module, PyObject *unused)
-{
-    (void)module;
-    (void)unused;
-    Py_RETURN_FALSE; /* the CUDA backend is not built into this version */
-}
-
 static PyMethodDef core_methods[] = {
     {"compile_kernel", (PyCFunction)(void (*)(void))core_compile_kernel, METH_FASTCALL,
      "compile_kernel(func, funcdef, filename, arg_descs, name, options) -> CompiledKernel"},
@@ -293,7 +285,6 @@ static PyMethodDef core_methods[] = {
      "register_field(field_id, array): back a field with an array's memory"},
     {"runtime_reset", core_runtime_reset, METH_NOARGS, "drop the JIT, thread pool and fields"},
     {"dtype_ids", core_dtype_ids, METH_NOARGS, "scalar type ids of the core"},
-    {"cuda_available", core_cuda_available, METH_NOARGS, "whether a CUDA device can be used"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -304,11 +295,15 @@ core_exec(PyObject *module)
 
     RETURN_IF_ERROR(make_error_classes(module, state));
     RETURN_IF_ERROR(add_testing_module(module));
+    PyObject *dispatcher_type = qd_py_dispatcher_type_new(module);
+    int added = dispatcher_type ? PyModule_AddObjectRef(module, "Dispatcher", dispatcher_type) : -1;
+    Py_XDECREF(dispatcher_type);
+    RETURN_IF_ERROR(added);
     state->compiled_kernel_type = qd_py_compiled_kernel_type_new(module);
     state->fields = PyDict_New();
     if (!state->compiled_kernel_type || !state->fields ||
         PyModule_AddObjectRef(module, "CompiledKernel", state->compiled_kernel_type) < 0 ||
-        PyModule_AddFunctions(module, core_methods) < 0) {
+        PyModule_AddFunctions(module, core_methods) < 0 || qd_py_cuda_add(module) < 0) {
         return -1;
     }
     return 0;
@@ -324,6 +319,9 @@ core_traverse(PyObject *module, visitproc visit, void *arg)
     }
     Py_VISIT(state->compiled_kernel_type);
     Py_VISIT(state->fields);
+    Py_VISIT(state->device_buffer_type);
+    Py_VISIT(state->cuda_kernel_type);
+    Py_VISIT(state->cuda_fields);
     return 0;
 }
 
@@ -337,6 +335,9 @@ core_clear(PyObject *module)
     }
     Py_CLEAR(state->compiled_kernel_type);
     Py_CLEAR(state->fields);
+    Py_CLEAR(state->device_buffer_type);
+    Py_CLEAR(state->cuda_kernel_type);
+    Py_CLEAR(state->cuda_fields);
     return 0;
 }
 

@@ -32,6 +32,11 @@ typedef struct QdPyState {
     uint64_t generation;            /* bumped by every runtime reset */
     uint64_t random_seed;           /* qd.init(random_seed=...) of the current runtime */
     uint64_t rng_launches;          /* launches that drew random numbers since then */
+    /* CUDA (cuda.c, cuda_kernel.c) */
+    PyObject *device_buffer_type;   /* quadrants._core.DeviceBuffer */
+    PyObject *cuda_kernel_type;     /* quadrants._core.CudaKernel */
+    PyObject *cuda_fields;          /* dict: field id -> DeviceBuffer backing it on CUDA */
+    uint64_t cuda_runtime_state;    /* device buffer of the assert flag (0: not made yet) */
 } QdPyState;
 
 /* The state of the _core module. `module` is borrowed and must be quadrants._core. */
@@ -74,6 +79,30 @@ void qd_py_runtime_reset(QdPyState *state);
  * argument per parameter, as calling it does. New reference or NULL with an exception set. */
 PyObject *qd_py_compiled_kernel_call(PyObject *ck, PyObject *const *args, Py_ssize_t nargs);
 
+/* Helpers of ck_call that the CUDA launcher shares: a Python scalar packed as `kind` (a
+ * QdTypeKind; 0 or -1 with an exception), a kernel_ret slot as a Python number (new
+ * reference), and the seed of the hidden random-number argument for the next launch. */
+int qd_py_pack_scalar(PyObject *value, int kind, unsigned char *dst);
+PyObject *qd_py_unpack_result(const unsigned char *slot, int kind);
+uint64_t qd_py_next_rng_seed(QdPyState *state);
+
+/***** cuda.c, cuda_kernel.c *****/
+
+struct QdCompileRequest;
+/* Adds the CUDA functions and types (DeviceBuffer, CudaKernel, cuda_available, ...) to the
+ * _core module and its state. 0, or -1 with an exception set. */
+int qd_py_cuda_add(PyObject *module);
+/* Whether compile options (a dict or NULL, borrowed) ask for the CUDA backend (arch "cuda"). */
+bool qd_py_wants_cuda(PyObject *options);
+/* Compiles the request for CUDA: new reference to a CudaKernel (called like a CompiledKernel),
+ * NULL with the error raised. */
+PyObject *qd_py_cuda_compile(PyObject *module, QdCtx *ctx, struct QdCompileRequest *req,
+                             PyObject *options);
+/* Part of qd_py_runtime_reset: drops the CUDA field registry. */
+void qd_py_cuda_reset(QdPyState *state);
+/* The ndim of a DeviceBuffer (borrowed), or -1 for any other object. Runs no Python code. */
+int qd_py_device_buffer_ndim(PyObject *obj);
+
 /***** dispatch.c *****/
 
 /* The Dispatcher type (the C base of qd.kernel objects: the launch fast path) for `module`
@@ -85,6 +114,12 @@ PyObject *qd_py_dispatcher_type_new(PyObject *module);
 /* Creates the quadrants._core._testing module (new reference; NULL with an exception set). Its
  * functions are bound to `core` (borrowed), so they reach the exception classes in its state. */
 PyObject *qd_py_testing_module_new(PyObject *core);
+
+/***** testing_cuda.c *****/
+
+/* Adds qir_to_ptx (QIR -> PTX without a GPU) to the _testing module (borrowed), bound to
+ * `core` (borrowed). 0, or -1 with an exception set. */
+int qd_py_testing_add_cuda(PyObject *testing, PyObject *core);
 
 /***** testing_run.c *****/
 

@@ -193,6 +193,7 @@ def test_from_numpy_errors():
         x.from_numpy([[0, 0, 0], [0, 0, 0]])
 
 
+@pytest.mark.cpu_only  # copy=False: a live view, which device memory cannot give
 def test_to_numpy_options():
     x = qd.field(qd.i16, shape=(3, 2))
     data = random_array(qd.i16, (3, 2))
@@ -408,6 +409,7 @@ def test_axes():
     assert qd.axes(1, 0).indices == (1, 0)
 
 
+@pytest.mark.cpu_only  # on CUDA fields register a DeviceBuffer (cuda_register_field)
 def test_registers_its_memory_with_the_core(monkeypatch):
     calls = []
     monkeypatch.setattr(

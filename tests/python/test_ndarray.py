@@ -34,8 +34,9 @@ def test_shapes(shape, expected):
     assert a.shape == expected and a.ndim == len(expected)
     assert a.element_shape == () and a.layout is qd.Layout.AOS
     assert a._qd_ndarray is True
-    assert isinstance(a._qd_array, np.ndarray) and a._qd_array.flags.c_contiguous
-    assert a._qd_array.shape == expected and a._qd_array.dtype == np.float32
+    # the host memory (on CUDA the mirror of the DeviceBuffer in _qd_array)
+    assert isinstance(a._data(), np.ndarray) and a._data().flags.c_contiguous
+    assert a._data().shape == expected and a._data().dtype == np.float32
     np.testing.assert_array_equal(a.to_numpy(), np.zeros(expected, np.float32))
 
 
@@ -76,7 +77,7 @@ def test_numpy_round_trip(name):
     out = a.to_numpy()
     assert out.dtype == dtype.np_dtype and not np.shares_memory(out, a._qd_array)
     np.testing.assert_array_equal(out, data)
-    np.testing.assert_array_equal(a._qd_array, data)
+    np.testing.assert_array_equal(a._pull(), data)  # the memory itself (CUDA: copied down)
     for i in range(6):
         for j in range(5):
             value = a[i, j]
@@ -137,6 +138,7 @@ def test_conversions():
     np.testing.assert_array_equal(b.to_numpy(), data.astype(np.float32))
 
 
+@pytest.mark.cpu_only  # device memory has no NumPy view
 def test_to_numpy_without_copy():
     a = qd.ndarray(qd.f32, 4)
     view = a.to_numpy(copy=False)

@@ -1,4 +1,5 @@
-/* codegen/llvm/codegen.h -- the LLVM code generator: QIR kernels to host-CPU machine code.
+/* codegen/llvm/codegen.h -- the LLVM code generator: QIR kernels to host-CPU machine code and
+ * to PTX for NVIDIA GPUs (the NVPTX KERNEL ABI section below).
  *
  * Pipeline of one kernel (qd_cpu_jit_compile):
  *   QIR module (instantiate,inline,constfold,dce already run; verified QD_VERIFY_CONCRETE)
@@ -89,6 +90,59 @@
  * Not supported on the CPU: SIMT instructions (thread_idx, shuffle, block_sync, shared_alloc,
  * ...): compiling a kernel that uses one fails with QD_ERR_SYNTAX "<op> is not supported on the
  * CPU backend".
+ *
+ * =================================== NVPTX KERNEL ABI ======================================
+ *
+ * qd_nvptx_compile turns a kernel into one PTX module (target_nvptx.c has the pipeline). The
+ * same emitter builds it; what differs from the CPU:
+ *
+ * Entry points. Task i is the kernel `K_t<i>`, or `K_t<i>_<name>` when the task has a name
+ * (loop_config(name=...)), so that profilers show it; K is "qd_" and the kernel name, every
+ * character outside [A-Za-z0-9_] replaced by '_' (in the task name too); QdCompiledTask.entry
+ * holds the result. Its only parameter is the parameter buffer, by value (`.param .align 8 .b8
+ * K_t<i>_param_0[P]`), so a launch is one cuLaunchKernel with kernelParams[0] pointing at the
+ * host's copy of the buffer:
+ *     [0, args_size)          the packed arguments, laid out as above (qd_arg_layout), with
+ *                             ndarray data pointers being device pointers
+ *     args_size + 0           u64 results: device buffer of the kernel_ret slots
+ *     args_size + 8           u64 tmps: device buffer of the tmp_alloc slots (zeroed by the
+ *                             launcher before the first task of every launch)
+ *     args_size + 16          u64 runtime state: device buffer whose first i32 is the assert
+ *                             flag (0: no assert failed)
+ *   P = args_size + QD_NVPTX_TAIL_BYTES.
+ * A serial task runs on one thread of one block. A range_for task evaluates its prologue on
+ * every thread and runs a grid-stride loop: iteration begin + j on global thread j (block
+ * j / block_dim, thread j % block_dim), then j + grid threads, ...; any grid is correct. The
+ * kernel carries `maxntid` = its block_dim (default: QdNvptxOptions.default_block_dim), which
+ * the launcher must use as the block size. Bounds whose prologue reads no device memory are
+ * also compiled for the host (qd_cpu_jit_compile_bounds) so the launcher can size the grid
+ * exactly; tasks with an empty range are then not launched at all.
+ *
+ * Fields. The base of field @name is loaded from the module global `qd_field_<name>` (8 bytes,
+ * .global, externally initialized): the runtime stores the field's device pointer there after
+ * loading the module (cuModuleGetGlobal). QdNvptxKernel.fields lists the names the module
+ * reads.
+ *
+ * print -> vprintf. The format is rewritten at compile time so that every integer conversion
+ * takes a 64-bit argument (%d -> %lld, %x -> %llx) and every float conversion a double; each
+ * value is converted to what its conversion asks for, as the CPU runtime does, so both print
+ * the same text. Output appears when the device synchronizes (the launcher synchronizes after
+ * a kernel that prints).
+ * assert -> when the condition is false, atomically set the assert flag from 0 to id + 1 (the
+ * first failure wins; QdNvptxKernel.asserts[id] is its message); every task of a kernel with
+ * an assert returns at once when the flag is set, so the launch stops after the failing task.
+ * The launcher reads and clears the flag after a launch of such a kernel.
+ *
+ * Math: LLVM intrinsics where NVPTX has instructions (sqrt, fabs, floor, ceil, round, min, max),
+ * libdevice (__nv_expf, __nv_sin, ..., linked from libdevice.10.bc) for the rest, f16 / bf16
+ * computed in f32. Fast math (the default) means what it means on the CPU (reassoc, contract,
+ * afn, nsz, arcp on float ops) plus, as in the reference implementation, single-precision
+ * denormals flushed to zero (FTZ: "denormal-fp-math-f32"="preserve-sign" and libdevice's
+ * __CUDA_FTZ reflection; not in kernels that use f16 / bf16, whose subnormals it would flush
+ * too); division and sqrt stay IEEE-rounded, which the reference relaxes to
+ * approximations, so that float floor division gives the same results as on the CPU.
+ * SIMT instructions are supported (llvm_emit_simt.c); subgroup operations act on the lanes
+ * active at the call (activemask), the whole warp in uniform code.
  */
 #ifndef QD_CODEGEN_LLVM_H
 #define QD_CODEGEN_LLVM_H
@@ -108,6 +162,13 @@ struct QdLaunchCtx; /* runtime/cpu/cpu.h */
 typedef void (*QdTaskEntry)(struct QdLaunchCtx *ctx, int64_t lo, int64_t hi);
 /* Bounds of a range_for task: out[0] = begin, out[1] = end. */
 typedef void (*QdTaskBounds)(struct QdLaunchCtx *ctx, int64_t *out);
+
+/* Bytes the launcher appends to the packed arguments on NVPTX (results, tmps, runtime state)
+ * and the offset of each pointer from the end of the packed arguments. */
+#define QD_NVPTX_TAIL_BYTES   24
+#define QD_NVPTX_TAIL_RESULTS 0
+#define QD_NVPTX_TAIL_TMPS    8
+#define QD_NVPTX_TAIL_RUNTIME 16
 
 /***** llvm_types.c *****/
 
@@ -153,6 +214,7 @@ typedef struct QdCompiledTask {
     uint32_t block_dim;  /* block_dim of the task (0 = default); unused by the CPU runtime */
     int64_t grain;       /* range_for: fewest iterations worth a thread of their own,
                             estimated from the loop body's size; 0 for a serial task */
+    char entry[160];     /* NVPTX: the task kernel's name; "" on the CPU */
 } QdCompiledTask;
 
 /* What a launcher needs to run a compiled kernel. Owned arrays: free with
@@ -192,5 +254,56 @@ void qd_cpu_jit_free(QdCpuJit *jit);
  * for invalid input or an unresolved field, QD_ERR_INTERNAL when LLVM rejects what we built. */
 int qd_cpu_jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
                        QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *out);
+
+/* Compiles only what the CUDA launcher runs on the host: for each range_for task whose
+ * prologue reads no device memory (only arguments, ndarray shapes and constants), its bounds
+ * function; tasks[i].bounds is NULL for the others and `run` is NULL everywhere. The bounds
+ * functions take a QdLaunchCtx whose args are the packed arguments. 0, or -1 with a diag. */
+int qd_cpu_jit_compile_bounds(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
+                              QdCompiledKernel *out);
+
+/***** target_nvptx.c *****/
+
+/* Options of an NVPTX compile; qd_nvptx_options_default fills the defaults. */
+typedef struct QdNvptxOptions {
+    QdLlvmOptions llvm;          /* opt level, fast math, dumps: print_kernel_llvm_ir writes
+                                    quadrants_kernel_cuda_llvm_ir_NNNN.ll, _optimized the
+                                    optimized quadrants_kernel_cuda_llvm_ir_optimized_NNNN.ll,
+                                    print_kernel_asm the PTX quadrants_kernel_nvptx_NNNN.ptx */
+    int sm;                      /* 10 * major + minor of the device (default 90) */
+    uint32_t default_block_dim;  /* threads per block of range_for tasks without one (128) */
+    const char *const *libdevice_paths; /* candidate paths of libdevice.10.bc, in order */
+    uint32_t nlibdevice_paths;   /* how many */
+} QdNvptxOptions;
+
+void qd_nvptx_options_default(QdNvptxOptions *opts);
+
+/* A kernel compiled to PTX. Release with qd_nvptx_kernel_release. */
+typedef struct QdNvptxKernel {
+    QdCompiledKernel layout; /* argument layout, tmps, results, symbol (K above); tasks hold
+                                block_dim (resolved: the launch's block size) and grain (1 for
+                                a range_for task, 0 for a serial one), nothing else */
+    char *ptx;               /* the PTX text, NUL-terminated (malloc) */
+    size_t ptx_size;         /* bytes of ptx including the NUL */
+    char **fields;           /* names of the fields whose qd_field_<name> the module reads */
+    uint32_t nfields;        /* how many */
+    char **asserts;          /* message of assert id i */
+    uint32_t nasserts;       /* how many */
+    bool has_print;          /* the kernel prints (the launcher synchronizes after it) */
+    int sm;                  /* the sm_XY the PTX targets */
+} QdNvptxKernel;
+
+void qd_nvptx_kernel_release(QdNvptxKernel *kernel);
+
+/* The sm that code for a device of compute capability `sm` (10 * major + minor) targets: the
+ * largest one LLVM 19 knows that is not above it (sm_90 for anything newer). 0 when the device
+ * is older than every known one. */
+int qd_nvptx_target_sm(int sm);
+
+/* Compiles kernel `kernel_name` of m (concrete) to PTX. 0 with *out filled, or -1 with a diag:
+ * QD_ERR_COMPILATION for invalid input or a missing libdevice (naming where it looked),
+ * QD_ERR_INTERNAL when LLVM rejects what we built. Thread-safe (compiles are serialized). */
+int qd_nvptx_compile(QdCtx *ctx, QdModule *m, const char *kernel_name, const QdNvptxOptions *opts,
+                     QdNvptxKernel *out);
 
 #endif /* QD_CODEGEN_LLVM_H */

@@ -1,11 +1,13 @@
-/* codegen/llvm/llvm_emit.c -- a QIR kernel as LLVM functions: tasks, regions, control flow.
+/* codegen/llvm/llvm_emit.c -- a QIR kernel as LLVM functions: regions, control flow, kernel.
  *
  * Input: a concrete kernel (no calls, templates or unroll). Output, in the emitter's module:
- * for task i, `K.t<i>` and, for a range_for task, `K.t<i>.bounds` (codegen.h, KERNEL ABI).
+ * the functions of every task (llvm_emit_task.c says which, per target; codegen.h has the
+ * ABIs), and in QdCompiledKernel the layout of tmps and results.
  *
  * Shape of every emitted function:
- *     entry:   loads of ctx->args / ctx->results / ctx->tmps, then hoisted code (allocas,
- *              parameter loads, tmp slot addresses) inserted by e->hoist before ...
+ *     entry:   loads of the launch context (CPU) or of the parameter buffer's tail (NVPTX),
+ *              then hoisted code (allocas, parameter loads, tmp slot addresses) inserted by
+ *              e->hoist before ...
  *              br body
  *     body:    the task's instructions, in program order
  * Structured regions map one to one onto blocks: `if` to then / else / merge, `for` to a
@@ -14,10 +16,7 @@
  * terminator leaves its block closed, and nothing is added after it. QIR values become LLVM
  * SSA values directly (e->values), with parameters and tmp slots created on first use in the
  * entry block so that loops see loop-invariant values and mem2reg / LICM have nothing to undo.
- *
- * The range_for prologue is emitted twice: once into the bounds function (which stores the
- * bounds) and once into the task function (whose parallel loop runs [lo, hi) given by the
- * runtime). That is only sound when the prologue writes no memory; check_prologue enforces it.
+ * SIMT instructions go to llvm_emit_simt.c on NVPTX and are an error on the CPU.
  */
 #include "llvm_internal.h"
 
@@ -25,12 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Work, in QIR instructions, that a thread should get before another thread is worth waking:
- * the runtime's grain is this divided by the estimated cost of one iteration. */
-#define GRAIN_WORK 16384
-/* Assumed trip count of a serial loop inside a parallel loop body, for the cost estimate. */
-#define INNER_TRIPS 16
 
 QdLoc
 qd_llvm_loc(const QdInst *inst)
@@ -44,21 +37,20 @@ qd_llvm_loc(const QdInst *inst)
 
 /* Whether the block being filled still lacks its terminator (a region that ended in break,
  * continue or a returning branch leaves it closed). */
-static bool
-block_is_open(Emitter *e)
+bool
+qd_llvm_block_is_open(Emitter *e)
 {
     return LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(e->b)) == NULL;
 }
 
-static LLVMBasicBlockRef
-new_block(Emitter *e, const char *name)
+LLVMBasicBlockRef
+qd_llvm_new_block(Emitter *e, const char *name)
 {
     return LLVMAppendBasicBlockInContext(e->llctx, e->fn, name);
 }
 
 /***** regions and control flow *****/
 
-static int emit_region(Emitter *e, const QdRegion *r, const LoopTargets *loop);
 
 /* if / else / merge; an empty else region branches straight to the merge block. A branch
  * that ends in break or continue leaves the merge block with fewer predecessors (possibly
@@ -68,20 +60,20 @@ emit_if(Emitter *e, const QdInst *inst, const LoopTargets *loop)
 {
     LLVMValueRef cond = qd_llvm_truth(e, qd_llvm_value(e, inst->args[0]));
     bool has_else = !qd_region_is_empty(inst->regions[1]);
-    LLVMBasicBlockRef then_bb = new_block(e, "then");
-    LLVMBasicBlockRef else_bb = has_else ? new_block(e, "else") : NULL;
-    LLVMBasicBlockRef merge = new_block(e, "endif");
+    LLVMBasicBlockRef then_bb = qd_llvm_new_block(e, "then");
+    LLVMBasicBlockRef else_bb = has_else ? qd_llvm_new_block(e, "else") : NULL;
+    LLVMBasicBlockRef merge = qd_llvm_new_block(e, "endif");
 
     LLVMBuildCondBr(e->b, cond, then_bb, has_else ? else_bb : merge);
     LLVMPositionBuilderAtEnd(e->b, then_bb);
-    RETURN_IF_ERROR(emit_region(e, inst->regions[0], loop));
-    if (block_is_open(e)) {
+    RETURN_IF_ERROR(qd_llvm_emit_region(e, inst->regions[0], loop));
+    if (qd_llvm_block_is_open(e)) {
         LLVMBuildBr(e->b, merge);
     }
     if (has_else) {
         LLVMPositionBuilderAtEnd(e->b, else_bb);
-        RETURN_IF_ERROR(emit_region(e, inst->regions[1], loop));
-        if (block_is_open(e)) {
+        RETURN_IF_ERROR(qd_llvm_emit_region(e, inst->regions[1], loop));
+        if (qd_llvm_block_is_open(e)) {
             LLVMBuildBr(e->b, merge);
         }
     }
@@ -94,8 +86,8 @@ emit_if(Emitter *e, const QdInst *inst, const LoopTargets *loop)
  * loops) doubles the machine code and the time of loop strength reduction, for little gain;
  * full unrolling of constant-trip loops and vectorization are unaffected. The loop ID must be
  * a node whose first operand is itself: a temporary placeholder is replaced by the node. */
-static void
-mark_loop(Emitter *e, LLVMValueRef latch_br)
+void
+qd_llvm_mark_loop(Emitter *e, LLVMValueRef latch_br)
 {
     static const char property[] = "llvm.loop.unroll.runtime.disable";
     LLVMMetadataRef name = LLVMMDStringInContext2(e->llctx, property, sizeof(property) - 1);
@@ -111,16 +103,16 @@ mark_loop(Emitter *e, LLVMValueRef latch_br)
 /* `for` and the parallel loop of a task: iv runs over [lo, hi) of the bound type. The step
  * never overflows (iv < hi), so the increment carries nsw / nuw, which lets SCEV see the
  * sign-extended index of an i32 loop as affine and the vectorizer work on it. */
-static int
-emit_counted_loop(Emitter *e, const QdInst *inst, LLVMValueRef lo, LLVMValueRef hi)
+int
+qd_llvm_emit_counted_loop(Emitter *e, const QdInst *inst, LLVMValueRef lo, LLVMValueRef hi)
 {
     const QdType *ty = qd_value_type(e->kernel, inst->result);
     bool is_signed = qd_type_is_signed(ty);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b);
-    LLVMBasicBlockRef header = new_block(e, "for");
-    LLVMBasicBlockRef body = new_block(e, "for.body");
-    LLVMBasicBlockRef latch = new_block(e, "for.next");
-    LLVMBasicBlockRef exit = new_block(e, "for.end");
+    LLVMBasicBlockRef header = qd_llvm_new_block(e, "for");
+    LLVMBasicBlockRef body = qd_llvm_new_block(e, "for.body");
+    LLVMBasicBlockRef latch = qd_llvm_new_block(e, "for.next");
+    LLVMBasicBlockRef exit = qd_llvm_new_block(e, "for.end");
     LoopTargets targets = {latch, exit};
 
     LLVMBuildBr(e->b, header);
@@ -131,8 +123,8 @@ emit_counted_loop(Emitter *e, const QdInst *inst, LLVMValueRef lo, LLVMValueRef 
 
     LLVMPositionBuilderAtEnd(e->b, body);
     e->values[inst->result] = iv;
-    RETURN_IF_ERROR(emit_region(e, inst->regions[0], &targets));
-    if (block_is_open(e)) {
+    RETURN_IF_ERROR(qd_llvm_emit_region(e, inst->regions[0], &targets));
+    if (qd_llvm_block_is_open(e)) {
         LLVMBuildBr(e->b, latch);
     }
 
@@ -140,7 +132,7 @@ emit_counted_loop(Emitter *e, const QdInst *inst, LLVMValueRef lo, LLVMValueRef 
     LLVMValueRef one = LLVMConstInt(LLVMTypeOf(lo), 1, 0);
     LLVMValueRef next =
         is_signed ? LLVMBuildNSWAdd(e->b, iv, one, "") : LLVMBuildNUWAdd(e->b, iv, one, "");
-    mark_loop(e, LLVMBuildBr(e->b, header));
+    qd_llvm_mark_loop(e, LLVMBuildBr(e->b, header));
     LLVMValueRef incoming[2] = {lo, next};
     LLVMBasicBlockRef from[2] = {pre, latch};
     LLVMAddIncoming(iv, incoming, from, 2);
@@ -154,15 +146,15 @@ emit_counted_loop(Emitter *e, const QdInst *inst, LLVMValueRef lo, LLVMValueRef 
 static int
 emit_loop(Emitter *e, const QdInst *inst)
 {
-    LLVMBasicBlockRef header = new_block(e, "loop");
-    LLVMBasicBlockRef exit = new_block(e, "loop.end");
+    LLVMBasicBlockRef header = qd_llvm_new_block(e, "loop");
+    LLVMBasicBlockRef exit = qd_llvm_new_block(e, "loop.end");
     LoopTargets targets = {header, exit};
 
     LLVMBuildBr(e->b, header);
     LLVMPositionBuilderAtEnd(e->b, header);
-    RETURN_IF_ERROR(emit_region(e, inst->regions[0], &targets));
-    if (block_is_open(e)) {
-        mark_loop(e, LLVMBuildBr(e->b, header));
+    RETURN_IF_ERROR(qd_llvm_emit_region(e, inst->regions[0], &targets));
+    if (qd_llvm_block_is_open(e)) {
+        qd_llvm_mark_loop(e, LLVMBuildBr(e->b, header));
     }
     LLVMPositionBuilderAtEnd(e->b, exit);
     return 0;
@@ -170,20 +162,23 @@ emit_loop(Emitter *e, const QdInst *inst)
 
 /* One instruction of a task body (never `task`, `tmp_alloc` or `parallel_for`, which the task
  * emitters handle). */
-static int
-emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop)
+int
+qd_llvm_emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop)
 {
     QdOp op = inst->op;
 
     if (qd_op_has(op, QD_SIMT)) {
-        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_SYNTAX,
-                        "%s is not supported on the CPU backend", qd_op_info[op].text);
+        if (!qd_llvm_is_gpu(e)) {
+            return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_SYNTAX,
+                            "%s is not supported on the CPU backend", qd_op_info[op].text);
+        }
+        return qd_llvm_emit_simt(e, inst);
     }
     switch (op) {
     case QD_OP_IF:
         return emit_if(e, inst, loop);
     case QD_OP_FOR:
-        return emit_counted_loop(e, inst, qd_llvm_value(e, inst->args[0]),
+        return qd_llvm_emit_counted_loop(e, inst, qd_llvm_value(e, inst->args[0]),
                                  qd_llvm_value(e, inst->args[1]));
     case QD_OP_LOOP:
         return emit_loop(e, inst);
@@ -226,162 +221,12 @@ emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop)
 
 /* The instructions of a region in order; `loop` is the innermost serial loop (NULL outside
  * of one). The verifier guarantees a terminator only ever ends a region. */
-static int
-emit_region(Emitter *e, const QdRegion *r, const LoopTargets *loop)
+int
+qd_llvm_emit_region(Emitter *e, const QdRegion *r, const LoopTargets *loop)
 {
     for (const QdInst *inst = r->first; inst != NULL; inst = inst->next) {
-        RETURN_IF_ERROR(emit_inst(e, inst, loop));
+        RETURN_IF_ERROR(qd_llvm_emit_inst(e, inst, loop));
     }
-    return 0;
-}
-
-/***** functions *****/
-
-/* Loads the pointer at byte `offset` of the launch context (in the entry block). */
-static LLVMValueRef
-load_ctx_ptr(Emitter *e, unsigned offset, const char *name)
-{
-    LLVMValueRef at = LLVMConstInt(e->t_i64, offset, 0);
-    LLVMValueRef field = LLVMBuildInBoundsGEP2(e->b, e->t_i8, e->ctx_arg, &at, 1, "");
-    LLVMValueRef v = LLVMBuildLoad2(e->b, e->t_ptr, field, name);
-    LLVMSetAlignment(v, 8);
-    return v;
-}
-
-/* Starts function `name`: void (ptr ctx, i64 lo, i64 hi) for a task, void (ptr ctx, ptr out)
- * for bounds. Leaves e->b in the body block and e->hoist before the entry block's branch. */
-static void
-begin_function(Emitter *e, const char *name, bool is_bounds)
-{
-    LLVMTypeRef task_params[3] = {e->t_ptr, e->t_i64, e->t_i64};
-    LLVMTypeRef bounds_params[2] = {e->t_ptr, e->t_ptr};
-    LLVMTypeRef fn_type = is_bounds ? LLVMFunctionType(e->t_void, bounds_params, 2, 0)
-                                    : LLVMFunctionType(e->t_void, task_params, 3, 0);
-    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
-
-    e->fn = LLVMAddFunction(e->mod, name, fn_type);
-    LLVMAddAttributeAtIndex(e->fn, LLVMAttributeFunctionIndex,
-                            LLVMCreateEnumAttribute(e->llctx, nounwind, 0));
-    e->ctx_arg = LLVMGetParam(e->fn, 0);
-    memset(e->values, 0, sizeof(*e->values) * e->kernel->nvalues);
-    memset(e->nd_data, 0, sizeof(*e->nd_data) * (e->kernel->nparams + 1));
-    memset(e->nd_shape, 0, sizeof(*e->nd_shape) * (e->kernel->nparams + 1));
-
-    LLVMBasicBlockRef entry = new_block(e, "entry");
-    LLVMBasicBlockRef body = new_block(e, "body");
-    LLVMPositionBuilderAtEnd(e->b, entry);
-    e->args_ptr = load_ctx_ptr(e, QD_LAUNCH_CTX_ARGS_OFFSET, "args");
-    e->results_ptr = load_ctx_ptr(e, QD_LAUNCH_CTX_RESULTS_OFFSET, "results");
-    e->tmps_ptr = load_ctx_ptr(e, QD_LAUNCH_CTX_TMPS_OFFSET, "tmps");
-    LLVMValueRef br = LLVMBuildBr(e->b, body);
-    LLVMPositionBuilderBefore(e->hoist, br);
-    LLVMPositionBuilderAtEnd(e->b, body);
-}
-
-/* Returns from the function if the last block is still open. */
-static void
-end_function(Emitter *e)
-{
-    if (block_is_open(e)) {
-        LLVMBuildRetVoid(e->b);
-    }
-}
-
-/* Rejects prologue instructions with effects the second evaluation would repeat. */
-static int
-check_prologue(Emitter *e, const QdRegion *r, const QdInst *stop)
-{
-    for (const QdInst *inst = r->first; inst != NULL && inst != stop; inst = inst->next) {
-        QdOp op = inst->op;
-        QdSig sig = qd_op_info[op].sig;
-        bool writes = op == QD_OP_PRINT || op == QD_OP_ASSERT || op == QD_OP_KERNEL_RET ||
-                      sig == SIG_ATOMIC || sig == SIG_ATOMIC_INT || sig == SIG_CAS;
-        if (op == QD_OP_STORE) {
-            writes = qd_value_type(e->kernel, inst->args[0])->space != QD_SPACE_LOCAL;
-        }
-        if (writes) {
-            return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
-                            "`%s` in the prologue of a range_for task (before its parallel_for): "
-                            "the prologue must not write memory",
-                            qd_op_info[op].text);
-        }
-        for (int k = 0; k < qd_op_info[op].nregions; k++) {
-            RETURN_IF_ERROR(check_prologue(e, inst->regions[k], NULL));
-        }
-    }
-    return 0;
-}
-
-/* Cost of one run of region r in QIR instructions, counting serial loop bodies INNER_TRIPS
- * times. Saturates instead of overflowing. */
-static uint64_t
-region_cost(const QdRegion *r)
-{
-    uint64_t cost = 0;
-    for (const QdInst *inst = r->first; inst != NULL && cost < GRAIN_WORK; inst = inst->next) {
-        uint64_t inner = 0;
-        for (int k = 0; k < qd_op_info[inst->op].nregions; k++) {
-            inner += region_cost(inst->regions[k]);
-        }
-        inner = inner > GRAIN_WORK ? GRAIN_WORK : inner;
-        cost += 1 + (qd_op_has(inst->op, QD_LOOP) ? inner * INNER_TRIPS : inner);
-    }
-    return cost;
-}
-
-/* A serial task: its body once; grain 0 tells the launcher there is no bounds function. */
-static int
-emit_serial_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTask *out)
-{
-    begin_function(e, name, false);
-    RETURN_IF_ERROR(emit_region(e, task->regions[0], NULL));
-    end_function(e);
-    out->grain = 0;
-    return 0;
-}
-
-/* A range_for task: the bounds function and the task function (see the file comment), plus
- * the grain estimate the runtime uses to decide how many threads the range is worth. */
-static int
-emit_range_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTask *out)
-{
-    const QdRegion *body = task->regions[0];
-    const QdInst *pfor = body->last;
-    const QdType *ty = qd_value_type(e->kernel, pfor->result);
-    char bounds_name[160];
-
-    RETURN_IF_ERROR(check_prologue(e, body, pfor));
-    uint64_t cost = region_cost(pfor->regions[0]);
-    out->grain = (int64_t)(GRAIN_WORK / (cost ? cost : 1));
-    out->grain = out->grain < 1 ? 1 : out->grain;
-
-    /* bounds(ctx, out): the prologue, then out[0..1] = begin, end as i64 */
-    snprintf(bounds_name, sizeof(bounds_name), "%s.bounds", name);
-    begin_function(e, bounds_name, true);
-    for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
-        RETURN_IF_ERROR(emit_inst(e, inst, NULL));
-    }
-    LLVMValueRef dest = LLVMGetParam(e->fn, 1);
-    for (unsigned k = 0; k < 2; k++) {
-        LLVMValueRef v = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[k]), e->t_i64);
-        LLVMValueRef idx = LLVMConstInt(e->t_i64, k, 0);
-        LLVMValueRef slot = LLVMBuildInBoundsGEP2(e->b, e->t_i64, dest, &idx, 1, "");
-        LLVMSetAlignment(LLVMBuildStore(e->b, v, slot), 8);
-    }
-    end_function(e);
-
-    /* task(ctx, lo, hi): the prologue again, then the loop over [lo, hi) */
-    begin_function(e, name, false);
-    for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
-        RETURN_IF_ERROR(emit_inst(e, inst, NULL));
-    }
-    /* [lo, hi) lies inside [begin, end), so narrowing to the bound type is exact (the builder
-     * returns an i64 as it is). */
-    LLVMTypeRef t = qd_llvm_reg_type(e, ty);
-    LLVMValueRef lo = LLVMBuildTrunc(e->b, LLVMGetParam(e->fn, 1), t, "lo");
-    LLVMValueRef hi = LLVMBuildTrunc(e->b, LLVMGetParam(e->fn, 2), t, "hi");
-    RETURN_IF_ERROR(emit_counted_loop(e, pfor, lo, hi));
-    end_function(e);
     return 0;
 }
 
@@ -424,6 +269,14 @@ note_result(QdInst *inst, void *data)
         walk->types[index] = qd_type_is_scalar(ty) ? ty->kind : QD_TY_VOID;
     }
     return 0;
+}
+
+/* Walk callback that stops the walk (returns -1) at the first assert. */
+static int
+find_assert(QdInst *inst, void *data)
+{
+    (void)data;
+    return inst->op == QD_OP_ASSERT ? -1 : 0;
 }
 
 /* Fills nresults and result_types (malloc'd; VOID for an index no kernel_ret sets). */
@@ -478,7 +331,9 @@ alloc_tables(Emitter *e)
     e->nd_data = QD_NEW_ARRAY(e->scratch, LLVMValueRef, k->nparams + 1);
     e->nd_shape = QD_NEW_ARRAY(e->scratch, LLVMValueRef *, k->nparams + 1);
     e->field_globals = QD_NEW_ARRAY(e->scratch, LLVMValueRef, nfields);
-    if (!e->values || !e->tmp_offsets || !e->nd_data || !e->nd_shape || !e->field_globals) {
+    e->field_bases = QD_NEW_ARRAY(e->scratch, LLVMValueRef, nfields + 1);
+    if (!e->values || !e->tmp_offsets || !e->nd_data || !e->nd_shape || !e->field_globals ||
+        !e->field_bases) {
         return qd_error(e->ctx, k->loc, QD_ERR_NOMEM, "out of memory");
     }
     return 0;
@@ -498,6 +353,7 @@ qd_llvm_emit_kernel(Emitter *e, const char *symbol, QdCompiledKernel *out)
         goto done;
     }
     layout_tmps(e, out);
+    e->has_asserts = qd_llvm_is_gpu(e) && qd_region_walk(k->body, find_assert, NULL) != 0;
     for (const QdInst *inst = k->body->first; inst != NULL; inst = inst->next) {
         ntasks += inst->op == QD_OP_TASK;
     }
@@ -512,13 +368,7 @@ qd_llvm_emit_kernel(Emitter *e, const char *symbol, QdCompiledKernel *out)
         if (inst->op != QD_OP_TASK) {
             continue;
         }
-        char name[150];
-        QdCompiledTask *task = &out->tasks[index];
-        snprintf(name, sizeof(name), "%s.t%u", symbol, index);
-        task->block_dim = inst->imm.task.block_dim;
-        int status = inst->imm.task.kind == QD_TASK_SERIAL ? emit_serial_task(e, inst, name, task)
-                                                           : emit_range_task(e, inst, name, task);
-        if (status < 0) {
+        if (qd_llvm_emit_task(e, inst, index, symbol, &out->tasks[index]) < 0) {
             goto done;
         }
         index++;

@@ -1,12 +1,21 @@
-/* codegen/llvm/llvm_emit_debug.c -- `print` and `assert` as calls into the CPU runtime.
+/* codegen/llvm/llvm_emit_debug.c -- `print` and `assert`: calls into the CPU runtime, or
+ * vprintf and the device assert flag on NVPTX.
  *
- * Both become calls of runtime functions the JIT resolves (codegen.h lists them):
+ * On the CPU both become calls of runtime functions the JIT resolves (codegen.h lists them):
  *   print "fmt", %a, %b   -> qd_rt_print(fmt, kinds, values, n): the values are widened into a
  *                            stack array of 64-bit slots (signed ints sign-extended, unsigned
  *                            zero-extended, floats as doubles), `kinds` says which is which;
  *   assert %c, "msg"      -> if (!c) qd_rt_assert_fail(ctx, msg), in a cold block.
  * The format is validated at compile time with the rules the runtime applies, so a bad
  * format is a compile error with the user's location rather than odd output.
+ *
+ * On NVPTX (codegen.h, NVPTX KERNEL ABI):
+ *   print  -> vprintf(format', buffer): format' is the format with every integer conversion
+ *             given the `ll` length modifier; the buffer holds one argument per conversion,
+ *             aligned to its size as C varargs are: an i64 for integer conversions (%c: an
+ *             i32), a double for float conversions, each value converted to what its
+ *             conversion asks for, exactly as the CPU runtime converts;
+ *   assert -> if (!c) atomic compare-and-swap of the assert flag from 0 to id + 1.
  */
 #include "llvm_internal.h"
 
@@ -38,6 +47,145 @@ count_conversions(const char *fmt, char *bad)
     return count;
 }
 
+/***** NVPTX *****/
+
+/* Rewrites the printf format for vprintf (every integer conversion with `ll`) and records the
+ * conversion letter of each argument in `letters`. The format was validated by
+ * count_conversions. Returns the new format in the emitter's scratch arena, or NULL. */
+static char *
+rewrite_format(Emitter *e, const char *fmt, char *letters)
+{
+    size_t len = strlen(fmt);
+    char *out = qd_arena_alloc(e->scratch, 2 * len + 1);
+    size_t n = 0;
+    int k = 0;
+    if (out == NULL) {
+        return NULL;
+    }
+    for (const char *p = fmt; *p != '\0'; p++) {
+        out[n++] = *p;
+        if (*p != '%') {
+            continue;
+        }
+        p++;
+        if (*p == '%') {
+            out[n++] = '%';
+            continue;
+        }
+        size_t spec = strspn(p, "-+ #0");
+        spec += strspn(p + spec, "0123456789.");
+        memcpy(out + n, p, spec);
+        n += spec;
+        p += spec;
+        p += strspn(p, "hlzjtLq"); /* the length modifier is replaced */
+        if (strchr("diouxX", *p) != NULL) {
+            out[n++] = 'l';
+            out[n++] = 'l';
+        }
+        out[n++] = *p;
+        letters[k++] = *p;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* One print argument converted to what its conversion letter asks for: double for float
+ * conversions, i32 for %c, i64 otherwise. */
+static LLVMValueRef
+vprintf_value(Emitter *e, const QdType *ty, LLVMValueRef v, char letter)
+{
+    const QdType *f64 = qd_type_scalar(QD_TY_F64);
+    if (strchr("fFeEgGaA", letter) != NULL) {
+        if (qd_type_is_float(ty)) {
+            return qd_llvm_cast(e, ty, f64, v);
+        }
+        return qd_type_is_signed(ty) ? LLVMBuildSIToFP(e->b, v, e->t_f64, "")
+                                     : LLVMBuildUIToFP(e->b, v, e->t_f64, "");
+    }
+    LLVMValueRef wide;
+    if (qd_type_is_float(ty)) {
+        wide = qd_llvm_cast(e, ty, qd_type_scalar(QD_TY_I64), v);
+    } else {
+        wide = qd_llvm_int_resize(e, ty, v, e->t_i64);
+    }
+    if (letter == 'c') {
+        /* (int)(unsigned char)v */
+        return LLVMBuildZExt(e->b, LLVMBuildTrunc(e->b, wide, e->t_i8, ""), e->t_i32, "");
+    }
+    return wide;
+}
+
+/* print on NVPTX: vprintf with the rewritten format (see the file comment). */
+static int
+emit_gpu_print(Emitter *e, const QdInst *inst)
+{
+    uint32_t n = inst->nargs;
+    char *letters = qd_arena_alloc(e->scratch, n + 1);
+    char *format = letters ? rewrite_format(e, inst->imm.str, letters) : NULL;
+    uint32_t offsets[256];
+    uint32_t size = 0;
+
+    if (format == NULL) {
+        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_NOMEM, "out of memory");
+    }
+    if (n > QD_ARRAY_LEN(offsets)) {
+        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
+                        "print: more than %zu values", QD_ARRAY_LEN(offsets));
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t bytes = letters[k] == 'c' ? 4 : 8;
+        size = (size + bytes - 1) & ~(bytes - 1);
+        offsets[k] = size;
+        size += bytes;
+    }
+    LLVMTypeRef buffer_type = LLVMArrayType2(e->t_i64, size ? (size + 7) / 8 : 1);
+    LLVMValueRef buffer = LLVMBuildAlloca(e->hoist, buffer_type, "vprintf.args");
+    LLVMSetAlignment(buffer, 8);
+    for (uint32_t k = 0; k < n; k++) {
+        const QdType *ty = qd_value_type(e->kernel, inst->args[k]);
+        LLVMValueRef v = vprintf_value(e, ty, qd_llvm_value(e, inst->args[k]), letters[k]);
+        LLVMValueRef at = LLVMConstInt(e->t_i64, offsets[k], 0);
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(e->b, e->t_i8, buffer, &at, 1, "");
+        LLVMSetAlignment(LLVMBuildStore(e->b, v, slot), letters[k] == 'c' ? 4 : 8);
+    }
+    LLVMTypeRef params[2] = {e->t_ptr, e->t_ptr};
+    LLVMTypeRef fn_type;
+    LLVMValueRef fn = qd_llvm_declare(e, "vprintf", e->t_i32, params, 2, &fn_type);
+    LLVMValueRef args[2] = {LLVMBuildGlobalString(e->b, format, "fmt"), buffer};
+    LLVMBuildCall2(e->b, fn_type, fn, args, 2, "");
+    e->has_print = true;
+    return 0;
+}
+
+/* assert on NVPTX: the failing thread tries to move the flag from 0 to id + 1. */
+static int
+emit_gpu_assert(Emitter *e, const QdInst *inst)
+{
+    LLVMValueRef cond = qd_llvm_truth(e, qd_llvm_value(e, inst->args[0]));
+    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "assert.fail");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "assert.ok");
+    const char **grown = qd_arena_realloc(e->scratch, e->asserts, sizeof(char *) * e->nasserts,
+                                          sizeof(char *) * (e->nasserts + 1));
+    if (grown == NULL) {
+        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_NOMEM, "out of memory");
+    }
+    e->asserts = grown;
+    e->asserts[e->nasserts] = inst->imm.str;
+    uint32_t id = e->nasserts++;
+
+    LLVMBuildCondBr(e->b, cond, cont, fail);
+    LLVMPositionBuilderAtEnd(e->b, fail);
+    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(
+        e->b, e->rt_ptr, LLVMConstInt(e->t_i32, 0, 0), LLVMConstInt(e->t_i32, id + 1, 0),
+        LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
+    (void)pair;
+    LLVMBuildBr(e->b, cont);
+    LLVMPositionBuilderAtEnd(e->b, cont);
+    return 0;
+}
+
+/***** CPU (and the shared checks) *****/
+
 /* print "fmt", args: the format is checked here (conversions the runtime formats, one per
  * value), the values go to a stack array of 64-bit slots, widened to i64 / u64 / double, and
  * qd_rt_print formats them (codegen.h). */
@@ -55,6 +203,9 @@ qd_llvm_emit_print(Emitter *e, const QdInst *inst)
     if ((uint32_t)count != n) {
         return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
                         "print: the format has %d conversions for %u values", count, n);
+    }
+    if (qd_llvm_is_gpu(e)) {
+        return emit_gpu_print(e, inst);
     }
     char *kinds = qd_arena_alloc(e->scratch, n + 1);
     if (kinds == NULL) {
@@ -94,6 +245,9 @@ qd_llvm_emit_print(Emitter *e, const QdInst *inst)
 int
 qd_llvm_emit_assert(Emitter *e, const QdInst *inst)
 {
+    if (qd_llvm_is_gpu(e)) {
+        return emit_gpu_assert(e, inst);
+    }
     LLVMValueRef cond = qd_llvm_truth(e, qd_llvm_value(e, inst->args[0]));
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "assert.fail");
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "assert.ok");

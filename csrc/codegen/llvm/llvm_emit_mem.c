@@ -12,12 +12,27 @@
  *
  * Atomics are monotonic atomicrmw / cmpxchg (codegen.h lists the semantics); atomic_mul, which
  * LLVM has no atomicrmw for, is a compare-and-swap loop.
+ *
+ * NVPTX: a field's base is loaded (once per function, invariant) from its module global
+ * `qd_field_<name>`; pointers known to be device memory (ndarray data, field bases, tmps,
+ * results) are marked global with qd_llvm_global_ptr so loads and stores become ld.global /
+ * st.global rather than generic accesses.
  */
 #include "llvm_internal.h"
 
 #include <stdio.h>
 
 /***** hoisted values *****/
+
+LLVMValueRef
+qd_llvm_global_ptr(Emitter *e, LLVMBuilderRef b, LLVMValueRef v)
+{
+    if (!qd_llvm_is_gpu(e)) {
+        return v;
+    }
+    LLVMTypeRef global = LLVMPointerTypeInContext(e->llctx, 1);
+    return LLVMBuildAddrSpaceCast(b, LLVMBuildAddrSpaceCast(b, v, global, ""), e->t_ptr, "");
+}
 
 /* Address of byte `offset` of base (i8 GEP). */
 static LLVMValueRef
@@ -34,7 +49,13 @@ load_scalar_param(Emitter *e, int32_t param, const QdType *ty)
     LLVMBuilderRef saved = e->b;
     e->b = e->hoist;
     LLVMValueRef ptr = byte_offset(e, e->b, e->args_ptr, e->arg_offsets[param]);
-    LLVMValueRef v = qd_llvm_load(e, ty, ptr);
+    LLVMValueRef v;
+    v = qd_llvm_load(e, ty, ptr);
+    if (qd_llvm_is_gpu(e) && (ty->kind == QD_TY_F16 || ty->kind == QD_TY_BF16)) {
+        /* volatile: LLVM 19's load-store vectorizer merges adjacent f16 and bf16 parameter
+         * loads into one <2 x half> load, whose bf16 half the NVPTX backend cannot select */
+        LLVMSetVolatile(v, 1);
+    }
     e->b = saved;
     return v;
 }
@@ -47,7 +68,7 @@ nd_data(Emitter *e, int32_t param)
         LLVMValueRef ptr = byte_offset(e, e->hoist, e->args_ptr, e->arg_offsets[param]);
         LLVMValueRef v = LLVMBuildLoad2(e->hoist, e->t_ptr, ptr, "data");
         LLVMSetAlignment(v, 8);
-        e->nd_data[param] = v;
+        e->nd_data[param] = qd_llvm_global_ptr(e, e->hoist, v);
     }
     return e->nd_data[param];
 }
@@ -131,9 +152,11 @@ linear_index(Emitter *e, const QdInst *inst, uint32_t first, LLVMValueRef *exten
     return lin;
 }
 
-/* The external global `qd_field_<name>` standing for the field's base address. */
+/* The base address of a field. CPU: the external global `qd_field_<name>` itself (the JIT
+ * defines the symbol at the field's address). NVPTX: the pointer stored in the module global
+ * `qd_field_<name>`, loaded in the entry block. NULL when the field is not in the module. */
 static LLVMValueRef
-field_global(Emitter *e, const QdField *field)
+field_base(Emitter *e, const QdField *field)
 {
     for (uint32_t i = 0; i < e->m->fields.len; i++) {
         if (e->m->fields.data[i] != field) {
@@ -142,9 +165,28 @@ field_global(Emitter *e, const QdField *field)
         if (e->field_globals[i] == NULL) {
             char name[300];
             snprintf(name, sizeof(name), "qd_field_%s", field->name);
-            e->field_globals[i] = LLVMAddGlobal(e->mod, e->t_i8, name);
+            if (qd_llvm_is_gpu(e)) {
+                LLVMValueRef g = LLVMAddGlobalInAddressSpace(e->mod, e->t_ptr, name, 1);
+                LLVMSetInitializer(g, LLVMConstPointerNull(e->t_ptr));
+                LLVMSetExternallyInitialized(g, 1);
+                LLVMSetAlignment(g, 8);
+                e->field_globals[i] = g;
+            } else {
+                e->field_globals[i] = LLVMAddGlobal(e->mod, e->t_i8, name);
+            }
         }
-        return e->field_globals[i];
+        if (!qd_llvm_is_gpu(e)) {
+            return e->field_globals[i];
+        }
+        if (e->field_bases[i] == NULL) {
+            LLVMValueRef base = LLVMBuildLoad2(e->hoist, e->t_ptr, e->field_globals[i], "field");
+            LLVMSetAlignment(base, 8);
+            /* the runtime writes it before any launch; nothing in a kernel does */
+            LLVMSetMetadata(base, LLVMGetMDKindIDInContext(e->llctx, "invariant.load", 14),
+                            LLVMMDNodeInContext(e->llctx, NULL, 0));
+            e->field_bases[i] = qd_llvm_global_ptr(e, e->hoist, base);
+        }
+        return e->field_bases[i];
     }
     return NULL;
 }
@@ -155,7 +197,7 @@ static int
 emit_field_ptr(Emitter *e, const QdInst *inst)
 {
     const QdField *field = inst->imm.field;
-    LLVMValueRef base = field_global(e, field);
+    LLVMValueRef base = field_base(e, field);
     LLVMValueRef extents[8];
     LLVMValueRef lin;
 
@@ -328,6 +370,29 @@ emit_atomic(Emitter *e, const QdInst *inst)
     return 0;
 }
 
+/***** grid-stride loops *****/
+
+/* Inside an NVPTX grid-stride loop, a load or store of global memory joins the loop's access
+ * group (llvm_emit_task.c: the loop's iterations are independent). Loads and stores of local
+ * and shared memory never do: allocas are reused by every iteration of a thread. */
+static void
+join_access_group(Emitter *e, const QdInst *inst, LLVMValueRef access)
+{
+    const QdType *ptr = qd_value_type(e->kernel, inst->args[0]);
+    if (e->access_group == NULL || ptr->space != QD_SPACE_GLOBAL || access == NULL) {
+        return;
+    }
+    /* a u1 load is followed by its compare: tag the load itself */
+    if (LLVMIsALoadInst(access) == NULL && LLVMIsAStoreInst(access) == NULL &&
+        LLVMIsAInstruction(access) != NULL && LLVMGetNumOperands(access) > 0) {
+        access = LLVMGetOperand(access, 0);
+    }
+    if (LLVMIsALoadInst(access) != NULL || LLVMIsAStoreInst(access) != NULL) {
+        LLVMSetMetadata(access, LLVMGetMDKindIDInContext(e->llctx, "llvm.access.group", 17),
+                        LLVMMetadataAsValue(e->llctx, e->access_group));
+    }
+}
+
 /***** dispatch *****/
 
 int
@@ -357,10 +422,12 @@ qd_llvm_emit_mem(Emitter *e, const QdInst *inst)
     }
     case QD_OP_LOAD:
         e->values[inst->result] = qd_llvm_load(e, inst->type, qd_llvm_value(e, inst->args[0]));
+        join_access_group(e, inst, e->values[inst->result]);
         return 0;
     case QD_OP_STORE: {
         const QdType *ty = qd_value_type(e->kernel, inst->args[1]);
         qd_llvm_store(e, ty, qd_llvm_value(e, inst->args[0]), qd_llvm_value(e, inst->args[1]));
+        join_access_group(e, inst, LLVMGetLastInstruction(LLVMGetInsertBlock(e->b)));
         return 0;
     }
     case QD_OP_KERNEL_RET: {

@@ -9,7 +9,9 @@
  *   - shifts: the amount is masked with width - 1;
  *   - casts use llvm.fpto[su]i.sat.
  * Float math goes through llvm_intrinsics.def: an LLVM intrinsic where there is one, else a
- * call of the libm function of the type (f16 / bf16 operands are widened to f32 for it).
+ * call of the libm function of the type (f16 / bf16 operands are widened to f32 for it). On
+ * NVPTX the rows marked LIBDEVICE call libdevice's __nv_<libm name> instead, f16 / bf16 always
+ * computed in f32.
  * print and assert are in llvm_emit_debug.c.
  */
 #include "llvm_internal.h"
@@ -22,13 +24,19 @@ typedef struct MathEntry {
     const char *intrinsic; /* overloaded LLVM intrinsic, or NULL for a libm call */
     const char *f32_fn;    /* libm function for f32 (NULL: not a math op) */
     const char *f64_fn;    /* libm function for f64 */
+    bool is_gpu_native;    /* NVPTX lowers the intrinsic (else: libdevice) */
 } MathEntry;
 
+#define NATIVE    true
+#define LIBDEVICE false
 static const MathEntry math_table[QD_OP_COUNT_] = {
-#define QD_MATH(name, intrinsic, f32_fn, f64_fn) [QD_OP_##name] = {intrinsic, #f32_fn, #f64_fn},
+#define QD_MATH(name, intrinsic, f32_fn, f64_fn, on_gpu)                                           \
+    [QD_OP_##name] = {intrinsic, #f32_fn, #f64_fn, on_gpu},
 #include "llvm_intrinsics.def"
 #undef QD_MATH
 };
+#undef NATIVE
+#undef LIBDEVICE
 
 /***** helpers *****/
 
@@ -99,12 +107,23 @@ emit_math(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef *args, unsigned na
 {
     const MathEntry *entry = &math_table[op];
     LLVMTypeRef t = qd_llvm_reg_type(e, ty);
+    bool is_gpu = qd_llvm_is_gpu(e);
+    bool is_narrow = is_narrow_float(ty);
 
-    if (entry->intrinsic != NULL) {
+    if (entry->intrinsic != NULL && (!is_gpu || (entry->is_gpu_native && !is_narrow))) {
         return qd_llvm_fast(e, qd_llvm_intrinsic(e, entry->intrinsic, &t, 1, args, nargs));
     }
-    /* libm: computed in f32 for f16 / bf16 */
-    bool is_narrow = is_narrow_float(ty);
+    if (is_gpu && entry->is_gpu_native) {
+        /* f16 / bf16 on the GPU: the f32 instruction, rounded back */
+        LLVMValueRef wide[2];
+        LLVMTypeRef ft = e->t_f32;
+        for (unsigned k = 0; k < nargs; k++) {
+            wide[k] = LLVMBuildFPExt(e->b, args[k], ft, "");
+        }
+        LLVMValueRef r = qd_llvm_fast(e, qd_llvm_intrinsic(e, entry->intrinsic, &ft, 1, wide, nargs));
+        return LLVMBuildFPTrunc(e->b, r, t, "");
+    }
+    /* libm (CPU) or libdevice (GPU): computed in f32 for f16 / bf16 */
     LLVMTypeRef ct = ty->kind == QD_TY_F64 ? e->t_f64 : e->t_f32;
     LLVMValueRef cargs[2];
     LLVMTypeRef params[2] = {ct, ct};
@@ -113,6 +132,12 @@ emit_math(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef *args, unsigned na
         cargs[k] = is_narrow ? LLVMBuildFPExt(e->b, args[k], ct, "") : args[k];
     }
     const char *name = ty->kind == QD_TY_F64 ? entry->f64_fn : entry->f32_fn;
+    char gpu_name[32];
+    if (is_gpu) {
+        snprintf(gpu_name, sizeof(gpu_name), "__nv_%s", name);
+        name = gpu_name;
+        e->uses_libdevice = true;
+    }
     LLVMValueRef fn = qd_llvm_declare(e, name, ct, params, nargs, &fn_type);
     LLVMValueRef r = qd_llvm_fast(e, LLVMBuildCall2(e->b, fn_type, fn, cargs, nargs, ""));
     return is_narrow ? LLVMBuildFPTrunc(e->b, r, t, "") : r;
@@ -442,6 +467,13 @@ qd_llvm_cast(Emitter *e, const QdType *from, const QdType *to, LLVMValueRef v)
             return v;
         }
     }
+    if (!to_float && to->kind == QD_TY_U1) {
+        /* saturating to u8, then nonzero: the same as saturating to u1, and avoids the
+         * fptoui.sat.i1 that LLVM 19's NVPTX backend gets wrong (NaN, inf, negatives) */
+        LLVMTypeRef types[2] = {e->t_i8, LLVMTypeOf(v)};
+        LLVMValueRef byte = qd_llvm_intrinsic(e, "llvm.fptoui.sat", types, 2, &v, 1);
+        return LLVMBuildICmp(e->b, LLVMIntNE, byte, LLVMConstInt(e->t_i8, 0, 0), "");
+    }
     if (!to_float) {
         LLVMTypeRef types[2] = {t, LLVMTypeOf(v)};
         const char *name = qd_type_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat";
@@ -508,14 +540,19 @@ qd_llvm_emit_op(Emitter *e, const QdInst *inst)
     default:
         if (inst->op == QD_OP_FENCE_BLOCK || inst->op == QD_OP_FENCE_DEVICE ||
             inst->op == QD_OP_FENCE_SYSTEM) {
-            LLVMBuildFence(e->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+            if (qd_llvm_is_gpu(e)) {
+                qd_llvm_emit_gpu_fence(e, inst->op);
+            } else {
+                LLVMBuildFence(e->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+            }
             return 0;
         }
         break;
     }
     if (r == NULL || inst->result == QD_NO_VALUE) {
         return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_INTERNAL,
-                        "cannot compile `%s` for the CPU", qd_op_info[inst->op].text);
+                        "cannot compile `%s` for the %s", qd_op_info[inst->op].text,
+                        qd_llvm_is_gpu(e) ? "GPU" : "CPU");
     }
     e->values[inst->result] = r;
     return 0;

@@ -1,10 +1,23 @@
 /* codegen/llvm/llvm_internal.h -- what the files of the LLVM code generator share.
  *
  * Not a public header: codegen.h is. The emitter state (Emitter) is built by llvm_emit.c for
- * one kernel and one LLVM module (tasks, control flow); llvm_emit_mem.c emits addresses,
+ * one kernel and one LLVM module (regions, control flow), llvm_emit_task.c makes the functions
+ * of each task; llvm_emit_mem.c emits addresses,
  * loads, stores and atomics, llvm_emit_ops.c arithmetic, math and casts, llvm_emit_debug.c
- * print and assert; llvm_types.c maps QIR types to LLVM types; target_cpu.c owns the target
- * machine, the optimizer and the object / dump writers; llvm_jit.c ties them to ORC.
+ * print and assert, llvm_emit_simt.c the SIMT instructions (GPU only); llvm_types.c maps QIR
+ * types to LLVM types; target_cpu.c owns the host target machine, the optimizer and the
+ * object / dump writers; llvm_jit.c ties them to ORC; target_nvptx.c is the NVPTX (CUDA)
+ * target: the same emitter, PTX out.
+ *
+ * One emitter, two targets (Emitter.target). What differs, and where:
+ *   - function shape (llvm_emit.c): CPU tasks take (ctx, lo, hi) and range tasks get a bounds
+ *     function; NVPTX tasks are kernels taking the packed parameter buffer by value, and a
+ *     range task runs its own grid-stride loop;
+ *   - field bases (llvm_emit_mem.c): the address of an external symbol on the CPU, a pointer
+ *     loaded from a module global on NVPTX;
+ *   - math (llvm_emit_ops.c): libm on the CPU, libdevice (__nv_*) on NVPTX;
+ *   - print / assert (llvm_emit_debug.c): runtime calls on the CPU, vprintf / a device flag on
+ *     NVPTX; SIMT and fences: rejected / nvvm intrinsics.
  */
 #ifndef QD_LLVM_INTERNAL_H
 #define QD_LLVM_INTERNAL_H
@@ -25,9 +38,18 @@ typedef struct LoopTargets {
     LLVMBasicBlockRef exit; /* where `break` goes */
 } LoopTargets;
 
+/* The machine the emitter generates code for. */
+typedef enum QdLlvmTarget {
+    QD_LLVM_TARGET_CPU,   /* the host CPU (ORC JIT) */
+    QD_LLVM_TARGET_NVPTX, /* NVIDIA GPUs through PTX */
+} QdLlvmTarget;
+
 /* Per-kernel emitter state. Everything LLVM lives in `llctx`, owned by the caller. */
 typedef struct Emitter {
     QdCtx *ctx;                /* where errors go */
+    QdLlvmTarget target;       /* what the code is for (see the file comment) */
+    bool bounds_only;          /* CPU: emit only the bounds functions that need no device memory
+                                  (the CUDA launcher sizes grids with them); no task bodies */
     const QdLlvmOptions *opts; /* fast math, ... */
     QdArena *scratch;          /* per-compile scratch memory */
     QdModule *m;               /* the QIR module */
@@ -52,6 +74,18 @@ typedef struct Emitter {
     LLVMValueRef print_fn;               /* qd_rt_print declaration (created on first use) */
     LLVMValueRef assert_fn;              /* qd_rt_assert_fail declaration */
     LLVMValueRef ipow_fns[QD_TY_COUNT_]; /* integer pow helpers, per type */
+    /* NVPTX only */
+    uint32_t args_size;          /* bytes of packed arguments; the launch tail follows them */
+    uint32_t default_block_dim;  /* threads per block of a range_for task without block_dim */
+    LLVMValueRef rt_ptr;         /* the tail's runtime-state pointer (assert flag) */
+    LLVMValueRef *field_bases;   /* field index -> its base, loaded in this function's entry */
+    const char **asserts;        /* message of each assert, by id (nasserts entries) */
+    uint32_t nasserts;           /* number of asserts emitted */
+    bool has_asserts;            /* the kernel contains an assert (tasks check the flag first) */
+    bool has_print;              /* the kernel prints (vprintf) */
+    bool uses_libdevice;         /* a __nv_* function was called: libdevice must be linked */
+    LLVMMetadataRef access_group; /* inside a grid-stride loop: the access group its global
+                                     loads and stores join (llvm.access.group), else NULL */
     /* common LLVM types */
     LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr;
 } Emitter;
@@ -98,6 +132,28 @@ LLVMValueRef qd_llvm_intrinsic(Emitter *e, const char *name, LLVMTypeRef *types,
 /* `cast` from type `from` to type `to` (ops.def, codegen.h: saturating float -> int). */
 LLVMValueRef qd_llvm_cast(Emitter *e, const QdType *from, const QdType *to, LLVMValueRef v);
 
+/* Whether the module's code is for a GPU. */
+static inline bool
+qd_llvm_is_gpu(const Emitter *e)
+{
+    return e->target == QD_LLVM_TARGET_NVPTX;
+}
+
+/* NVPTX: a pointer value known to point to global memory, in a form the address-space
+ * inference of the NVPTX backend turns into ld.global / st.global (a cast to addrspace(1) and
+ * back). Returns v unchanged on the CPU. Built with builder b. */
+LLVMValueRef qd_llvm_global_ptr(Emitter *e, LLVMBuilderRef b, LLVMValueRef v);
+
+/***** llvm_emit_simt.c *****/
+
+/* SIMT instructions (thread / block geometry, barriers, subgroup operations, shared_alloc)
+ * and fences, on NVPTX. 0, or -1 with a diag. */
+int qd_llvm_emit_simt(Emitter *e, const QdInst *inst);
+/* The fences fence_block / fence_device / fence_system on the GPU. */
+void qd_llvm_emit_gpu_fence(Emitter *e, QdOp op);
+/* An NVPTX special register read (llvm.nvvm.read.ptx.sreg.<name>), i32. */
+LLVMValueRef qd_llvm_sreg(Emitter *e, LLVMBuilderRef b, const char *name);
+
 /***** llvm_emit_debug.c *****/
 
 /* print and assert. 0, or -1 with a diag (a format the runtime cannot honour). */
@@ -121,8 +177,53 @@ QdLoc qd_llvm_loc(const QdInst *inst);
 
 /* Emits the kernel's task and bounds functions into e->mod. 0, or -1 with a diag. */
 int qd_llvm_emit_kernel(Emitter *e, const char *symbol, QdCompiledKernel *out);
+/* The regions and instructions of a function body; `loop` is the innermost serial loop (NULL
+ * outside of one). 0, or -1 with a diag. */
+int qd_llvm_emit_region(Emitter *e, const QdRegion *r, const LoopTargets *loop);
+int qd_llvm_emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop);
+/* `for` and the CPU's parallel loop: the induction variable of inst runs over [lo, hi). */
+int qd_llvm_emit_counted_loop(Emitter *e, const QdInst *inst, LLVMValueRef lo, LLVMValueRef hi);
+/* Marks the loop ending in `latch_br` as not worth runtime unrolling. */
+void qd_llvm_mark_loop(Emitter *e, LLVMValueRef latch_br);
+/* A new block at the end of the current function; whether the current block lacks its
+ * terminator. */
+LLVMBasicBlockRef qd_llvm_new_block(Emitter *e, const char *name);
+bool qd_llvm_block_is_open(Emitter *e);
+
+/***** llvm_emit_task.c *****/
+
+/* The function(s) of task `index` (a `task` instruction) of the kernel, named from `symbol`,
+ * with *task filled (block_dim, grain, entry). 0, or -1 with a diag. */
+int qd_llvm_emit_task(Emitter *e, const QdInst *inst, uint32_t index, const char *symbol,
+                      QdCompiledTask *task);
+
+/***** llvm_jit.c *****/
+
+/* Checks that `kernel_name` is a kernel of m, verifies m as concrete, and fills nparams,
+ * arg_offsets and args_size of `out`. NULL with a diag. */
+QdFunc *qd_llvm_prepare_kernel(QdCtx *ctx, QdModule *m, const char *kernel_name,
+                               QdCompiledKernel *out);
 
 /***** target_cpu.c *****/
+
+/* Dump files (QdLlvmOptions.print_kernel_*), each kind numbered by its own process-wide
+ * counter. */
+typedef enum QdLlvmDump {
+    QD_DUMP_CPU_IR,           /* quadrants_kernel_cpu_llvm_ir_NNNN.ll */
+    QD_DUMP_CPU_IR_OPTIMIZED, /* quadrants_kernel_cpu_llvm_ir_optimized_NNNN.ll */
+    QD_DUMP_CPU_ASM,          /* quadrants_kernel_cpu_llvm_ir_optimized_asm_NNNN.s */
+    QD_DUMP_CUDA_IR,          /* quadrants_kernel_cuda_llvm_ir_NNNN.ll */
+    QD_DUMP_CUDA_IR_OPTIMIZED, /* quadrants_kernel_cuda_llvm_ir_optimized_NNNN.ll */
+    QD_DUMP_PTX,              /* quadrants_kernel_nvptx_NNNN.ptx */
+    QD_DUMP_KINDS_
+} QdLlvmDump;
+
+/* The next file name of a dump kind, in opts->dump_dir or the working directory. */
+void qd_llvm_dump_path(const QdLlvmOptions *opts, QdLlvmDump kind, char *out, size_t size);
+/* Writes the module's IR as the next file of `kind`. 0, or -1 with a diag. */
+int qd_llvm_dump_ir(QdCtx *ctx, LLVMModuleRef mod, const QdLlvmOptions *opts, QdLlvmDump kind);
+/* Reports an LLVM message string (disposed) as a diag of `kind`; returns -1. */
+int qd_llvm_message_error(QdCtx *ctx, QdErrKind kind, const char *what, char *msg);
 
 /* The host target: one target machine, created once per JIT. */
 typedef struct QdCpuTarget {

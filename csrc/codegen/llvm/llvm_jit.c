@@ -48,7 +48,7 @@ struct QdCpuJit {
 
 /* libm functions defined as JIT symbols. */
 static const QdJitSymbol libm_symbols[] = {
-#define QD_MATH(name, intrinsic, f32_fn, f64_fn)                                                   \
+#define QD_MATH(name, intrinsic, f32_fn, f64_fn, on_gpu)                                           \
     {#f32_fn, (QdJitFunction)f32_fn}, {#f64_fn, (QdJitFunction)f64_fn},
 #define QD_LIBCALL(fn) {#fn, (QdJitFunction)fn},
 #include "llvm_intrinsics.def"
@@ -307,22 +307,25 @@ define_fields(QdCtx *ctx, QdCpuJit *jit, const Emitter *e, QdFieldResolver resol
     return 0;
 }
 
-/* Looks up the task entry points of `out` (linking the object on the first lookup). */
+/* Looks up the task entry points of `out` (linking the object on the first lookup). With
+ * `bounds_only`, only the bounds functions the emitter produced (grain > 0). */
 static int
-lookup_tasks(QdCtx *ctx, QdCpuJit *jit, QdCompiledKernel *out)
+lookup_tasks(QdCtx *ctx, QdCpuJit *jit, QdCompiledKernel *out, bool bounds_only)
 {
     for (uint32_t i = 0; i < out->ntasks; i++) {
         char name[160];
         LLVMOrcExecutorAddress address = 0;
         LLVMErrorRef err;
         snprintf(name, sizeof(name), "%s.t%u", out->symbol, i);
-        err = LLVMOrcLLJITLookup(jit->lljit, &address, name);
-        if (err != NULL) {
-            return jit_error(ctx, QD_ERR_COMPILATION, "cannot link the kernel", err);
+        if (!bounds_only) {
+            err = LLVMOrcLLJITLookup(jit->lljit, &address, name);
+            if (err != NULL) {
+                return jit_error(ctx, QD_ERR_COMPILATION, "cannot link the kernel", err);
+            }
+            out->tasks[i].run = (QdTaskEntry)(uintptr_t)address;
         }
-        out->tasks[i].run = (QdTaskEntry)(uintptr_t)address;
         if (out->tasks[i].grain == 0) {
-            continue; /* a serial task: no bounds function */
+            continue; /* a serial task, or no bounds function */
         }
         strcat(name, ".bounds");
         err = LLVMOrcLLJITLookup(jit->lljit, &address, name);
@@ -334,9 +337,8 @@ lookup_tasks(QdCtx *ctx, QdCpuJit *jit, QdCompiledKernel *out)
     return 0;
 }
 
-/* Checks the kernel and fills the parts of `out` that need no LLVM. */
-static QdFunc *
-prepare(QdCtx *ctx, QdModule *m, const char *kernel_name, QdCompiledKernel *out)
+QdFunc *
+qd_llvm_prepare_kernel(QdCtx *ctx, QdModule *m, const char *kernel_name, QdCompiledKernel *out)
 {
     QdFunc *f = qd_module_find_func(m, kernel_name);
     if (f == NULL || f->kind != QD_FUNC_KERNEL) {
@@ -384,9 +386,11 @@ build_object(QdCtx *ctx, QdCpuJit *jit, Emitter *e, QdCompiledKernel *out,
     return 0;
 }
 
-int
-qd_cpu_jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
-                   QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *out)
+/* qd_cpu_jit_compile and qd_cpu_jit_compile_bounds: the same pipeline, the latter with the
+ * emitter in bounds-only mode. */
+static int
+jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
+            QdFieldResolver resolve, void *resolve_user, bool bounds_only, QdCompiledKernel *out)
 {
     Emitter e = {0};
     QdArena scratch;
@@ -398,13 +402,15 @@ qd_cpu_jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_na
     memset(out, 0, sizeof(*out));
     qd_arena_init(&scratch);
     pthread_mutex_lock(&jit->lock);
-    e.kernel = prepare(ctx, m, kernel_name, out);
+    e.kernel = qd_llvm_prepare_kernel(ctx, m, kernel_name, out);
     if (e.kernel == NULL ||
         reserve_symbol(ctx, jit, kernel_name, out->symbol, sizeof(out->symbol)) < 0) {
         goto done;
     }
     llctx = LLVMContextCreate();
     e.ctx = ctx;
+    e.target = QD_LLVM_TARGET_CPU;
+    e.bounds_only = bounds_only;
     e.opts = &jit->opts;
     e.scratch = &scratch;
     e.m = m;
@@ -422,7 +428,7 @@ qd_cpu_jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_na
         jit_error(ctx, QD_ERR_COMPILATION, "cannot add the kernel to the JIT", err);
         goto done;
     }
-    if (lookup_tasks(ctx, jit, out) < 0) {
+    if (lookup_tasks(ctx, jit, out, bounds_only) < 0) {
         goto done;
     }
     out->ms_link = now_ms() - t0;
@@ -443,4 +449,18 @@ done:
         qd_compiled_kernel_release(out);
     }
     return rc;
+}
+
+int
+qd_cpu_jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
+                   QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *out)
+{
+    return jit_compile(ctx, jit, m, kernel_name, resolve, resolve_user, false, out);
+}
+
+int
+qd_cpu_jit_compile_bounds(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
+                          QdCompiledKernel *out)
+{
+    return jit_compile(ctx, jit, m, kernel_name, NULL, NULL, true, out);
 }

@@ -26,14 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The kinds of dump files and their names. */
-enum { DUMP_IR, DUMP_IR_OPTIMIZED, DUMP_ASM, DUMP_KINDS };
-static const char *const dump_names[DUMP_KINDS] = {
-    "quadrants_kernel_cpu_llvm_ir_%04u.ll",
-    "quadrants_kernel_cpu_llvm_ir_optimized_%04u.ll",
-    "quadrants_kernel_cpu_llvm_ir_optimized_asm_%04u.s",
+/* The names of the dump files, by QdLlvmDump (llvm_internal.h). */
+static const char *const dump_names[QD_DUMP_KINDS_] = {
+    [QD_DUMP_CPU_IR] = "quadrants_kernel_cpu_llvm_ir_%04u.ll",
+    [QD_DUMP_CPU_IR_OPTIMIZED] = "quadrants_kernel_cpu_llvm_ir_optimized_%04u.ll",
+    [QD_DUMP_CPU_ASM] = "quadrants_kernel_cpu_llvm_ir_optimized_asm_%04u.s",
+    [QD_DUMP_CUDA_IR] = "quadrants_kernel_cuda_llvm_ir_%04u.ll",
+    [QD_DUMP_CUDA_IR_OPTIMIZED] = "quadrants_kernel_cuda_llvm_ir_optimized_%04u.ll",
+    [QD_DUMP_PTX] = "quadrants_kernel_nvptx_%04u.ptx",
 };
-static atomic_uint dump_counters[DUMP_KINDS];
+static atomic_uint dump_counters[QD_DUMP_KINDS_];
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 static bool llvm_ready; /* native target and asm printer registered */
@@ -54,9 +56,8 @@ llvm_error(QdCtx *ctx, QdErrKind kind, const char *what, LLVMErrorRef err)
     return -1;
 }
 
-/* Reports an LLVM message string (disposed) as a diag; returns -1. */
-static int
-llvm_message_error(QdCtx *ctx, QdErrKind kind, const char *what, char *msg)
+int
+qd_llvm_message_error(QdCtx *ctx, QdErrKind kind, const char *what, char *msg)
 {
     qd_error(ctx, (QdLoc){0}, kind, "%s: %s", what, msg ? msg : "unknown error");
     LLVMDisposeMessage(msg);
@@ -86,7 +87,7 @@ qd_cpu_target_init(QdCtx *ctx, QdCpuTarget *target, int opt_level)
     target->opt_level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
     target->triple = LLVMGetDefaultTargetTriple();
     if (LLVMGetTargetFromTriple(target->triple, &llvm_target, &error)) {
-        llvm_message_error(ctx, QD_ERR_COMPILATION, "no LLVM target for the host", error);
+        qd_llvm_message_error(ctx, QD_ERR_COMPILATION, "no LLVM target for the host", error);
         goto done;
     }
     cpu = LLVMGetHostCPUName();
@@ -132,9 +133,8 @@ qd_cpu_target_release(QdCpuTarget *target)
 
 /***** dumps *****/
 
-/* The next file name of a dump kind, in opts->dump_dir or the working directory. */
-static void
-dump_path(const QdLlvmOptions *opts, int kind, char *out, size_t size)
+void
+qd_llvm_dump_path(const QdLlvmOptions *opts, QdLlvmDump kind, char *out, size_t size)
 {
     char name[96];
     unsigned n = atomic_fetch_add(&dump_counters[kind], 1);
@@ -146,14 +146,15 @@ dump_path(const QdLlvmOptions *opts, int kind, char *out, size_t size)
     }
 }
 
-static int
-dump_ir(QdCtx *ctx, LLVMModuleRef mod, const QdLlvmOptions *opts, int kind)
+int
+qd_llvm_dump_ir(QdCtx *ctx, LLVMModuleRef mod, const QdLlvmOptions *opts, QdLlvmDump kind)
 {
     char path[1024];
     char *error = NULL;
-    dump_path(opts, kind, path, sizeof(path));
+    qd_llvm_dump_path(opts, kind, path, sizeof(path));
     if (LLVMPrintModuleToFile(mod, path, &error)) {
-        return llvm_message_error(ctx, QD_ERR_COMPILATION, "cannot write the LLVM IR dump", error);
+        return qd_llvm_message_error(ctx, QD_ERR_COMPILATION, "cannot write the LLVM IR dump",
+                                     error);
     }
     return 0;
 }
@@ -167,9 +168,10 @@ dump_asm(QdCtx *ctx, QdCpuTarget *target, LLVMModuleRef mod, const QdLlvmOptions
     LLVMModuleRef copy = LLVMCloneModule(mod);
     int rc = 0;
 
-    dump_path(opts, DUMP_ASM, path, sizeof(path));
+    qd_llvm_dump_path(opts, QD_DUMP_CPU_ASM, path, sizeof(path));
     if (LLVMTargetMachineEmitToFile(target->tm, copy, path, LLVMAssemblyFile, &error)) {
-        rc = llvm_message_error(ctx, QD_ERR_COMPILATION, "cannot write the assembly dump", error);
+        rc = qd_llvm_message_error(ctx, QD_ERR_COMPILATION, "cannot write the assembly dump",
+                                   error);
     }
     LLVMDisposeModule(copy);
     return rc;
@@ -186,7 +188,7 @@ qd_cpu_target_optimize(QdCtx *ctx, QdCpuTarget *target, LLVMModuleRef mod,
     LLVMErrorRef err;
     int rc = -1;
 
-    if (opts->print_kernel_llvm_ir && dump_ir(ctx, mod, opts, DUMP_IR) < 0) {
+    if (opts->print_kernel_llvm_ir && qd_llvm_dump_ir(ctx, mod, opts, QD_DUMP_CPU_IR) < 0) {
         return -1;
     }
     snprintf(pipeline, sizeof(pipeline), "default<O%d>", target->opt_level);
@@ -200,7 +202,8 @@ qd_cpu_target_optimize(QdCtx *ctx, QdCpuTarget *target, LLVMModuleRef mod,
         llvm_error(ctx, QD_ERR_INTERNAL, "LLVM optimizer", err);
         goto done;
     }
-    if (opts->print_kernel_llvm_ir_optimized && dump_ir(ctx, mod, opts, DUMP_IR_OPTIMIZED) < 0) {
+    if (opts->print_kernel_llvm_ir_optimized &&
+        qd_llvm_dump_ir(ctx, mod, opts, QD_DUMP_CPU_IR_OPTIMIZED) < 0) {
         goto done;
     }
     rc = 0;
@@ -221,7 +224,7 @@ qd_cpu_target_emit(QdCtx *ctx, QdCpuTarget *target, LLVMModuleRef mod, const QdL
     }
     if (LLVMTargetMachineEmitToMemoryBuffer(target->tm, mod, LLVMObjectFile, &error, object)) {
         *object = NULL;
-        return llvm_message_error(ctx, QD_ERR_INTERNAL, "LLVM code generation", error);
+        return qd_llvm_message_error(ctx, QD_ERR_INTERNAL, "LLVM code generation", error);
     }
     return 0;
 }

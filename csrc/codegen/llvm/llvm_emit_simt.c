@@ -1,0 +1,203 @@
+/* codegen/llvm/llvm_emit_simt.c -- SIMT instructions and fences on NVPTX.
+ *
+ * Every op is one NVVM intrinsic or a short sequence of them:
+ *   thread_idx / block_idx / block_dim / grid_dim   sreg tid.x / ctaid.x / ntid.x / nctaid.x
+ *   lane_id / subgroup_size                         sreg laneid / the constant 32
+ *   block_sync, block_sync_{all,any,count}          barrier0, barrier0.{and,or,popc}
+ *   subgroup_sync                                   bar.warp.sync(activemask)
+ *   shuffle{,_xor,_up,_down}                        shfl.sync.{idx,bfly,up,down}.i32
+ *   ballot, vote_all, vote_any                      vote.{ballot,all,any}.sync
+ *   shared_alloc                                    an addrspace(3) global of the block
+ *   fence_block / fence_device / fence_system       membar.cta / membar.gl / membar.sys
+ * Subgroup operations take the mask of the lanes active at the call (activemask): in uniform
+ * code that is the whole warp, and a lane that left a loop early never makes the others wait
+ * forever. Shuffles move 32 bits: narrower values travel zero-extended, 64-bit values as two
+ * halves, floats as their bits. The out-of-range rules of ops.def (shuffle_up / _down keep
+ * the lane's own value) are PTX's own with the clamp operands used here.
+ * The CPU backend rejects these ops before they get here (llvm_emit.c).
+ */
+#include "llvm_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Width of a warp on every NVIDIA GPU so far; PTX's WARP_SZ. */
+#define WARP_SIZE 32
+
+LLVMValueRef
+qd_llvm_sreg(Emitter *e, LLVMBuilderRef b, const char *name)
+{
+    char intrinsic[64];
+    snprintf(intrinsic, sizeof(intrinsic), "llvm.nvvm.read.ptx.sreg.%s", name);
+    unsigned id = LLVMLookupIntrinsicID(intrinsic, strlen(intrinsic));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(e->mod, id, NULL, 0);
+    LLVMTypeRef fn_type = LLVMIntrinsicGetType(e->llctx, id, NULL, 0);
+    return LLVMBuildCall2(b, fn_type, fn, NULL, 0, name);
+}
+
+/* Calls a non-overloaded NVVM intrinsic. */
+static LLVMValueRef
+nvvm(Emitter *e, const char *name, LLVMValueRef *args, unsigned nargs)
+{
+    return qd_llvm_intrinsic(e, name, NULL, 0, args, nargs);
+}
+
+/* The mask of the lanes executing this instruction. */
+static LLVMValueRef
+active_mask(Emitter *e)
+{
+    return nvvm(e, "llvm.nvvm.activemask", NULL, 0);
+}
+
+/* An integer predicate as i32 0 / 1 or as i1. */
+static LLVMValueRef
+predicate_i1(Emitter *e, const QdInst *inst)
+{
+    return qd_llvm_truth(e, qd_llvm_value(e, inst->args[0]));
+}
+
+/* One 32-bit shuffle of kind `mode` (idx, bfly, up, down). */
+static LLVMValueRef
+shuffle32(Emitter *e, const char *mode, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef lane)
+{
+    char name[64];
+    /* clamp operand c: 0x1f clamps to the warp for idx / bfly / down, 0 for up */
+    unsigned clamp = mode[0] == 'u' ? 0 : WARP_SIZE - 1;
+    LLVMValueRef args[4] = {mask, v, lane, LLVMConstInt(e->t_i32, clamp, 0)};
+    snprintf(name, sizeof(name), "llvm.nvvm.shfl.sync.%s.i32", mode);
+    return nvvm(e, name, args, 4);
+}
+
+/* shuffle, shuffle_xor, shuffle_up, shuffle_down of a scalar of any type. */
+static LLVMValueRef
+emit_shuffle(Emitter *e, const QdInst *inst)
+{
+    static const char *const modes[] = {"idx", "bfly", "up", "down"};
+    const char *mode = modes[inst->op == QD_OP_SHUFFLE       ? 0
+                             : inst->op == QD_OP_SHUFFLE_XOR ? 1
+                             : inst->op == QD_OP_SHUFFLE_UP  ? 2
+                                                             : 3];
+    const QdType *ty = inst->type;
+    LLVMTypeRef t = qd_llvm_reg_type(e, ty);
+    LLVMValueRef v = qd_llvm_value(e, inst->args[0]);
+    LLVMValueRef lane = qd_llvm_value(e, inst->args[1]);
+    LLVMValueRef mask = active_mask(e);
+    unsigned bits = ty->kind == QD_TY_U1 ? 1 : qd_type_bits(ty);
+    LLVMTypeRef bits_type = LLVMIntTypeInContext(e->llctx, bits);
+    LLVMValueRef x = qd_type_is_float(ty) ? LLVMBuildBitCast(e->b, v, bits_type, "") : v;
+    LLVMValueRef r;
+
+    if (bits <= 32) {
+        LLVMValueRef wide = bits < 32 ? LLVMBuildZExt(e->b, x, e->t_i32, "") : x;
+        r = shuffle32(e, mode, mask, wide, lane);
+        r = bits < 32 ? LLVMBuildTrunc(e->b, r, bits_type, "") : r;
+    } else {
+        LLVMValueRef lo = LLVMBuildTrunc(e->b, x, e->t_i32, "");
+        LLVMValueRef hi =
+            LLVMBuildTrunc(e->b, LLVMBuildLShr(e->b, x, LLVMConstInt(e->t_i64, 32, 0), ""),
+                           e->t_i32, "");
+        lo = LLVMBuildZExt(e->b, shuffle32(e, mode, mask, lo, lane), e->t_i64, "");
+        hi = LLVMBuildZExt(e->b, shuffle32(e, mode, mask, hi, lane), e->t_i64, "");
+        r = LLVMBuildOr(e->b, lo, LLVMBuildShl(e->b, hi, LLVMConstInt(e->t_i64, 32, 0), ""), "");
+    }
+    return qd_type_is_float(ty) ? LLVMBuildBitCast(e->b, r, t, "") : r;
+}
+
+/* shared_alloc: one block-shared variable of the pointee type per instruction. */
+static LLVMValueRef
+emit_shared_alloc(Emitter *e, const QdInst *inst)
+{
+    char name[48];
+    LLVMTypeRef t = qd_llvm_mem_type(e, inst->type->elem);
+    snprintf(name, sizeof(name), "qd_shared_%u", inst->result);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(e->mod, t, name, 3);
+    LLVMSetInitializer(g, LLVMGetUndef(t));
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetAlignment(g, 16);
+    return LLVMConstAddrSpaceCast(g, e->t_ptr);
+}
+
+void
+qd_llvm_emit_gpu_fence(Emitter *e, QdOp op)
+{
+    const char *name = op == QD_OP_FENCE_BLOCK    ? "llvm.nvvm.membar.cta"
+                       : op == QD_OP_FENCE_DEVICE ? "llvm.nvvm.membar.gl"
+                                                  : "llvm.nvvm.membar.sys";
+    nvvm(e, name, NULL, 0);
+}
+
+int
+qd_llvm_emit_simt(Emitter *e, const QdInst *inst)
+{
+    LLVMValueRef r = NULL;
+    LLVMValueRef args[2];
+
+    switch (inst->op) {
+    case QD_OP_THREAD_IDX:
+        r = qd_llvm_sreg(e, e->b, "tid.x");
+        break;
+    case QD_OP_BLOCK_IDX:
+        r = qd_llvm_sreg(e, e->b, "ctaid.x");
+        break;
+    case QD_OP_BLOCK_DIM:
+        r = qd_llvm_sreg(e, e->b, "ntid.x");
+        break;
+    case QD_OP_GRID_DIM:
+        r = qd_llvm_sreg(e, e->b, "nctaid.x");
+        break;
+    case QD_OP_LANE_ID:
+        r = qd_llvm_sreg(e, e->b, "laneid");
+        break;
+    case QD_OP_SUBGROUP_SIZE:
+        r = LLVMConstInt(e->t_i32, WARP_SIZE, 0);
+        break;
+    case QD_OP_BLOCK_SYNC:
+        nvvm(e, "llvm.nvvm.barrier0", NULL, 0);
+        return 0;
+    case QD_OP_BLOCK_SYNC_ALL:
+    case QD_OP_BLOCK_SYNC_ANY:
+    case QD_OP_BLOCK_SYNC_COUNT:
+        args[0] = LLVMBuildZExt(e->b, predicate_i1(e, inst), e->t_i32, "");
+        r = nvvm(e,
+                 inst->op == QD_OP_BLOCK_SYNC_ALL   ? "llvm.nvvm.barrier0.and"
+                 : inst->op == QD_OP_BLOCK_SYNC_ANY ? "llvm.nvvm.barrier0.or"
+                                                    : "llvm.nvvm.barrier0.popc",
+                 args, 1);
+        if (inst->op != QD_OP_BLOCK_SYNC_COUNT) {
+            /* and / or give nonzero for true: normalise to 0 / 1 */
+            r = LLVMBuildZExt(e->b, qd_llvm_truth(e, r), e->t_i32, "");
+        }
+        break;
+    case QD_OP_SUBGROUP_SYNC:
+        args[0] = active_mask(e);
+        nvvm(e, "llvm.nvvm.bar.warp.sync", args, 1);
+        return 0;
+    case QD_OP_SHUFFLE:
+    case QD_OP_SHUFFLE_XOR:
+    case QD_OP_SHUFFLE_UP:
+    case QD_OP_SHUFFLE_DOWN:
+        r = emit_shuffle(e, inst);
+        break;
+    case QD_OP_BALLOT:
+    case QD_OP_VOTE_ALL:
+    case QD_OP_VOTE_ANY:
+        args[0] = active_mask(e);
+        args[1] = predicate_i1(e, inst);
+        r = nvvm(e,
+                 inst->op == QD_OP_BALLOT     ? "llvm.nvvm.vote.ballot.sync"
+                 : inst->op == QD_OP_VOTE_ALL ? "llvm.nvvm.vote.all.sync"
+                                              : "llvm.nvvm.vote.any.sync",
+                 args, 2);
+        break;
+    case QD_OP_SHARED_ALLOC:
+        r = emit_shared_alloc(e, inst);
+        break;
+    default:
+        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_INTERNAL,
+                        "cannot compile `%s` for the GPU", qd_op_info[inst->op].text);
+    }
+    if (inst->result != QD_NO_VALUE) {
+        e->values[inst->result] = r;
+    }
+    return 0;
+}

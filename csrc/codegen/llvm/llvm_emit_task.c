@@ -1,0 +1,468 @@
+/* codegen/llvm/llvm_emit_task.c -- the functions of one offloaded task, per target.
+ *
+ * What each task becomes (codegen.h, KERNEL ABI and NVPTX KERNEL ABI):
+ *   CPU serial      K.t<i>(ctx, lo, hi): the body once
+ *   CPU range_for   K.t<i>.bounds(ctx, out) and K.t<i>(ctx, lo, hi): the prologue, then the
+ *                   loop over [lo, hi); plus the grain estimate for the runtime
+ *   bounds-only     K.t<i>.bounds alone, for range_for tasks whose prologue needs no device
+ *                   memory (the CUDA launcher sizes its grids with them)
+ *   NVPTX serial    kernel K_t<i>[_name]: the body, on one thread
+ *   NVPTX range     kernel K_t<i>[_name]: the prologue, then a grid-stride loop over
+ *                   [begin, end), iteration begin + j on global thread j first
+ * Every function starts with an entry block that reads the launch context (CPU) or the launch
+ * tail of the parameter buffer (NVPTX) and that e->hoist fills with loop-invariant values.
+ */
+#include "llvm_internal.h"
+
+#include <llvm-c/DebugInfo.h>
+#include <llvm-c/IRReader.h>
+
+#include <stdio.h>
+#include <string.h>
+
+/* Work, in QIR instructions, that a thread should get before another thread is worth waking:
+ * the runtime's grain is this divided by the estimated cost of one iteration. */
+#define GRAIN_WORK 16384
+/* Assumed trip count of a serial loop inside a parallel loop body, for the cost estimate. */
+#define INNER_TRIPS 16
+
+/***** functions *****/
+/* The kinds of functions the emitter makes. */
+typedef enum FunctionKind {
+    FN_TASK,   /* CPU: void (ptr ctx, i64 lo, i64 hi) */
+    FN_BOUNDS, /* CPU: void (ptr ctx, ptr out) */
+    FN_KERNEL, /* NVPTX: void (ptr byval([P x i8]) align 8 params) */
+} FunctionKind;
+
+/* Loads the pointer at byte `offset` of `base` (in the entry block). */
+static LLVMValueRef
+load_ptr_at(Emitter *e, LLVMValueRef base, unsigned offset, const char *name)
+{
+    LLVMValueRef at = LLVMConstInt(e->t_i64, offset, 0);
+    LLVMValueRef field = LLVMBuildInBoundsGEP2(e->b, e->t_i8, base, &at, 1, "");
+    LLVMValueRef v = LLVMBuildLoad2(e->b, e->t_ptr, field, name);
+    LLVMSetAlignment(v, 8);
+    return v;
+}
+
+/* An NVPTX kernel: the by-value parameter buffer and the `kernel` annotation. */
+static LLVMValueRef
+add_gpu_kernel(Emitter *e, const char *name)
+{
+    LLVMTypeRef buffer = LLVMArrayType2(e->t_i8, e->args_size + QD_NVPTX_TAIL_BYTES);
+    LLVMTypeRef fn_type = LLVMFunctionType(e->t_void, &e->t_ptr, 1, 0);
+    LLVMValueRef fn = LLVMAddFunction(e->mod, name, fn_type);
+    unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+    unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+
+    LLVMAddAttributeAtIndex(fn, 1, LLVMCreateTypeAttribute(e->llctx, byval, buffer));
+    LLVMAddAttributeAtIndex(fn, 1, LLVMCreateEnumAttribute(e->llctx, align, 8));
+    LLVMAddAttributeAtIndex(fn, 1, LLVMCreateEnumAttribute(e->llctx, noalias, 0));
+    LLVMValueRef ops[3] = {fn, LLVMMDStringInContext(e->llctx, "kernel", 6),
+                           LLVMConstInt(e->t_i32, 1, 0)};
+    LLVMAddNamedMetadataOperand(e->mod, "nvvm.annotations", LLVMMDNodeInContext(e->llctx, ops, 3));
+    return fn;
+}
+
+/* Starts function `name` of `kind`. Leaves e->b in the body block and e->hoist before the
+ * entry block's branch. */
+static void
+begin_function(Emitter *e, const char *name, FunctionKind kind)
+{
+    LLVMTypeRef task_params[3] = {e->t_ptr, e->t_i64, e->t_i64};
+    LLVMTypeRef bounds_params[2] = {e->t_ptr, e->t_ptr};
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+
+    if (kind == FN_KERNEL) {
+        e->fn = add_gpu_kernel(e, name);
+    } else {
+        LLVMTypeRef fn_type = kind == FN_BOUNDS ? LLVMFunctionType(e->t_void, bounds_params, 2, 0)
+                                                : LLVMFunctionType(e->t_void, task_params, 3, 0);
+        e->fn = LLVMAddFunction(e->mod, name, fn_type);
+    }
+    LLVMAddAttributeAtIndex(e->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(e->llctx, nounwind, 0));
+    e->ctx_arg = LLVMGetParam(e->fn, 0);
+    memset(e->values, 0, sizeof(*e->values) * e->kernel->nvalues);
+    memset(e->nd_data, 0, sizeof(*e->nd_data) * (e->kernel->nparams + 1));
+    memset(e->nd_shape, 0, sizeof(*e->nd_shape) * (e->kernel->nparams + 1));
+    memset(e->field_bases, 0, sizeof(*e->field_bases) * (e->m->fields.len + 1));
+
+    LLVMBasicBlockRef entry = qd_llvm_new_block(e, "entry");
+    LLVMBasicBlockRef body = qd_llvm_new_block(e, "body");
+    LLVMPositionBuilderAtEnd(e->b, entry);
+    if (kind == FN_KERNEL) {
+        /* the packed arguments, then the tail: results, tmps, runtime state */
+        e->args_ptr = e->ctx_arg;
+        e->results_ptr = qd_llvm_global_ptr(
+            e, e->b, load_ptr_at(e, e->ctx_arg, e->args_size + QD_NVPTX_TAIL_RESULTS, "results"));
+        e->tmps_ptr = qd_llvm_global_ptr(
+            e, e->b, load_ptr_at(e, e->ctx_arg, e->args_size + QD_NVPTX_TAIL_TMPS, "tmps"));
+        e->rt_ptr = qd_llvm_global_ptr(
+            e, e->b, load_ptr_at(e, e->ctx_arg, e->args_size + QD_NVPTX_TAIL_RUNTIME, "rt"));
+    } else {
+        e->args_ptr = load_ptr_at(e, e->ctx_arg, QD_LAUNCH_CTX_ARGS_OFFSET, "args");
+        e->results_ptr = load_ptr_at(e, e->ctx_arg, QD_LAUNCH_CTX_RESULTS_OFFSET, "results");
+        e->tmps_ptr = load_ptr_at(e, e->ctx_arg, QD_LAUNCH_CTX_TMPS_OFFSET, "tmps");
+        e->rt_ptr = NULL;
+    }
+    LLVMValueRef br = LLVMBuildBr(e->b, body);
+    LLVMPositionBuilderBefore(e->hoist, br);
+    LLVMPositionBuilderAtEnd(e->b, body);
+    if (kind == FN_KERNEL && e->has_asserts) {
+        /* an earlier task failed an assert: the launch stops (as on the CPU) */
+        LLVMValueRef flag = LLVMBuildLoad2(e->b, e->t_i32, e->rt_ptr, "assert_flag");
+        LLVMSetAlignment(flag, 4);
+        LLVMSetVolatile(flag, 1);
+        LLVMBasicBlockRef stop = qd_llvm_new_block(e, "stop");
+        LLVMBasicBlockRef go = qd_llvm_new_block(e, "go");
+        LLVMValueRef failed = LLVMBuildICmp(e->b, LLVMIntNE, flag, LLVMConstInt(e->t_i32, 0, 0), "");
+        LLVMBuildCondBr(e->b, failed, stop, go);
+        LLVMPositionBuilderAtEnd(e->b, stop);
+        LLVMBuildRetVoid(e->b);
+        LLVMPositionBuilderAtEnd(e->b, go);
+    }
+}
+
+/* Returns from the function if the last block is still open. */
+static void
+end_function(Emitter *e)
+{
+    if (qd_llvm_block_is_open(e)) {
+        LLVMBuildRetVoid(e->b);
+    }
+}
+
+/* Rejects prologue instructions with effects the second evaluation would repeat. */
+static int
+check_prologue(Emitter *e, const QdRegion *r, const QdInst *stop)
+{
+    for (const QdInst *inst = r->first; inst != NULL && inst != stop; inst = inst->next) {
+        QdOp op = inst->op;
+        QdSig sig = qd_op_info[op].sig;
+        bool writes = op == QD_OP_PRINT || op == QD_OP_ASSERT || op == QD_OP_KERNEL_RET ||
+                      sig == SIG_ATOMIC || sig == SIG_ATOMIC_INT || sig == SIG_CAS;
+        if (op == QD_OP_STORE) {
+            writes = qd_value_type(e->kernel, inst->args[0])->space != QD_SPACE_LOCAL;
+        }
+        if (writes) {
+            return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
+                            "`%s` in the prologue of a range_for task (before its parallel_for): "
+                            "the prologue must not write memory",
+                            qd_op_info[op].text);
+        }
+        for (int k = 0; k < qd_op_info[op].nregions; k++) {
+            RETURN_IF_ERROR(check_prologue(e, inst->regions[k], NULL));
+        }
+    }
+    return 0;
+}
+
+/* Cost of one run of region r in QIR instructions, counting serial loop bodies INNER_TRIPS
+ * times. Saturates instead of overflowing. */
+static uint64_t
+region_cost(const QdRegion *r)
+{
+    uint64_t cost = 0;
+    for (const QdInst *inst = r->first; inst != NULL && cost < GRAIN_WORK; inst = inst->next) {
+        uint64_t inner = 0;
+        for (int k = 0; k < qd_op_info[inst->op].nregions; k++) {
+            inner += region_cost(inst->regions[k]);
+        }
+        inner = inner > GRAIN_WORK ? GRAIN_WORK : inner;
+        cost += 1 + (qd_op_has(inst->op, QD_LOOP) ? inner * INNER_TRIPS : inner);
+    }
+    return cost;
+}
+
+/* Whether a prologue can run on the host before the launch: it reads only arguments (values,
+ * ndarray shapes) and its own locals, never device memory or GPU state. */
+static bool
+is_host_evaluable(Emitter *e, const QdRegion *r, const QdInst *stop)
+{
+    for (const QdInst *inst = r->first; inst != NULL && inst != stop; inst = inst->next) {
+        QdOp op = inst->op;
+        if (qd_op_has(op, QD_SIMT) || op == QD_OP_FIELD_PTR || op == QD_OP_ELEM_PTR) {
+            return false;
+        }
+        if (op == QD_OP_LOAD &&
+            qd_value_type(e->kernel, inst->args[0])->space != QD_SPACE_LOCAL) {
+            return false;
+        }
+        for (int k = 0; k < qd_op_info[op].nregions; k++) {
+            if (!is_host_evaluable(e, inst->regions[k], NULL)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* A serial task: its body once; grain 0 tells the launcher there is no bounds function. On
+ * NVPTX a kernel that the launcher runs on one thread. */
+static int
+emit_serial_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTask *out)
+{
+    out->grain = 0;
+    if (e->bounds_only) {
+        return 0;
+    }
+    begin_function(e, name, qd_llvm_is_gpu(e) ? FN_KERNEL : FN_TASK);
+    RETURN_IF_ERROR(qd_llvm_emit_region(e, task->regions[0], NULL));
+    end_function(e);
+    return 0;
+}
+
+/* The bounds function of a range_for task (CPU): the prologue, then out[0..1] = begin, end as
+ * i64. */
+static int
+emit_bounds_function(Emitter *e, const QdRegion *body, const QdInst *pfor, const char *name)
+{
+    const QdType *ty = qd_value_type(e->kernel, pfor->result);
+    char bounds_name[160];
+
+    snprintf(bounds_name, sizeof(bounds_name), "%s.bounds", name);
+    begin_function(e, bounds_name, FN_BOUNDS);
+    for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
+        RETURN_IF_ERROR(qd_llvm_emit_inst(e, inst, NULL));
+    }
+    LLVMValueRef dest = LLVMGetParam(e->fn, 1);
+    for (unsigned k = 0; k < 2; k++) {
+        LLVMValueRef v = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[k]), e->t_i64);
+        LLVMValueRef idx = LLVMConstInt(e->t_i64, k, 0);
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(e->b, e->t_i64, dest, &idx, 1, "");
+        LLVMSetAlignment(LLVMBuildStore(e->b, v, slot), 8);
+    }
+    end_function(e);
+    return 0;
+}
+
+/* Iterations of one thread's grid-stride loop interleaved by the loop vectorizer: their loads
+ * are issued together, which is what keeps enough memory requests in flight per SM for
+ * streaming kernels to reach the device's bandwidth. */
+#define GPU_INTERLEAVE 4
+
+/* A new distinct metadata node without operands: what an access group must be. The LLVM-C API
+ * has no call for distinct nodes, so one is parsed from IR text into the emitter's context
+ * (the node belongs to the context and outlives the scratch module). NULL on failure. */
+static LLVMMetadataRef
+new_access_group(Emitter *e)
+{
+    static const char text[] = "!qd.group = !{!0}\n!0 = distinct !{}\n";
+    LLVMMemoryBufferRef buffer =
+        LLVMCreateMemoryBufferWithMemoryRangeCopy(text, sizeof(text) - 1, "qd.group");
+    LLVMModuleRef scratch = NULL;
+    char *error = NULL;
+    LLVMMetadataRef group = NULL;
+
+    if (LLVMParseIRInContext(e->llctx, buffer, &scratch, &error) == 0) {
+        LLVMValueRef node = NULL;
+        if (LLVMGetNamedMetadataNumOperands(scratch, "qd.group") == 1) {
+            LLVMGetNamedMetadataOperands(scratch, "qd.group", &node);
+            group = LLVMValueAsMetadata(node);
+        }
+        LLVMDisposeModule(scratch);
+    }
+    LLVMDisposeMessage(error);
+    return group;
+}
+
+/* The loop metadata of the grid-stride loop: interleave by GPU_INTERLEAVE at vector width 1,
+ * and the iterations' global memory accesses (access group `group`) independent of each other
+ * (parallel_accesses), so no run-time alias checks are needed. Legal because iterations of a
+ * parallel_for are unordered: a program whose result depends on their order has a data race. */
+static void
+mark_parallel_loop(Emitter *e, LLVMValueRef latch_br, LLVMMetadataRef group)
+{
+    LLVMContextRef c = e->llctx;
+    LLVMMetadataRef props[4];
+    const char *names[3] = {"llvm.loop.vectorize.width", "llvm.loop.interleave.count",
+                            "llvm.loop.vectorize.enable"};
+    uint64_t values[3] = {1, GPU_INTERLEAVE, 1};
+    for (int k = 0; k < 3; k++) {
+        LLVMTypeRef t = k == 2 ? e->t_i1 : e->t_i32;
+        LLVMMetadataRef ops[2] = {
+            LLVMMDStringInContext2(c, names[k], strlen(names[k])),
+            LLVMValueAsMetadata(LLVMConstInt(t, values[k], 0)),
+        };
+        props[k] = LLVMMDNodeInContext2(c, ops, 2);
+    }
+    LLVMMetadataRef parallel[2] = {
+        LLVMMDStringInContext2(c, "llvm.loop.parallel_accesses", 27),
+        group,
+    };
+    props[3] = LLVMMDNodeInContext2(c, parallel, 2);
+    LLVMMetadataRef self = LLVMTemporaryMDNode(c, NULL, 0);
+    LLVMMetadataRef ops[5] = {self, props[0], props[1], props[2], props[3]};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 5);
+    LLVMMetadataReplaceAllUsesWith(self, id);
+    LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(c, "llvm.loop", 9),
+                    LLVMMetadataAsValue(c, id));
+}
+
+/* The grid-stride loop of an NVPTX range_for kernel over [begin, end) of the bound type, in
+ * i64. Thread g (global index) runs iterations begin + g + t * stride for t in [0, count),
+ * stride the grid's thread count and count = ceil((end - begin - g) / stride): a counted loop,
+ * which the loop vectorizer can interleave (mark_parallel_loop). */
+static int
+emit_grid_stride_loop(Emitter *e, const QdInst *pfor)
+{
+    const QdType *ty = qd_value_type(e->kernel, pfor->result);
+    LLVMValueRef begin = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[0]), e->t_i64);
+    LLVMValueRef end = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[1]), e->t_i64);
+    LLVMValueRef tid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "tid.x"), e->t_i64, "");
+    LLVMValueRef ntid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "ntid.x"), e->t_i64, "");
+    LLVMValueRef ctaid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "ctaid.x"), e->t_i64, "");
+    LLVMValueRef nctaid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "nctaid.x"), e->t_i64, "");
+    LLVMValueRef first = LLVMBuildNUWAdd(e->b, LLVMBuildNUWMul(e->b, ctaid, ntid, ""), tid, "");
+    LLVMValueRef stride = LLVMBuildNUWMul(e->b, nctaid, ntid, "stride");
+    LLVMValueRef start = LLVMBuildNSWAdd(e->b, begin, first, "start");
+    /* count = start < end ? (end - start - 1) / stride + 1 : 0 */
+    LLVMValueRef one = LLVMConstInt(e->t_i64, 1, 0);
+    LLVMValueRef zero = LLVMConstInt(e->t_i64, 0, 0);
+    LLVMValueRef left = LLVMBuildSub(e->b, LLVMBuildSub(e->b, end, start, ""), one, "");
+    LLVMValueRef count = LLVMBuildAdd(e->b, LLVMBuildUDiv(e->b, left, stride, ""), one, "");
+    count = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, start, end, ""), count, zero,
+                            "count");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b);
+    LLVMBasicBlockRef header = qd_llvm_new_block(e, "grid");
+    LLVMBasicBlockRef body = qd_llvm_new_block(e, "grid.body");
+    LLVMBasicBlockRef latch = qd_llvm_new_block(e, "grid.next");
+    LLVMBasicBlockRef exit = qd_llvm_new_block(e, "grid.end");
+    LoopTargets targets = {latch, exit};
+
+    LLVMBuildBr(e->b, header);
+    LLVMPositionBuilderAtEnd(e->b, header);
+    LLVMValueRef t = LLVMBuildPhi(e->b, e->t_i64, "t");
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntULT, t, count, ""), body, exit);
+
+    LLVMPositionBuilderAtEnd(e->b, body);
+    LLVMValueRef j = LLVMBuildNSWAdd(e->b, start, LLVMBuildNUWMul(e->b, t, stride, ""), "j");
+    e->values[pfor->result] = LLVMBuildTrunc(e->b, j, qd_llvm_reg_type(e, ty), "i");
+    e->access_group = new_access_group(e);
+    int status = qd_llvm_emit_region(e, pfor->regions[0], &targets);
+    LLVMMetadataRef group = e->access_group;
+    e->access_group = NULL;
+    RETURN_IF_ERROR(status);
+    if (qd_llvm_block_is_open(e)) {
+        LLVMBuildBr(e->b, latch);
+    }
+    LLVMPositionBuilderAtEnd(e->b, latch);
+    LLVMValueRef next = LLVMBuildNUWAdd(e->b, t, one, "");
+    LLVMValueRef latch_br = LLVMBuildBr(e->b, header);
+    if (group != NULL) {
+        mark_parallel_loop(e, latch_br, group);
+    }
+    LLVMValueRef incoming[2] = {zero, next};
+    LLVMBasicBlockRef from[2] = {pre, latch};
+    LLVMAddIncoming(t, incoming, from, 2);
+    LLVMPositionBuilderAtEnd(e->b, exit);
+    return 0;
+}
+
+/* A range_for task. CPU: the bounds function and the task function (see the file comment),
+ * plus the grain estimate the runtime uses to decide how many threads the range is worth.
+ * Bounds-only: the bounds function when the prologue is host-evaluable (grain 1), else
+ * nothing (grain 0). NVPTX: one kernel with the grid-stride loop. */
+static int
+emit_range_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTask *out)
+{
+    const QdRegion *body = task->regions[0];
+    const QdInst *pfor = body->last;
+    const QdType *ty = qd_value_type(e->kernel, pfor->result);
+
+    RETURN_IF_ERROR(check_prologue(e, body, pfor));
+    if (e->bounds_only) {
+        out->grain = is_host_evaluable(e, body, pfor) ? 1 : 0;
+        return out->grain ? emit_bounds_function(e, body, pfor, name) : 0;
+    }
+    if (qd_llvm_is_gpu(e)) {
+        out->grain = 1; /* marks a range_for kernel for the launcher */
+        begin_function(e, name, FN_KERNEL);
+        for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
+            RETURN_IF_ERROR(qd_llvm_emit_inst(e, inst, NULL));
+        }
+        RETURN_IF_ERROR(emit_grid_stride_loop(e, pfor));
+        end_function(e);
+        return 0;
+    }
+    uint64_t cost = region_cost(pfor->regions[0]);
+    out->grain = (int64_t)(GRAIN_WORK / (cost ? cost : 1));
+    out->grain = out->grain < 1 ? 1 : out->grain;
+    RETURN_IF_ERROR(emit_bounds_function(e, body, pfor, name));
+
+    /* task(ctx, lo, hi): the prologue again, then the loop over [lo, hi) */
+    begin_function(e, name, FN_TASK);
+    for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
+        RETURN_IF_ERROR(qd_llvm_emit_inst(e, inst, NULL));
+    }
+    /* [lo, hi) lies inside [begin, end), so narrowing to the bound type is exact (the builder
+     * returns an i64 as it is). */
+    LLVMTypeRef t = qd_llvm_reg_type(e, ty);
+    LLVMValueRef lo = LLVMBuildTrunc(e->b, LLVMGetParam(e->fn, 1), t, "lo");
+    LLVMValueRef hi = LLVMBuildTrunc(e->b, LLVMGetParam(e->fn, 2), t, "hi");
+    RETURN_IF_ERROR(qd_llvm_emit_counted_loop(e, pfor, lo, hi));
+    end_function(e);
+    return 0;
+}
+
+/* NVPTX: the entry point of task `index`: "<symbol>_t<index>", then "_<task name>" with the
+ * characters PTX identifiers cannot hold replaced by '_' (codegen.h, NVPTX KERNEL ABI). */
+static void
+gpu_entry_name(const char *symbol, uint32_t index, const char *task_name, char *out, size_t size)
+{
+    int n = snprintf(out, size, "%s_t%u", symbol, index);
+    if (task_name == NULL || task_name[0] == '\0' || n < 0 || (size_t)n + 2 >= size) {
+        return;
+    }
+    size_t at = (size_t)n;
+    out[at++] = '_';
+    for (const char *c = task_name; *c != '\0' && at + 1 < size; c++) {
+        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
+        out[at++] = ok ? *c : '_';
+    }
+    out[at] = '\0';
+}
+
+/* NVPTX: the largest block the kernel of a task is launched with (`maxntid`), which lets
+ * ptxas budget registers for it. */
+static void
+annotate_block_dim(Emitter *e, const char *name, uint32_t threads)
+{
+    LLVMValueRef fn = LLVMGetNamedFunction(e->mod, name);
+    if (fn == NULL) {
+        return;
+    }
+    LLVMValueRef ops[3] = {fn, LLVMMDStringInContext(e->llctx, "maxntidx", 8),
+                           LLVMConstInt(e->t_i32, threads, 0)};
+    LLVMAddNamedMetadataOperand(e->mod, "nvvm.annotations", LLVMMDNodeInContext(e->llctx, ops, 3));
+}
+
+int
+qd_llvm_emit_task(Emitter *e, const QdInst *inst, uint32_t index, const char *symbol,
+                  QdCompiledTask *task)
+{
+    char name[160];
+    bool is_serial = inst->imm.task.kind == QD_TASK_SERIAL;
+
+    task->block_dim = inst->imm.task.block_dim;
+    if (qd_llvm_is_gpu(e)) {
+        gpu_entry_name(symbol, index, inst->imm.task.name, name, sizeof(name));
+        snprintf(task->entry, sizeof(task->entry), "%s", name);
+        task->block_dim = is_serial ? 1 : task->block_dim ? task->block_dim : e->default_block_dim;
+        if (task->block_dim > 1024) {
+            return qd_error(e->ctx, inst->loc, QD_ERR_COMPILATION,
+                            "block_dim %u is larger than the 1024 threads a CUDA block can have",
+                            task->block_dim);
+        }
+    } else {
+        snprintf(name, sizeof(name), "%s.t%u", symbol, index);
+    }
+    RETURN_IF_ERROR(is_serial ? emit_serial_task(e, inst, name, task)
+                              : emit_range_task(e, inst, name, task));
+    if (qd_llvm_is_gpu(e)) {
+        annotate_block_dim(e, name, task->block_dim);
+    }
+    return 0;
+}

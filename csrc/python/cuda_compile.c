@@ -1,0 +1,250 @@
+/* python/cuda_compile.c -- compiling kernels for CUDA and loading them (CudaKernel objects).
+ *
+ * Two ways in, one way out:
+ *   qd_py_cuda_compile           from kernel.c's compile request (a @qd.kernel): the driver runs
+ *                                the frontend, the passes, NVPTX code generation and the host
+ *                                bounds compile (state->jit); fields are found by id in the
+ *                                registry of cuda_register_field;
+ *   qd_py_cuda_kernel_from_qir   from a parsed QIR module (tests): NVPTX code generation and a
+ *                                CPU JIT of the kernel's own for the host bounds; fields by name.
+ * Both then load the module with the driver's linker (cuda_module.c), look up each task's entry
+ * point, compute its saturating grid, write the field pointers into the module, and make the
+ * kernel's result and tmp buffers. Launching is cuda_kernel.c's.
+ */
+#include "cuda_py.h"
+
+#include "../driver/driver.h"
+#include "../runtime/cpu/cpu.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/***** compile *****/
+
+/* The module, its entry points and saturating grids, the field pointers. */
+static int
+load_module(CudaKernelObject *k, QdPyState *state, QdCtx *ctx, const QdCudaDevice *device,
+            long saturating, PyObject *fields_by_name)
+{
+    const QdCompiledKernel *layout = &k->code.layout;
+
+    RETURN_IF_ERROR(
+        qd_cuda_module_load(ctx, k->code.ptx, k->code.ptx_size, layout->symbol, &k->cumodule));
+    for (uint32_t t = 0; t < layout->ntasks; t++) {
+        CudaTask *task = &k->tasks[t];
+        snprintf(task->name, sizeof(task->name), "%s", layout->tasks[t].entry);
+        RETURN_IF_ERROR(qd_cuda_module_function(ctx, k->cumodule, task->name, &task->function));
+        task->block_dim = layout->tasks[t].block_dim ? layout->tasks[t].block_dim : 1;
+        task->is_serial = layout->tasks[t].grain == 0;
+        task->bounds = t < k->host.ntasks ? k->host.tasks[t].bounds : NULL;
+        task->max_blocks = saturating > 0
+                               ? (uint32_t)saturating
+                               : qd_cuda_saturating_blocks(device, task->function, task->block_dim);
+    }
+    for (uint32_t i = 0; i < k->code.nfields; i++) {
+        const char *name = k->code.fields[i];
+        char global[300];
+        PyObject *key = fields_by_name != NULL ? PyUnicode_FromString(name)
+                        : name[0] == 'f'       ? PyLong_FromString(name + 1, NULL, 10)
+                                               : NULL;
+        PyObject *registry = fields_by_name != NULL ? fields_by_name : state->cuda_fields;
+        PyObject *buf = key ? PyDict_GetItemWithError(registry, key) : NULL;
+        Py_XDECREF(key);
+        PyErr_Clear();
+        if (buf == NULL || Py_TYPE(buf) != (PyTypeObject *)state->device_buffer_type) {
+            return qd_error(ctx, (QdLoc){0}, QD_ERR_RUNTIME,
+                            "field %s has no device memory (it was not placed under "
+                            "qd.init(arch=qd.cuda))",
+                            name);
+        }
+        snprintf(global, sizeof(global), "qd_field_%s", name);
+        RETURN_IF_ERROR(qd_cuda_module_set_pointer(ctx, k->cumodule, global,
+                                                   ((DeviceBufferObject *)buf)->ptr));
+    }
+    if (layout->nresults > 0) {
+        RETURN_IF_ERROR(qd_cuda_alloc(ctx, QD_RESULT_SLOT_BYTES * layout->nresults, &k->results));
+    }
+    if (layout->tmps_size > 0) {
+        RETURN_IF_ERROR(qd_cuda_alloc(ctx, layout->tmps_size, &k->tmps));
+    }
+    if (state->cuda_runtime_state == 0) {
+        RETURN_IF_ERROR(qd_cuda_alloc(ctx, 16, &state->cuda_runtime_state));
+    }
+    return 0;
+}
+
+/* One CudaParam per Python argument: non-template arguments are the QIR parameters, in order. */
+static int
+take_params(CudaKernelObject *k, const QdCompileRequest *req)
+{
+    k->params = PyMem_Calloc(req->nargs ? req->nargs : 1, sizeof(CudaParam));
+    if (k->params == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    k->nparams = req->nargs;
+    uint32_t q = 0;
+    for (uint32_t i = 0; i < req->nargs; i++) {
+        const QdKernelArg *a = &req->args[i];
+        CudaParam *p = &k->params[i];
+        if (a->kind == QD_ARG_TEMPLATE) {
+            p->kind = CUDA_PARAM_TEMPLATE;
+            continue;
+        }
+        p->kind = a->kind == QD_ARG_NDARRAY ? CUDA_PARAM_NDARRAY : CUDA_PARAM_SCALAR;
+        p->dtype = a->dtype;
+        p->ndim = a->ndim;
+        p->itemsize = (uint32_t)qd_py_scalar_bytes(a->dtype);
+        p->offset = q < k->code.layout.nparams ? k->code.layout.arg_offsets[q] : 0;
+        q++;
+    }
+    return 0;
+}
+
+PyObject *
+qd_py_cuda_compile(PyObject *module, QdCtx *ctx, QdCompileRequest *req, PyObject *options)
+{
+    QdPyState *state = qd_py_state(module);
+    CudaKernelObject *k = NULL;
+    PyObject *result = NULL;
+    QdNvptxOptions opts;
+    QdKernelInfo info;
+
+    const QdCudaDevice *device = qd_cuda_device(ctx);
+    if (device == NULL) {
+        qd_py_raise_diag(module, &ctx->diag);
+        return NULL;
+    }
+    if (qd_py_nvptx_options(options, 10 * device->cc_major + device->cc_minor, &opts) < 0) {
+        return NULL;
+    }
+    k = qd_py_cuda_kernel_alloc(module);
+    if (k == NULL) {
+        return NULL;
+    }
+    int rc = qd_compile_kernel_cuda(ctx, state->jit, req, &opts, &k->code, &k->host, &info);
+    if (req->qir_frontend) {
+        k->qir_frontend = PyUnicode_FromString(req->qir_frontend);
+    }
+    if (req->qir_final) {
+        k->qir = PyUnicode_FromString(req->qir_final);
+    }
+    free(req->qir_frontend);
+    free(req->qir_final);
+    req->qir_frontend = req->qir_final = NULL;
+    if (rc < 0) {
+        if (!PyErr_Occurred()) {
+            qd_py_raise_diag(module, &ctx->diag);
+        }
+        goto done;
+    }
+    k->tasks = PyMem_Calloc(k->code.layout.ntasks + 1, sizeof(CudaTask));
+    if (k->tasks == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject *grid = options ? PyDict_GetItemString(options, "saturating_grid_dim") : NULL;
+    long saturating = grid && PyLong_Check(grid) ? PyLong_AsLong(grid) : 0;
+    if (load_module(k, state, ctx, device, saturating, NULL) < 0) {
+        qd_py_raise_diag(module, &ctx->diag);
+        goto done;
+    }
+    if (take_params(k, req) < 0) {
+        goto done;
+    }
+    k->param_bytes = k->code.layout.args_size + QD_NVPTX_TAIL_BYTES;
+    if (info.rng_param >= 0 && (uint32_t)info.rng_param < k->code.layout.nparams) {
+        k->rng_offset = (int64_t)k->code.layout.arg_offsets[info.rng_param];
+    }
+    k->generation = state->generation;
+    result = (PyObject *)k;
+    k = NULL;
+done:
+    Py_XDECREF(k);
+    return result;
+}
+
+/***** QIR tests *****/
+
+/* One CudaParam per parameter of the QIR kernel. */
+static int
+take_qir_params(CudaKernelObject *k, const QdFunc *f)
+{
+    k->params = PyMem_Calloc(f->nparams + 1, sizeof(CudaParam));
+    if (k->params == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    k->nparams = f->nparams;
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        const QdType *ty = qd_value_type(f, f->params[i]);
+        CudaParam *p = &k->params[i];
+        bool is_array = ty->kind == QD_TY_NDARRAY;
+        p->kind = is_array ? CUDA_PARAM_NDARRAY : CUDA_PARAM_SCALAR;
+        p->dtype = is_array ? ty->elem->kind : ty->kind;
+        p->ndim = is_array ? ty->ndim : 0;
+        p->itemsize = (uint32_t)qd_py_scalar_bytes(p->dtype);
+        p->offset = k->code.layout.arg_offsets[i];
+    }
+    return 0;
+}
+
+PyObject *
+qd_py_cuda_kernel_from_qir(PyObject *module, QdModule *m, const char *name, PyObject *options,
+                           PyObject *fields)
+{
+    QdPyState *state = qd_py_state(module);
+    CudaKernelObject *k = NULL;
+    PyObject *result = NULL;
+    PyObject *empty = NULL;
+    QdNvptxOptions opts;
+    QdCtx ctx;
+    uint32_t nsyms = 0;
+
+    qd_ctx_init(&ctx);
+    const QdCudaDevice *device = qd_cuda_device(&ctx);
+    if (device == NULL) {
+        qd_py_raise_diag(module, &ctx.diag);
+        return NULL;
+    }
+    if (qd_py_nvptx_options(options, 10 * device->cc_major + device->cc_minor, &opts) < 0) {
+        return NULL;
+    }
+    k = qd_py_cuda_kernel_alloc(module);
+    if (k == NULL) {
+        return NULL;
+    }
+    const QdCpuSymbol *syms = qd_cpu_runtime_symbols(&nsyms);
+    QdLlvmOptions host_opts;
+    qd_llvm_options_default(&host_opts);
+    k->own_jit = qd_cpu_jit_new(&ctx, &host_opts, (const QdJitSymbol *)syms, nsyms);
+    if (k->own_jit == NULL || qd_nvptx_compile(&ctx, m, name, &opts, &k->code) < 0 ||
+        qd_cpu_jit_compile_bounds(&ctx, k->own_jit, m, name, &k->host) < 0) {
+        qd_py_raise_diag(module, &ctx.diag);
+        goto done;
+    }
+    k->tasks = PyMem_Calloc(k->code.layout.ntasks + 1, sizeof(CudaTask));
+    if (k->tasks == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    empty = fields ? NULL : PyDict_New();
+    if (fields == NULL && empty == NULL) {
+        goto done;
+    }
+    if (load_module(k, state, &ctx, device, 0, fields ? fields : empty) < 0) {
+        qd_py_raise_diag(module, &ctx.diag);
+        goto done;
+    }
+    if (take_qir_params(k, qd_module_find_func(m, name)) < 0) {
+        goto done;
+    }
+    k->param_bytes = k->code.layout.args_size + QD_NVPTX_TAIL_BYTES;
+    k->generation = state->generation;
+    result = (PyObject *)k;
+    k = NULL;
+done:
+    Py_XDECREF(empty);
+    Py_XDECREF(k);
+    return result;
+}

@@ -1,0 +1,108 @@
+/* python/cuda_py.h -- what the CUDA files of the Python layer share (cuda.c: devices and
+ * DeviceBuffer; cuda_kernel.c: the CudaKernel type and its launch; cuda_compile.c: compiling
+ * and loading; testing_cuda.c: test hooks). Not included by the rest of python/: python.h
+ * declares their entry points.
+ */
+#ifndef QD_PYTHON_CUDA_H
+#define QD_PYTHON_CUDA_H
+
+#include "python.h"
+
+#include "../codegen/llvm/codegen.h"
+#include "../runtime/cuda/cuda.h"
+
+/* Most dimensions of a DeviceBuffer (the same bound as ndarray arguments). */
+#define QD_DEVICE_MAX_NDIM 12
+
+/* quadrants._core.DeviceBuffer: an n-d array in device memory, zero-filled when made. What
+ * fields and ndarrays hold on CUDA, and what CUDA kernels take for ndarray arguments. */
+typedef struct DeviceBufferObject {
+    PyObject_HEAD
+    QdCuDeviceptr ptr;                  /* device address (0 only for a failed construction) */
+    size_t nbytes;                      /* itemsize * the product of the shape */
+    uint32_t itemsize;                  /* bytes per element */
+    uint32_t ndim;                      /* number of dimensions (0: one element) */
+    int32_t shape[QD_DEVICE_MAX_NDIM];  /* extents */
+} DeviceBufferObject;
+
+/***** cuda_kernel.c: quadrants._core.CudaKernel *****/
+
+/* How one Python argument reaches the kernel. */
+typedef enum CudaParamKind {
+    CUDA_PARAM_SCALAR,   /* packed by value */
+    CUDA_PARAM_NDARRAY,  /* device pointer + shape */
+    CUDA_PARAM_TEMPLATE, /* compile-time: not passed */
+} CudaParamKind;
+
+/* One Python argument of a CudaKernel. */
+typedef struct CudaParam {
+    CudaParamKind kind; /* how it is passed */
+    QdTypeKind dtype;   /* SCALAR, NDARRAY: element type */
+    uint32_t ndim;      /* NDARRAY: rank */
+    uint32_t itemsize;  /* NDARRAY: bytes per element */
+    uint32_t offset;    /* SCALAR, NDARRAY: offset in the packed arguments */
+} CudaParam;
+
+/* One task of a CudaKernel, as the launcher runs it. */
+typedef struct CudaTask {
+    QdCuFunction function; /* the kernel of the task */
+    QdTaskBounds bounds;   /* range_for: host bounds function, or NULL (saturating grid) */
+    uint32_t block_dim;    /* threads per block (1 for a serial task) */
+    uint32_t max_blocks;   /* range_for: the saturating grid */
+    bool is_serial;        /* one thread */
+    char name[160];        /* entry point name, for errors */
+} CudaTask;
+
+/* A kernel compiled for CUDA for one argument signature (called like a CompiledKernel). */
+typedef struct CudaKernelObject {
+    PyObject_HEAD
+    vectorcallfunc vectorcall; /* cuda_vectorcall */
+    PyObject *module;          /* quadrants._core (strong) */
+    PyObject *qir_frontend;    /* str or NULL (options["keep_qir"]) */
+    PyObject *qir;             /* str or NULL */
+    QdNvptxKernel code;        /* PTX, layout, fields, asserts */
+    QdCompiledKernel host;     /* host bounds functions (CPU JIT) */
+    QdCuModule cumodule;       /* the loaded module */
+    CudaTask *tasks;           /* code.layout.ntasks entries */
+    CudaParam *params;         /* one per Python argument */
+    uint32_t nparams;          /* how many */
+    uint32_t param_bytes;      /* args_size + QD_NVPTX_TAIL_BYTES */
+    int64_t rng_offset;        /* offset of the hidden random seed, -1 when none */
+    QdCuDeviceptr results;     /* device kernel_ret slots (0 when none) */
+    QdCuDeviceptr tmps;        /* device tmp_alloc slots (0 when none) */
+    uint64_t generation;       /* runtime generation it was compiled in */
+    QdCpuJit *own_jit;         /* QIR tests: the JIT holding the host bounds (else NULL) */
+} CudaKernelObject;
+
+/* A new CudaKernel of `module` (_core) with its vectorcall set and nothing compiled; NULL with
+ * an exception. */
+CudaKernelObject *qd_py_cuda_kernel_alloc(PyObject *module);
+/* Bytes of a scalar of QdTypeKind `kind` in memory (u1: 1). */
+size_t qd_py_scalar_bytes(int kind);
+
+/***** cuda.c *****/
+
+/* Fills an NVPTX compile's options from the Python options dict (borrowed; NULL allowed):
+ * opt_level, fast_math, print_kernel_llvm_ir[_optimized], print_kernel_asm,
+ * default_gpu_block_dim; `sm` from the caller; libdevice candidates from cuda_libdevice_paths.
+ * 0, or -1 with an exception. */
+int qd_py_nvptx_options(PyObject *options, int sm, QdNvptxOptions *out);
+
+/* The CudaKernel type for `module` (new reference; NULL with an exception). */
+PyObject *qd_py_cuda_kernel_type_new(PyObject *module);
+/* Benchmarks: packs `args` for CudaKernel `kernel` once, then calls cuLaunchKernel on its
+ * first task `iterations` times from C; returns the host microseconds per call (a float), or
+ * NULL with an exception. Arrays must be DeviceBuffers. */
+PyObject *qd_py_cuda_raw_launch_us(PyObject *kernel, PyObject *const *args, Py_ssize_t nargs,
+                                   long iterations);
+
+/***** cuda_compile.c *****/
+
+/* A CudaKernel for kernel `name` of the concrete QIR module m (tests: compile_qir_cuda), with a
+ * CPU JIT of its own for the host bounds, fields looked up by name in `fields` (a dict of
+ * DeviceBuffers, borrowed; NULL: none). `module` is _core. New reference or NULL with an
+ * exception. Its parameters are the QIR kernel's, all passed. */
+PyObject *qd_py_cuda_kernel_from_qir(PyObject *module, QdModule *m, const char *name,
+                                     PyObject *options, PyObject *fields);
+
+#endif /* QD_PYTHON_CUDA_H */
