@@ -992,6 +992,16 @@ lower_attribute(Lowerer *lw, const QdAst *node, Expr *out)
     Expr base;
     RETURN_IF_ERROR(lw_expr(lw, node->x, &base));
     const char *attr = node->name;
+    if (base.kind == EX_DICT) {
+        /* A member of a (flattened) dataclass argument. */
+        for (uint32_t i = 0; i < base.nitems; i++) {
+            if (base.keys[i].kind == EX_STR && strcmp(base.keys[i].str, attr) == 0) {
+                *out = base.items[i];
+                return 0;
+            }
+        }
+        return lw_error(lw, node, QD_ERR_SYNTAX, "no member '%s'", attr);
+    }
     if (base.kind == EX_NDARRAY && strcmp(attr, "shape") == 0) {
         memset(out, 0, sizeof(*out));
         out->kind = EX_SHAPE;

@@ -398,42 +398,101 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
 
 /***** the kernel *****/
 
+/* The Expr of one kernel argument: a QIR parameter (scalars, ndarrays) or a compile-time value. */
+static int
+arg_expr(Lowerer *lw, const QdAst *param, const QdKernelArg *arg, Expr *e)
+{
+    memset(e, 0, sizeof(*e));
+    switch (arg->kind) {
+    case QD_ARG_SCALAR: {
+        const QdType *ty = qd_type_scalar(arg->dtype);
+        e->kind = EX_VALUE;
+        e->ty = ty;
+        e->id = qd_func_add_param(lw->f, ty, arg->name);
+        break;
+    }
+    case QD_ARG_NDARRAY: {
+        const QdType *ty = qd_type_ndarray(lw->m, qd_type_scalar(arg->dtype), arg->ndim);
+        e->kind = EX_NDARRAY;
+        e->ty = qd_type_scalar(arg->dtype);
+        e->ndim = arg->ndim;
+        e->id = ty ? qd_func_add_param(lw->f, ty, arg->name) : QD_NO_VALUE;
+        break;
+    }
+    case QD_ARG_TEMPLATE:
+        return lw_from_handle(lw, param, arg->value, e);
+    }
+    if (e->id == QD_NO_VALUE) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* Places `value` at `path` ("b.c") inside the member dict `root` (a dataclass argument arrives
+ * flattened, one argument per leaf member, named "param.member.member"). */
+static int
+insert_member(Lowerer *lw, Expr *root, const char *path, const Expr *value)
+{
+    const char *dot = strchr(path, '.');
+    size_t len = dot ? (size_t)(dot - path) : strlen(path);
+    Expr *slot = NULL;
+    for (uint32_t i = 0; i < root->nitems; i++) {
+        if (strlen(root->keys[i].str) == len && strncmp(root->keys[i].str, path, len) == 0) {
+            slot = &root->items[i];
+        }
+    }
+    if (!slot) {
+        uint32_t n = root->nitems + 1;
+        Expr *keys = qd_arena_realloc(lw->arena, root->keys, sizeof(Expr) * root->nitems, sizeof(Expr) * n);
+        Expr *items = qd_arena_realloc(lw->arena, root->items, sizeof(Expr) * root->nitems, sizeof(Expr) * n);
+        if (!keys || !items) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        root->keys = keys;
+        root->items = items;
+        memset(&keys[n - 1], 0, sizeof(Expr));
+        keys[n - 1].kind = EX_STR;
+        keys[n - 1].str = qd_arena_strndup(lw->arena, path, len);
+        slot = &items[n - 1];
+        memset(slot, 0, sizeof(*slot));
+        slot->kind = EX_DICT;
+        root->nitems = n;
+    }
+    if (!dot) {
+        *slot = *value;
+        return 0;
+    }
+    return insert_member(lw, slot, dot + 1, value);
+}
+
 static int
 bind_kernel_params(Lowerer *lw, const QdAst *def, const QdKernelArg *args, uint32_t nargs)
 {
-    if (def->a.len != nargs) {
-        return lw_error(lw, def, QD_ERR_INTERNAL, "kernel has %u parameters, signature has %u",
-                        def->a.len, nargs);
-    }
-    for (uint32_t i = 0; i < nargs; i++) {
-        const QdKernelArg *arg = &args[i];
+    uint32_t next = 0;
+    for (uint32_t p = 0; p < def->a.len; p++) {
+        const QdAst *param = def->a.items[p];
+        size_t plen = strlen(param->name);
         Expr e = {0};
-        switch (arg->kind) {
-        case QD_ARG_SCALAR: {
-            const QdType *ty = qd_type_scalar(arg->dtype);
-            e.kind = EX_VALUE;
-            e.ty = ty;
-            e.id = qd_func_add_param(lw->f, ty, arg->name);
-            break;
-        }
-        case QD_ARG_NDARRAY: {
-            const QdType *ty = qd_type_ndarray(lw->m, qd_type_scalar(arg->dtype), arg->ndim);
-            e.kind = EX_NDARRAY;
-            e.ty = qd_type_scalar(arg->dtype);
-            e.ndim = arg->ndim;
-            e.id = ty ? qd_func_add_param(lw->f, ty, arg->name) : QD_NO_VALUE;
-            break;
-        }
-        case QD_ARG_TEMPLATE:
-            RETURN_IF_ERROR(lw_from_handle(lw, def->a.items[i], arg->value, &e));
-            break;
-        }
-        if ((e.kind == EX_VALUE || e.kind == EX_NDARRAY) && e.id == QD_NO_VALUE) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        if (next < nargs && strcmp(args[next].name, param->name) == 0) {
+            RETURN_IF_ERROR(arg_expr(lw, param, &args[next++], &e));
+        } else {
+            /* A flattened dataclass: the members, in order, as attributes of one value. */
+            e.kind = EX_DICT;
+            while (next < nargs && strncmp(args[next].name, param->name, plen) == 0 &&
+                   args[next].name[plen] == '.') {
+                Expr member;
+                RETURN_IF_ERROR(arg_expr(lw, param, &args[next], &member));
+                RETURN_IF_ERROR(insert_member(lw, &e, args[next].name + plen + 1, &member));
+                next++;
+            }
         }
         Var *v;
-        RETURN_IF_ERROR(lw_bind(lw, def->a.items[i]->name, &e, &v));
+        RETURN_IF_ERROR(lw_bind(lw, param->name, &e, &v));
         v->is_arg = true;
+    }
+    if (next != nargs) {
+        return lw_error(lw, def, QD_ERR_INTERNAL, "kernel has %u parameters, signature has %u arguments",
+                        def->a.len, nargs);
     }
     return 0;
 }

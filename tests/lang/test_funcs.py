@@ -1,0 +1,430 @@
+"""Spec 0.7 / 0.9: @qd.func inlining, argument passing, defaults and keywords, returns, recursion,
+top-level loops inside funcs, kernels calling kernels, plain Python helpers."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import quadrants as qd
+
+from .helpers import rng
+
+NDArray = qd.types.NDArray
+
+
+@qd.func
+def _square(x):
+    return x * x
+
+
+@qd.func
+def _poly(x, a=1, b=2, c=3):
+    return a * x * x + b * x + c
+
+
+def test_func_inlined_in_parallel_loop():
+    @qd.kernel
+    def k(a: NDArray[qd.f64, 1], out: NDArray[qd.f64, 1]):
+        for i in range(a.shape[0]):
+            out[i] = _square(a[i]) + _poly(a[i])
+
+    a = rng.standard_normal(10000)
+    out = np.zeros_like(a)
+    k(a, out)
+    np.testing.assert_allclose(out, a * a + (a * a + 2 * a + 3), rtol=1e-15, atol=1e-15)
+
+
+def test_scalar_by_value():
+    @qd.func
+    def bump(x):
+        x += 10
+        return x
+
+    @qd.kernel
+    def k(v: qd.i32) -> qd.i32:
+        y = v
+        z = bump(y)
+        return y * 1000 + z
+
+    assert k(3) == 3 * 1000 + 13
+
+
+def test_scalar_by_value_annotated_is_cast():
+    @qd.func
+    def half(x: qd.i32):
+        return x / 2
+
+    @qd.kernel
+    def k(v: qd.f32) -> qd.f32:
+        return half(v)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert k(7.9) == 3.5
+
+
+def test_field_by_reference():
+    f = qd.field(qd.i32, shape=16)
+
+    @qd.func
+    def fill(x: qd.template(), v):
+        for i in range(16):
+            x[i] = v + i
+
+    @qd.kernel
+    def k():
+        fill(f, 100)
+
+    k()
+    assert list(f.to_numpy()) == [100 + i for i in range(16)]
+
+
+def test_ndarray_by_reference():
+    @qd.func
+    def write(arr, i, v):
+        arr[i] = v
+
+    @qd.kernel
+    def k(a: NDArray[qd.f32, 1]):
+        for i in range(a.shape[0]):
+            write(a, i, i * 0.5)
+
+    a = np.zeros(1000, np.float32)
+    k(a)
+    np.testing.assert_array_equal(a, np.arange(1000, dtype=np.float32) * 0.5)
+
+
+def test_template_value_param():
+    @qd.func
+    def times(x, n: qd.template()):
+        r = x
+        for _ in qd.static(range(n - 1)):
+            r = r * x
+        return r
+
+    @qd.kernel
+    def k(v: qd.i32) -> qd.i32:
+        return times(v, 3) + times(v, 2)
+
+    assert k(5) == 125 + 25
+
+
+def test_default_arguments():
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return _poly(x) * 1000000 + _poly(x, 2) * 1000 + _poly(x, 2, 0, 0)
+
+    x = 4
+    assert k(x) == (x * x + 2 * x + 3) * 1000000 + (2 * x * x + 2 * x + 3) * 1000 + 2 * x * x
+
+
+def test_keyword_arguments():
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return _poly(x, c=0) * 1000 + _poly(b=0, x=x, a=0)
+
+    x = 5
+    assert k(x) == (x * x + 2 * x) * 1000 + 3
+
+
+def test_nested_funcs():
+    @qd.func
+    def inner(x):
+        return x + 1
+
+    @qd.func
+    def middle(x):
+        return inner(x) * 2
+
+    @qd.func
+    def outer(x):
+        return middle(x) + inner(x)
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return outer(x)
+
+    assert k(10) == 22 + 11
+
+
+def test_tuple_return():
+    @qd.func
+    def minmax(a, b):
+        lo = a
+        hi = b
+        if a > b:
+            lo = b
+            hi = a
+        return lo, hi
+
+    @qd.kernel
+    def k(a: NDArray[qd.i32, 1], b: NDArray[qd.i32, 1], lo: NDArray[qd.i32, 1], hi: NDArray[qd.i32, 1]):
+        for i in range(a.shape[0]):
+            l, h = minmax(a[i], b[i])
+            lo[i] = l
+            hi[i] = h
+
+    a = rng.integers(-100, 100, 1000).astype(np.int32)
+    b = rng.integers(-100, 100, 1000).astype(np.int32)
+    lo = np.zeros_like(a)
+    hi = np.zeros_like(a)
+    k(a, b, lo, hi)
+    np.testing.assert_array_equal(lo, np.minimum(a, b))
+    np.testing.assert_array_equal(hi, np.maximum(a, b))
+
+
+def test_func_no_return_value():
+    f = qd.field(qd.i32, shape=())
+
+    @qd.func
+    def side(v):
+        f[None] = v
+
+    @qd.kernel
+    def k(v: qd.i32):
+        side(v)
+
+    k(42)
+    assert f[None] == 42
+
+
+def test_return_annotation_casts():
+    @qd.func
+    def g(x) -> qd.i32:
+        return x * 1.5
+
+    @qd.kernel
+    def k(x: qd.f32) -> qd.f32:
+        return g(x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert k(3.0) == 4.0
+
+
+def test_return_in_static_if_is_allowed():
+    @qd.func
+    def g(x, flag: qd.template()):
+        if qd.static(flag):
+            return x + 1
+        else:
+            return x - 1
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return g(x, True) * 100 + g(x, False)
+
+    assert k(5) == 600 + 4
+
+
+def test_return_inside_runtime_if_is_syntax_error():
+    @qd.func
+    def g(x):
+        if x > 0:
+            return 1
+        return 0
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return g(x)
+
+    with pytest.raises(qd.QuadrantsSyntaxError):
+        k(1)
+
+
+def test_return_inside_runtime_for_is_syntax_error():
+    @qd.func
+    def g(x):
+        for i in range(x):
+            return i
+        return 0
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return g(x)
+
+    with pytest.raises(qd.QuadrantsSyntaxError):
+        k(1)
+
+
+def test_return_inside_runtime_while_is_syntax_error():
+    @qd.func
+    def g(x):
+        i = 0
+        while i < x:
+            return i
+        return 0
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return g(x)
+
+    with pytest.raises(qd.QuadrantsSyntaxError):
+        k(1)
+
+
+def test_recursion_is_error():
+    @qd.func
+    def fact(n):
+        r = 1
+        if n > 1:
+            r = n * fact(n - 1)
+        return r
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.i32:
+        return fact(n)
+
+    with pytest.raises(qd.QuadrantsCompilationError):
+        k(5)
+
+
+def test_static_recursion_terminates():
+    @qd.func
+    def fact(n: qd.template()):
+        r = 1
+        if qd.static(n > 1):
+            r = n * fact(n - 1)
+        return r
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return fact(6)
+
+    assert k() == 720
+
+
+def test_top_level_for_in_func_is_parallel():
+    """A loop at the top of a func called at kernel top level is a top-level parallel loop: the
+    kernel-scope local `total` is then shared (an atomic reduction) and the result is exact."""
+
+    @qd.func
+    def accumulate(x, n):
+        total = 0
+        for i in range(n):
+            total += x[i]
+        return total
+
+    @qd.func
+    def fill(out):
+        for i in range(out.shape[0]):
+            out[i] = i
+
+    @qd.kernel
+    def k(x: NDArray[qd.i32, 1], out: NDArray[qd.i32, 1]) -> qd.i32:
+        fill(out)
+        return accumulate(x, x.shape[0])
+
+    x = rng.integers(-1000, 1000, 1000000).astype(np.int32)
+    out = np.zeros(1000000, np.int32)
+    assert k(x, out) == int(x.astype(np.int64).sum())
+    np.testing.assert_array_equal(out, np.arange(1000000))
+
+
+def test_kernel_calling_kernel_is_syntax_error():
+    @qd.kernel
+    def inner() -> qd.i32:
+        return 1
+
+    @qd.kernel
+    def outer() -> qd.i32:
+        return inner()
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="Kernels cannot call other kernels"):
+        outer()
+
+
+def test_func_called_from_python_scope_is_error():
+    with pytest.raises(Exception):
+        _square(3)
+
+
+def test_plain_python_helper_runs_at_trace_time():
+    calls = []
+
+    def helper(n):
+        calls.append(n)
+        return n * 3
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return x + helper(7)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert k(1) == 22
+        assert k(2) == 23
+    assert calls == [7]  # traced once
+
+
+def test_plain_python_helper_warns():
+    def helper():
+        return 5
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return helper()
+
+    with pytest.warns(SyntaxWarning):
+        assert k() == 5
+
+
+def test_func_with_template_field_specialises():
+    a = qd.field(qd.i32, shape=4)
+    b = qd.field(qd.f32, shape=4)
+
+    @qd.func
+    def put(x: qd.template(), v):
+        x[1] = v
+
+    @qd.kernel
+    def k():
+        put(a, 3)
+        put(b, 2.5)
+
+    k()
+    assert a[1] == 3 and b[1] == 2.5
+
+
+def test_pyfunc_both_scopes():
+    @qd.pyfunc
+    def add3(x):
+        return x + 3
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return add3(x)
+
+    assert k(4) == 7
+    assert add3(4) == 7
+
+
+def test_func_local_names_do_not_leak():
+    @qd.func
+    def g(x):
+        tmp = x * 2
+        return tmp
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        y = g(x)
+        return tmp  # noqa: F821
+
+    with pytest.raises(qd.QuadrantsNameError):
+        k(1)
+
+
+def test_func_same_name_as_caller_local():
+    @qd.func
+    def g(x):
+        y = x + 1
+        return y
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        y = 100
+        z = g(x)
+        return y + z
+
+    assert k(1) == 102
