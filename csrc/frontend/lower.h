@@ -199,6 +199,11 @@ const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
 
 /***** lower_call.c *****/
 
+typedef QdVec(uint32_t) QdIdVec;
+/* Appends an assert message (string, f-string or "format" % values) to fmt as a print format,
+ * with the runtime values it formats in args. */
+int lw_format_message(Lowerer *lw, const QdAst *msg, QdSbuf *fmt, QdIdVec *args);
+
 int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
 /* Evaluates `qd.static(arg)`-style compile-time expressions through the host. */
 int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);

@@ -23,7 +23,7 @@ typedef struct CallArgs {
     uint32_t nkw;       /* how many */
 } CallArgs;
 
-typedef QdVec(uint32_t) IdVec;
+typedef QdIdVec IdVec;
 
 typedef int (*BuiltinFn)(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
 
@@ -1016,6 +1016,60 @@ print_value(Lowerer *lw, const QdAst *node, const Expr *e, const char *spec, QdS
     return 0;
 }
 
+/* Appends an f-string's parts to a print/assert format. */
+static int
+format_fstring(Lowerer *lw, const QdAst *arg, QdSbuf *fmt, IdVec *args)
+{
+    for (uint32_t k = 0; k < arg->a.len; k++) {
+        const QdAst *part = arg->a.items[k];
+        if (part->kind == QD_AST_CONSTANT && part->cst.kind == QD_CONST_STR) {
+            put_literal(fmt, part->cst.sval);
+            continue;
+        }
+        Expr v;
+        const char *spec = NULL;
+        if (part->y && part->y->a.len == 1 && part->y->a.items[0]->kind == QD_AST_CONSTANT) {
+            spec = part->y->a.items[0]->cst.sval;
+        }
+        RETURN_IF_ERROR(lw_expr(lw, part->x, &v));
+        RETURN_IF_ERROR(print_value(lw, part, &v, spec, fmt, args));
+    }
+    return 0;
+}
+
+int
+lw_format_message(Lowerer *lw, const QdAst *msg, QdSbuf *fmt, IdVec *args)
+{
+    if (msg->kind == QD_AST_JOINED_STR) {
+        return format_fstring(lw, msg, fmt, args);
+    }
+    if (msg->kind == QD_AST_BIN_OP && msg->op == QD_BIN_MOD && msg->x->kind == QD_AST_CONSTANT &&
+        msg->x->cst.kind == QD_CONST_STR) {
+        /* "fmt" % values: C conversions of the format string, values formatted at run time. */
+        Expr vals;
+        RETURN_IF_ERROR(lw_expr(lw, msg->y, &vals));
+        uint32_t n = vals.kind == EX_TUPLE ? vals.nitems : 1;
+        const char *f = msg->x->cst.sval;
+        qd_sbuf_puts(fmt, f);
+        for (uint32_t i = 0; i < n; i++) {
+            Expr v;
+            RETURN_IF_ERROR(lw_rvalue(lw, msg, vals.kind == EX_TUPLE ? &vals.items[i] : &vals, &v));
+            if (qd_vec_push(lw->arena, args, v.id) < 0) {
+                return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+            }
+        }
+        return 0;
+    }
+    Expr m;
+    RETURN_IF_ERROR(lw_expr(lw, msg, &m));
+    if (m.kind != EX_STR) {
+        return lw_error(lw, msg, QD_ERR_SYNTAX,
+                        "assert messages are strings, f-strings or \"format\" %% values");
+    }
+    put_literal(fmt, m.str);
+    return 0;
+}
+
 static int
 b_print(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
 {
@@ -1039,23 +1093,7 @@ b_print(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
         }
         const QdAst *arg = c->node->a.items[i];
         if (arg->kind == QD_AST_JOINED_STR) {
-            /* An f-string: constant parts and formatted values. */
-            for (uint32_t k = 0; k < arg->a.len && rc == 0; k++) {
-                const QdAst *part = arg->a.items[k];
-                if (part->kind == QD_AST_CONSTANT && part->cst.kind == QD_CONST_STR) {
-                    put_literal(&fmt, part->cst.sval);
-                    continue;
-                }
-                Expr v;
-                const char *spec = NULL;
-                if (part->y && part->y->a.len == 1 && part->y->a.items[0]->kind == QD_AST_CONSTANT) {
-                    spec = part->y->a.items[0]->cst.sval;
-                }
-                rc = lw_expr(lw, part->x, &v);
-                if (rc == 0) {
-                    rc = print_value(lw, part, &v, spec, &fmt, &args);
-                }
-            }
+            rc = format_fstring(lw, arg, &fmt, &args);
         } else {
             rc = print_value(lw, arg, &c->pos[i], NULL, &fmt, &args);
         }

@@ -10,6 +10,8 @@
  */
 #include "lower.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /***** helpers *****/
@@ -863,23 +865,37 @@ lower_assert(Lowerer *lw, const QdAst *node)
         }
         cond = v.id;
     }
-    const char *msg = "";
-    if (node->y) {
-        Expr m;
-        RETURN_IF_ERROR(lw_expr(lw, node->y, &m));
-        if (m.kind != EX_STR) {
-            return lw_error(lw, node->y, QD_ERR_SYNTAX, "assert messages must be constant strings");
+    /* The message is a print format: "file:line: " (percent signs doubled) + the message. */
+    QdSbuf fmt;
+    qd_sbuf_init(&fmt);
+    QdIdVec values = {0};
+    char where[64];
+    snprintf(where, sizeof(where), ":%u: ", node->line);
+    for (const char *f = lw->frame->file ? lw->frame->file : "?"; *f; f++) {
+        qd_sbuf_putn(&fmt, *f == '%' ? "%%" : f, *f == '%' ? 2 : 1);
+    }
+    qd_sbuf_puts(&fmt, where);
+    int rc = node->y ? lw_format_message(lw, node->y, &fmt, &values) : 0;
+    char *text = qd_sbuf_take(&fmt);
+    if (text && values.len == 0) {
+        /* Nothing to format: the message is used as written ("%%" back to "%"). */
+        char *w = text;
+        for (const char *r = text; *r; r++) {
+            *w++ = *r;
+            if (r[0] == '%' && r[1] == '%') {
+                r++;
+            }
         }
-        msg = m.str;
+        *w = '\0';
     }
-    QdInst *inst = lw_emit(lw, QD_OP_ASSERT, 1);
-    if (!inst) {
-        return -1;
+    QdInst *inst = rc == 0 && text ? lw_emit(lw, QD_OP_ASSERT, 1 + values.len) : NULL;
+    if (inst) {
+        inst->args[0] = cond;
+        memcpy(inst->args + 1, values.data, sizeof(uint32_t) * values.len);
+        inst->imm.str = qd_arena_strdup(lw->arena, text);
     }
-    inst->args[0] = cond;
-    inst->imm.str = qd_arena_printf(lw->arena, "%s:%u: %s", lw->frame->file ? lw->frame->file : "?",
-                                    node->line, msg);
-    return inst->imm.str ? 0 : -1;
+    free(text);
+    return inst && inst->imm.str ? 0 : -1;
 }
 
 /***** dispatch *****/

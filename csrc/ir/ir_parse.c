@@ -726,7 +726,25 @@ parse_plain(Parser *p, QdOp op, const Token *at, QdInst **out)
     }
     case IMM_STRING: {
         const char *str = NULL;
-        if (info->nargs < 0) {
+        if (op == QD_OP_ASSERT) {
+            /* assert %c, "message"[, %values...] */
+            if (TOK->kind != T_VALUE) {
+                return perror_at(p, TOK, "expected the condition (a value)");
+            }
+            uint32_t cond;
+            RETURN_IF_ERROR(use_value(p, TOK, &cond));
+            lex_next(&p->lx);
+            if (qd_vec_push(&p->m->arena, &args, cond) < 0) {
+                return perror_at(p, TOK, "out of memory");
+            }
+            RETURN_IF_ERROR(expect_punct(p, ','));
+            if (TOK->kind != T_STRING) {
+                return perror_at(p, TOK, "expected a string");
+            }
+            str = TOK->str;
+            lex_next(&p->lx);
+            RETURN_IF_ERROR(parse_value_list(p, &args, true));
+        } else if (info->nargs < 0) {
             if (TOK->kind != T_STRING) {
                 return perror_at(p, TOK, "expected a string");
             }

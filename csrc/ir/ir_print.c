@@ -479,7 +479,18 @@ print_plain_body(Printer *p, const QdInst *inst)
         break;
     case IMM_STRING:
         qd_sbuf_putc(sb, ' ');
-        if (info->nargs < 0) {
+        if (inst->op == QD_OP_ASSERT) {
+            /* assert %c, "message", %values... */
+            if (inst->nargs) {
+                print_value(p, inst->args[0]);
+            }
+            qd_sbuf_puts(sb, ", ");
+            print_string(sb, inst->imm.str ? inst->imm.str : "");
+            for (uint32_t i = 1; i < inst->nargs; i++) {
+                qd_sbuf_puts(sb, ", ");
+                print_value(p, inst->args[i]);
+            }
+        } else if (info->nargs < 0) {
             print_string(sb, inst->imm.str ? inst->imm.str : "");
             print_args(p, inst, true);
         } else {

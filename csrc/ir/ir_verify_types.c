@@ -221,6 +221,11 @@ check_arity(Verifier *v, const QdInst *inst)
     case SIG_RET:
     case SIG_PRINT:
         return 0;
+    case SIG_ASSERT:
+        if (inst->nargs < 1) {
+            return verify_fail(v, inst, "expects a condition");
+        }
+        return 0;
     default:
         break;
     }
@@ -467,8 +472,14 @@ check_sig(Verifier *v, const QdInst *inst)
         return check_atomic(v, inst, sig);
     case SIG_IF:
     case SIG_ASSERT:
-        /* Conditions are any integer (nonzero = true), not only u1. */
-        return verify_need_class(v, inst, "condition", a, TC_INT);
+        /* Conditions are any integer (nonzero = true), not only u1; values after the message
+         * are scalars formatted into it. */
+        RETURN_IF_ERROR(verify_need_class(v, inst, "condition", a, TC_INT));
+        for (uint32_t k = 1; k < inst->nargs; k++) {
+            c = verify_arg_type(v, inst, k);
+            RETURN_IF_ERROR(verify_need_class(v, inst, "message value", c, TC_SCALAR));
+        }
+        return 0;
     case SIG_FOR:
         /* for / parallel_for %i = %lo to %hi: %i (the result) has the bounds' integer type. */
         RETURN_IF_ERROR(verify_need_class(v, inst, "loop bound", a, TC_INT));

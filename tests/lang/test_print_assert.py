@@ -144,11 +144,6 @@ def test_assert_in_parallel_loop(arch):
         k(x)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="assert messages formatted with runtime values are not supported yet (the assert "
-    "instruction carries a constant message)",
-)
 def test_assert_fstring_message(arch):
     qd.init(arch=getattr(qd, arch), debug=True)
 
@@ -160,11 +155,6 @@ def test_assert_fstring_message(arch):
         k(3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="assert messages formatted with runtime values are not supported yet (the assert "
-    "instruction carries a constant message)",
-)
 def test_assert_percent_message(arch):
     qd.init(arch=getattr(qd, arch), debug=True)
 

@@ -186,6 +186,40 @@ emit_gpu_assert(Emitter *e, const QdInst *inst)
 
 /***** CPU (and the shared checks) *****/
 
+/* The arguments of qd_rt_print for the format inst->imm.str and the operands from `first`
+ * on: format, one kind letter per value ('i' signed, 'u' unsigned, 'f' float), a stack array
+ * of 64-bit slots (integers widened, floats as doubles), and the count (out[0..3]). */
+static int
+marshal_values(Emitter *e, const QdInst *inst, uint32_t first, LLVMValueRef out[4])
+{
+    uint32_t n = inst->nargs - first;
+    char *kinds = qd_arena_alloc(e->scratch, n + 1);
+    if (kinds == NULL) {
+        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_NOMEM, "out of memory");
+    }
+    LLVMTypeRef slots_type = LLVMArrayType2(e->t_i64, n ? n : 1);
+    LLVMValueRef slots = LLVMBuildAlloca(e->hoist, slots_type, "print.args");
+    for (uint32_t k = 0; k < n; k++) {
+        const QdType *ty = qd_value_type(e->kernel, inst->args[first + k]);
+        LLVMValueRef v = qd_llvm_value(e, inst->args[first + k]);
+        LLVMValueRef idx[2] = {LLVMConstInt(e->t_i64, 0, 0), LLVMConstInt(e->t_i64, k, 0)};
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(e->b, slots_type, slots, idx, 2, "");
+        if (qd_type_is_float(ty)) {
+            v = qd_llvm_cast(e, ty, qd_type_scalar(QD_TY_F64), v);
+            kinds[k] = 'f';
+        } else {
+            v = qd_llvm_int_resize(e, ty, v, e->t_i64);
+            kinds[k] = qd_type_is_signed(ty) ? 'i' : 'u';
+        }
+        LLVMSetAlignment(LLVMBuildStore(e->b, v, slot), 8);
+    }
+    out[0] = LLVMBuildGlobalString(e->b, inst->imm.str, "fmt");
+    out[1] = LLVMBuildGlobalString(e->b, kinds, "kinds");
+    out[2] = slots;
+    out[3] = LLVMConstInt(e->t_i32, n, 0);
+    return 0;
+}
+
 /* print "fmt", args: the format is checked here (conversions the runtime formats, one per
  * value), the values go to a stack array of 64-bit slots, widened to i64 / u64 / double, and
  * qd_rt_print formats them (codegen.h). */
@@ -207,35 +241,11 @@ qd_llvm_emit_print(Emitter *e, const QdInst *inst)
     if (qd_llvm_is_gpu(e)) {
         return emit_gpu_print(e, inst);
     }
-    char *kinds = qd_arena_alloc(e->scratch, n + 1);
-    if (kinds == NULL) {
-        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_NOMEM, "out of memory");
-    }
-    LLVMTypeRef slots_type = LLVMArrayType2(e->t_i64, n ? n : 1);
-    LLVMValueRef slots = LLVMBuildAlloca(e->hoist, slots_type, "print.args");
-    for (uint32_t k = 0; k < n; k++) {
-        const QdType *ty = qd_value_type(e->kernel, inst->args[k]);
-        LLVMValueRef v = qd_llvm_value(e, inst->args[k]);
-        LLVMValueRef idx[2] = {LLVMConstInt(e->t_i64, 0, 0), LLVMConstInt(e->t_i64, k, 0)};
-        LLVMValueRef slot = LLVMBuildInBoundsGEP2(e->b, slots_type, slots, idx, 2, "");
-        if (qd_type_is_float(ty)) {
-            v = qd_llvm_cast(e, ty, qd_type_scalar(QD_TY_F64), v);
-            kinds[k] = 'f';
-        } else {
-            v = qd_llvm_int_resize(e, ty, v, e->t_i64);
-            kinds[k] = qd_type_is_signed(ty) ? 'i' : 'u';
-        }
-        LLVMSetAlignment(LLVMBuildStore(e->b, v, slot), 8);
-    }
     LLVMTypeRef params[4] = {e->t_ptr, e->t_ptr, e->t_ptr, e->t_i32};
     LLVMTypeRef fn_type;
     LLVMValueRef fn = qd_llvm_declare(e, "qd_rt_print", e->t_void, params, 4, &fn_type);
-    LLVMValueRef args[4] = {
-        LLVMBuildGlobalString(e->b, inst->imm.str, "fmt"),
-        LLVMBuildGlobalString(e->b, kinds, "kinds"),
-        slots,
-        LLVMConstInt(e->t_i32, n, 0),
-    };
+    LLVMValueRef args[4];
+    RETURN_IF_ERROR(marshal_values(e, inst, 0, args));
     LLVMBuildCall2(e->b, fn_type, fn, args, 4, "");
     return 0;
 }
@@ -260,8 +270,21 @@ qd_llvm_emit_assert(Emitter *e, const QdInst *inst)
                             LLVMCreateEnumAttribute(e->llctx, cold, 0));
     LLVMBuildCondBr(e->b, cond, cont, fail);
     LLVMPositionBuilderAtEnd(e->b, fail);
-    LLVMValueRef args[2] = {e->ctx_arg, LLVMBuildGlobalString(e->b, inst->imm.str, "msg")};
-    LLVMBuildCall2(e->b, fn_type, fn, args, 2, "");
+    if (inst->nargs > 1) {
+        /* assert %c, "fmt", values...: the message is formatted when the assert fails. */
+        LLVMTypeRef fparams[5] = {e->t_ptr, e->t_ptr, e->t_ptr, e->t_ptr, e->t_i32};
+        LLVMTypeRef ftype;
+        LLVMValueRef ffn = qd_llvm_declare(e, "qd_rt_assert_fail_fmt", e->t_void, fparams, 5, &ftype);
+        LLVMAddAttributeAtIndex(ffn, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(e->llctx, cold, 0));
+        LLVMValueRef m[4];
+        RETURN_IF_ERROR(marshal_values(e, inst, 1, m));
+        LLVMValueRef fargs[5] = {e->ctx_arg, m[0], m[1], m[2], m[3]};
+        LLVMBuildCall2(e->b, ftype, ffn, fargs, 5, "");
+    } else {
+        LLVMValueRef args[2] = {e->ctx_arg, LLVMBuildGlobalString(e->b, inst->imm.str, "msg")};
+        LLVMBuildCall2(e->b, fn_type, fn, args, 2, "");
+    }
     LLVMBuildBr(e->b, cont);
     LLVMPositionBuilderAtEnd(e->b, cont);
     return 0;

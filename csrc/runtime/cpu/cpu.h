@@ -83,6 +83,9 @@ int qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLa
 void qd_rt_print(const char *format, const char *kinds, const uint64_t *values, int32_t n);
 /* `assert` failed: keeps the first message of the launch. */
 void qd_rt_assert_fail(struct QdLaunchCtx *ctx, const char *message);
+/* `assert %c, "fmt", values...` failed: the message formatted like print. */
+void qd_rt_assert_fail_fmt(struct QdLaunchCtx *ctx, const char *format, const char *kinds,
+                           const uint64_t *values, int32_t n);
 
 /***** rt_half.c *****/
 

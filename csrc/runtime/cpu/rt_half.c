@@ -163,6 +163,7 @@ typedef void (*AnyFunction)(void);
 static const QdCpuSymbol runtime_symbols[] = {
     {"qd_rt_print", (AnyFunction)qd_rt_print},
     {"qd_rt_assert_fail", (AnyFunction)qd_rt_assert_fail},
+    {"qd_rt_assert_fail_fmt", (AnyFunction)qd_rt_assert_fail_fmt},
 #ifdef HAVE_HALF_HELPERS
     {"__truncsfhf2", (AnyFunction)rt_truncsfhf2},
     {"__truncdfhf2", (AnyFunction)rt_truncdfhf2},

@@ -9,7 +9,8 @@
  * crash on a bad format: anything it does not understand is copied out as written.
  *
  * assert: the first failing assert of a launch wins the compare-and-swap on
- * ctx->assert_failed and stores its message; the launcher raises after the task.
+ * ctx->assert_failed and stores its message (formatted like print when the assert carries
+ * values); the launcher raises after the task.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* flockfile */
@@ -68,13 +69,14 @@ format_one(QdSbuf *sb, char *spec, size_t len, char conversion, char kind, uint6
     }
 }
 
-void
-qd_rt_print(const char *format, const char *kinds, const uint64_t *values, int32_t n)
+/* Formats like printf into sb, with the argument conversions described above. */
+static void
+format_values(QdSbuf *sb_out, const char *format, const char *kinds, const uint64_t *values,
+              int32_t n)
 {
-    QdSbuf sb;
+    QdSbuf sb = *sb_out;
     int32_t next = 0;
 
-    qd_sbuf_init(&sb);
     for (const char *p = format; *p != '\0';) {
         if (*p != '%') {
             size_t run = strcspn(p, "%");
@@ -112,12 +114,32 @@ qd_rt_print(const char *format, const char *kinds, const uint64_t *values, int32
         next++;
         p++;
     }
+    *sb_out = sb;
+}
+
+void
+qd_rt_print(const char *format, const char *kinds, const uint64_t *values, int32_t n)
+{
+    QdSbuf sb;
+    qd_sbuf_init(&sb);
+    format_values(&sb, format, kinds, values, n);
     if (!sb.failed && sb.len > 0) {
         flockfile(stdout);
         fwrite(sb.data, 1, sb.len, stdout);
         fflush(stdout);
         funlockfile(stdout);
     }
+    qd_sbuf_free(&sb);
+}
+
+void
+qd_rt_assert_fail_fmt(struct QdLaunchCtx *ctx, const char *format, const char *kinds,
+                      const uint64_t *values, int32_t n)
+{
+    QdSbuf sb;
+    qd_sbuf_init(&sb);
+    format_values(&sb, format, kinds, values, n);
+    qd_rt_assert_fail(ctx, sb.failed || !sb.data ? format : sb.data);
     qd_sbuf_free(&sb);
 }
 
