@@ -68,7 +68,8 @@ load_module(CudaKernelObject *k, QdPyState *state, QdCtx *ctx, const QdCudaDevic
         RETURN_IF_ERROR(qd_cuda_alloc(ctx, layout->tmps_size, &k->tmps));
     }
     if (state->cuda_runtime_state == 0) {
-        RETURN_IF_ERROR(qd_cuda_alloc(ctx, 16, &state->cuda_runtime_state));
+        RETURN_IF_ERROR(
+            qd_cuda_alloc(ctx, QD_NVPTX_RUNTIME_STATE_BYTES, &state->cuda_runtime_state));
     }
     return 0;
 }

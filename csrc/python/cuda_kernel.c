@@ -186,6 +186,39 @@ launch_tasks(CudaKernelObject *self, QdCtx *ctx, unsigned char *packed)
     return 0;
 }
 
+/* Reads (and clears) the device's assert flag after a launch: -1 with the QD_ERR_ASSERTION
+ * diag of the failed assert, its message formatted with the values the failing thread stored
+ * (as the CPU runtime formats them), 0 when no assert failed. */
+static int
+check_assert_flag(CudaKernelObject *self, QdPyState *state, QdCtx *ctx)
+{
+    uint64_t words[QD_NVPTX_RUNTIME_STATE_BYTES / 8];
+    int32_t flag = 0;
+
+    RETURN_IF_ERROR(qd_cuda_download(ctx, &flag, state->cuda_runtime_state, sizeof(flag)));
+    if (flag == 0) {
+        return 0;
+    }
+    uint32_t id = (uint32_t)flag - 1;
+    if (id >= self->code.nasserts) {
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_ASSERTION, "assertion failed");
+    }
+    const char *kinds = self->code.assert_kinds[id];
+    size_t n = strlen(kinds);
+    RETURN_IF_ERROR(qd_cuda_download(ctx, words, state->cuda_runtime_state, 8 + 8 * n));
+    int32_t zero = 0;
+    RETURN_IF_ERROR(qd_cuda_upload(ctx, state->cuda_runtime_state, &zero, sizeof(zero)));
+    QdLaunchCtx host_ctx;
+    host_ctx.assert_failed = 0;
+    host_ctx.assert_message[0] = '\0';
+    if (n > 0) {
+        qd_rt_assert_fail_fmt(&host_ctx, self->code.asserts[id], kinds, words + 1, (int32_t)n);
+    } else {
+        qd_rt_assert_fail(&host_ctx, self->code.asserts[id]);
+    }
+    return qd_error(ctx, (QdLoc){0}, QD_ERR_ASSERTION, "%s", host_ctx.assert_message);
+}
+
 /* After the launch: the assert flag, prints, host arrays, results. New reference (the
  * kernel's result) or NULL with an exception. */
 static PyObject *
@@ -202,16 +235,7 @@ finish_launch(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, HostArray *h
     nresults = nresults > QD_ARRAY_LEN(slots) ? QD_ARRAY_LEN(slots) : nresults;
     Py_BEGIN_ALLOW_THREADS
     if (self->code.nasserts > 0) {
-        int32_t flag = 0;
-        rc = qd_cuda_download(ctx, &flag, state->cuda_runtime_state, sizeof(flag));
-        if (rc == 0 && flag != 0) {
-            int32_t zero = 0;
-            qd_cuda_upload(ctx, state->cuda_runtime_state, &zero, sizeof(zero));
-            uint32_t id = (uint32_t)flag - 1;
-            qd_error(ctx, (QdLoc){0}, QD_ERR_ASSERTION, "%s",
-                     id < self->code.nasserts ? self->code.asserts[id] : "assertion failed");
-            rc = -1;
-        }
+        rc = check_assert_flag(self, state, ctx);
     }
     if (rc == 0 && self->code.has_print) {
         rc = qd_cuda_sync(ctx);
@@ -471,6 +495,15 @@ qd_py_cuda_raw_launch_us(PyObject *kernel, PyObject *const *args, Py_ssize_t nar
     const CudaTask *task = &self->tasks[0];
     void *params[1] = {packed};
     uint32_t blocks = task->is_serial ? 1 : task->max_blocks;
+    if (task->bounds != NULL) {
+        /* the grid the launcher would use (launch_tasks) */
+        QdLaunchCtx host_ctx;
+        int64_t bounds[2] = {0, 0};
+        host_ctx.args = packed;
+        task->bounds(&host_ctx, bounds);
+        uint64_t n = bounds[1] > bounds[0] ? (uint64_t)bounds[1] - (uint64_t)bounds[0] : 1;
+        blocks = qd_cuda_grid_blocks(n, task->block_dim, task->max_blocks);
+    }
     struct timespec t0, t1;
     QdCuResult r = 0;
     clock_gettime(CLOCK_MONOTONIC, &t0);

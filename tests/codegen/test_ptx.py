@@ -413,3 +413,22 @@ kernel @k(%h: f16, %b: bf16, %c: u1) {
 }
 """
     check(text, "k", name="half_params")
+
+
+def test_assert_with_values():
+    """assert %c, "fmt", values: the values of the first failing thread go after the flag."""
+    text = """\
+kernel @k(%n: i32, %x: f64) {
+  task range_for {
+    %zero = const 0 : i32
+    parallel_for %i = %zero to %n {
+      %ten = const 10 : i32
+      %ok = lt %i, %ten : u1
+      assert %ok, "i = %d, x = %.2f", %i, %x
+    }
+  }
+}
+"""
+    result = check(text, "k", name="assert_values")
+    assert result["asserts"] == ["i = %d, x = %.2f"]
+    assert "atom.cas" in result["ptx"] or "atom.global.cas" in result["ptx"]

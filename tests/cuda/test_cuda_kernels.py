@@ -200,6 +200,14 @@ def test_debug_assert(gpu):
         with pytest.raises(qd.QuadrantsAssertionError, match="too big"):
             check(np.arange(10, dtype=np.int32))
         check(np.arange(3, dtype=np.int32))  # the flag was cleared
+
+        @qd.kernel
+        def check_values(x: qd.types.ndarray(qd.i32, 1), limit: qd.f64):
+            for i in range(x.shape[0]):
+                assert x[i] < limit, f"x[{i}] = {x[i]} >= {limit}"
+
+        with pytest.raises(qd.QuadrantsAssertionError, match=r"x\[\d+\] = \d+ >= 7"):
+            check_values(np.arange(100, dtype=np.int32), 7.0)
     finally:
         qd.reset()
 

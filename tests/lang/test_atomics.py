@@ -266,6 +266,8 @@ def test_augassign_local_serial():
     def k(n: qd.i32) -> qd.i32:
         s = 0
         p = 1
+        # `*=` and `%=` are plain read-modify-writes: the loop must run on one thread.
+        qd.loop_config(serialize=True)
         for i in range(1, n):
             s += i
             p *= 3

@@ -108,7 +108,8 @@
  *     args_size + 8           u64 tmps: device buffer of the tmp_alloc slots (zeroed by the
  *                             launcher before the first task of every launch)
  *     args_size + 16          u64 runtime state: device buffer whose first i32 is the assert
- *                             flag (0: no assert failed)
+ *                             flag (0: no assert failed), followed from byte 8 by the values
+ *                             of the failed assert's message (QD_NVPTX_RUNTIME_STATE_BYTES)
  *   P = args_size + QD_NVPTX_TAIL_BYTES.
  * A serial task runs on one thread of one block. A range_for task evaluates its prologue on
  * every thread and runs a grid-stride loop: iteration begin + j on global thread j (block
@@ -129,7 +130,8 @@
  * the same text. Output appears when the device synchronizes (the launcher synchronizes after
  * a kernel that prints).
  * assert -> when the condition is false, atomically set the assert flag from 0 to id + 1 (the
- * first failure wins; QdNvptxKernel.asserts[id] is its message); every task of a kernel with
+ * first failure wins and stores its message's values, 64-bit slots as print's; asserts[id] is
+ * the message and assert_kinds[id] the kind letters of its values); every task of a kernel with
  * an assert returns at once when the flag is set, so the launch stops after the failing task.
  * The launcher reads and clears the flag after a launch of such a kernel.
  *
@@ -169,6 +171,10 @@ typedef void (*QdTaskBounds)(struct QdLaunchCtx *ctx, int64_t *out);
 #define QD_NVPTX_TAIL_RESULTS 0
 #define QD_NVPTX_TAIL_TMPS    8
 #define QD_NVPTX_TAIL_RUNTIME 16
+/* The runtime state a kernel's tail points at: the i32 assert flag, then from byte 8 one
+ * 64-bit slot per value of the failed assert's message (at most this many values). */
+#define QD_NVPTX_ASSERT_VALUES     32
+#define QD_NVPTX_RUNTIME_STATE_BYTES (8 + 8 * QD_NVPTX_ASSERT_VALUES)
 
 /***** llvm_types.c *****/
 
@@ -287,7 +293,8 @@ typedef struct QdNvptxKernel {
     size_t ptx_size;         /* bytes of ptx including the NUL */
     char **fields;           /* names of the fields whose qd_field_<name> the module reads */
     uint32_t nfields;        /* how many */
-    char **asserts;          /* message of assert id i */
+    char **asserts;          /* message of assert id i (a printf format if it has values) */
+    char **assert_kinds;     /* kinds of its values ('i', 'u', 'f'; "" when none) */
     uint32_t nasserts;       /* how many */
     bool has_print;          /* the kernel prints (the launcher synchronizes after it) */
     int sm;                  /* the sm_XY the PTX targets */

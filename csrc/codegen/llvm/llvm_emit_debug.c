@@ -15,7 +15,9 @@
  *             aligned to its size as C varargs are: an i64 for integer conversions (%c: an
  *             i32), a double for float conversions, each value converted to what its
  *             conversion asks for, exactly as the CPU runtime converts;
- *   assert -> if (!c) atomic compare-and-swap of the assert flag from 0 to id + 1.
+ *   assert -> if (!c) atomic compare-and-swap of the assert flag from 0 to id + 1; the thread
+ *             that wins stores the message's values after the flag (the launcher formats
+ *             them into the message as the CPU runtime does).
  */
 #include "llvm_internal.h"
 
@@ -157,28 +159,68 @@ emit_gpu_print(Emitter *e, const QdInst *inst)
     return 0;
 }
 
-/* assert on NVPTX: the failing thread tries to move the flag from 0 to id + 1. */
+/* Records assert `inst` in e->asserts (its format and the kind letters of its values) and
+ * returns its id, or -1 with a diag. */
+static int
+note_gpu_assert(Emitter *e, const QdInst *inst)
+{
+    uint32_t n = inst->nargs - 1;
+    QdLlvmAssert *grown = qd_arena_realloc(e->scratch, e->asserts,
+                                           sizeof(QdLlvmAssert) * e->nasserts,
+                                           sizeof(QdLlvmAssert) * (e->nasserts + 1));
+    char *kinds = qd_arena_alloc(e->scratch, n + 1);
+    if (grown == NULL || kinds == NULL) {
+        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_NOMEM, "out of memory");
+    }
+    if (n > QD_NVPTX_ASSERT_VALUES) {
+        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
+                        "assert: more than %d values in the message", QD_NVPTX_ASSERT_VALUES);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        const QdType *ty = qd_value_type(e->kernel, inst->args[1 + k]);
+        kinds[k] = qd_type_is_float(ty) ? 'f' : qd_type_is_signed(ty) ? 'i' : 'u';
+    }
+    e->asserts = grown;
+    e->asserts[e->nasserts].format = inst->imm.str;
+    e->asserts[e->nasserts].kinds = kinds;
+    return (int)e->nasserts++;
+}
+
+/* assert on NVPTX: the failing thread tries to move the flag from 0 to id + 1; the thread that
+ * succeeds stores the message's values, as 64-bit slots (integers widened, floats as doubles),
+ * after the flag in the runtime state (codegen.h), for the launcher to format. */
 static int
 emit_gpu_assert(Emitter *e, const QdInst *inst)
 {
     LLVMValueRef cond = qd_llvm_truth(e, qd_llvm_value(e, inst->args[0]));
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "assert.fail");
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "assert.first");
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(e->llctx, e->fn, "assert.ok");
-    const char **grown = qd_arena_realloc(e->scratch, e->asserts, sizeof(char *) * e->nasserts,
-                                          sizeof(char *) * (e->nasserts + 1));
-    if (grown == NULL) {
-        return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_NOMEM, "out of memory");
+    int id = note_gpu_assert(e, inst);
+    if (id < 0) {
+        return -1;
     }
-    e->asserts = grown;
-    e->asserts[e->nasserts] = inst->imm.str;
-    uint32_t id = e->nasserts++;
 
     LLVMBuildCondBr(e->b, cond, cont, fail);
     LLVMPositionBuilderAtEnd(e->b, fail);
     LLVMValueRef pair = LLVMBuildAtomicCmpXchg(
-        e->b, e->rt_ptr, LLVMConstInt(e->t_i32, 0, 0), LLVMConstInt(e->t_i32, id + 1, 0),
+        e->b, e->rt_ptr, LLVMConstInt(e->t_i32, 0, 0), LLVMConstInt(e->t_i32, (unsigned)id + 1, 0),
         LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
-    (void)pair;
+    LLVMBuildCondBr(e->b, LLVMBuildExtractValue(e->b, pair, 1, "won"), first, cont);
+    LLVMPositionBuilderAtEnd(e->b, first);
+    for (uint32_t k = 0; k + 1 < inst->nargs; k++) {
+        const QdType *ty = qd_value_type(e->kernel, inst->args[1 + k]);
+        LLVMValueRef v = qd_llvm_value(e, inst->args[1 + k]);
+        if (qd_type_is_float(ty)) {
+            v = LLVMBuildBitCast(e->b, qd_llvm_cast(e, ty, qd_type_scalar(QD_TY_F64), v),
+                                 e->t_i64, "");
+        } else {
+            v = qd_llvm_int_resize(e, ty, v, e->t_i64);
+        }
+        LLVMValueRef at = LLVMConstInt(e->t_i64, 8 + 8 * (uint64_t)k, 0);
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(e->b, e->t_i8, e->rt_ptr, &at, 1, "");
+        LLVMSetAlignment(LLVMBuildStore(e->b, v, slot), 8);
+    }
     LLVMBuildBr(e->b, cont);
     LLVMPositionBuilderAtEnd(e->b, cont);
     return 0;

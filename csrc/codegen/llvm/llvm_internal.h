@@ -38,6 +38,12 @@ typedef struct LoopTargets {
     LLVMBasicBlockRef exit; /* where `break` goes */
 } LoopTargets;
 
+/* An assert of an NVPTX kernel, by id (the assert flag holds id + 1). */
+typedef struct QdLlvmAssert {
+    const char *format; /* the message, a printf format when it has values */
+    const char *kinds;  /* one letter per value: 'i' signed, 'u' unsigned, 'f' float */
+} QdLlvmAssert;
+
 /* The machine the emitter generates code for. */
 typedef enum QdLlvmTarget {
     QD_LLVM_TARGET_CPU,   /* the host CPU (ORC JIT) */
@@ -79,7 +85,7 @@ typedef struct Emitter {
     uint32_t default_block_dim;  /* threads per block of a range_for task without block_dim */
     LLVMValueRef rt_ptr;         /* the tail's runtime-state pointer (assert flag) */
     LLVMValueRef *field_bases;   /* field index -> its base, loaded in this function's entry */
-    const char **asserts;        /* message of each assert, by id (nasserts entries) */
+    QdLlvmAssert *asserts;       /* each assert, by id (nasserts entries) */
     uint32_t nasserts;           /* number of asserts emitted */
     bool has_asserts;            /* the kernel contains an assert (tasks check the flag first) */
     bool has_print;              /* the kernel prints (vprintf) */

@@ -81,8 +81,10 @@ qd_nvptx_kernel_release(QdNvptxKernel *kernel)
     free(kernel->fields);
     for (uint32_t i = 0; i < kernel->nasserts; i++) {
         free(kernel->asserts[i]);
+        free(kernel->assert_kinds[i]);
     }
     free(kernel->asserts);
+    free(kernel->assert_kinds);
     memset(kernel, 0, sizeof(*kernel));
 }
 
@@ -310,7 +312,8 @@ collect_facts(Emitter *e, QdNvptxKernel *out)
 {
     out->fields = calloc(e->m->fields.len + 1, sizeof(char *));
     out->asserts = calloc(e->nasserts + 1, sizeof(char *));
-    if (out->fields == NULL || out->asserts == NULL) {
+    out->assert_kinds = calloc(e->nasserts + 1, sizeof(char *));
+    if (out->fields == NULL || out->asserts == NULL || out->assert_kinds == NULL) {
         return qd_error(e->ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
     }
     for (uint32_t i = 0; i < e->m->fields.len; i++) {
@@ -322,8 +325,11 @@ collect_facts(Emitter *e, QdNvptxKernel *out)
         }
     }
     for (uint32_t i = 0; i < e->nasserts; i++) {
-        out->asserts[out->nasserts] = strdup(e->asserts[i] ? e->asserts[i] : "");
-        if (out->asserts[out->nasserts++] == NULL) {
+        const QdLlvmAssert *a = &e->asserts[i];
+        out->asserts[i] = strdup(a->format ? a->format : "");
+        out->assert_kinds[i] = strdup(a->kinds ? a->kinds : "");
+        out->nasserts++;
+        if (out->asserts[i] == NULL || out->assert_kinds[i] == NULL) {
             return qd_error(e->ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
         }
     }
