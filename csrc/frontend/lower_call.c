@@ -1108,7 +1108,9 @@ b_print(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     }
     QdInst *inst = lw_emit(lw, QD_OP_PRINT, args.len);
     if (inst) {
-        memcpy(inst->args, args.data, sizeof(uint32_t) * args.len);
+        if (args.len) {
+            memcpy(inst->args, args.data, sizeof(uint32_t) * args.len);
+        }
         inst->imm.str = qd_arena_strdup(lw->arena, text);
     }
     free(text);
@@ -1328,7 +1330,9 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
                 return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
             }
             RETURN_IF_ERROR(lw_from_handle(lw, node, self_h, &all[0]));
-            memcpy(all + 1, c.pos, sizeof(Expr) * (c.npos + c.nkw));
+            if (c.npos + c.nkw) {
+                memcpy(all + 1, c.pos, sizeof(Expr) * (c.npos + c.nkw));
+            }
             return lw_call_func_bound(lw, node, &fn, all, c.npos + c.nkw + 1, out);
         }
         return lw_call_func(lw, node, &fn, c.pos, c.npos + c.nkw, out);

@@ -1317,7 +1317,9 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         if (!inst) {
             return -1;
         }
-        memcpy(inst->args, ids, sizeof(uint32_t) * k);
+        if (k) {
+            memcpy(inst->args, ids, sizeof(uint32_t) * k); /* a 0-d field has no operands */
+        }
         if (is_field) {
             inst->imm.field = base->field;
         }

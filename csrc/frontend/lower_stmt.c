@@ -891,7 +891,9 @@ lower_assert(Lowerer *lw, const QdAst *node)
     QdInst *inst = rc == 0 && text ? lw_emit(lw, QD_OP_ASSERT, 1 + values.len) : NULL;
     if (inst) {
         inst->args[0] = cond;
-        memcpy(inst->args + 1, values.data, sizeof(uint32_t) * values.len);
+        if (values.len) {
+            memcpy(inst->args + 1, values.data, sizeof(uint32_t) * values.len);
+        }
         inst->imm.str = qd_arena_strdup(lw->arena, text);
     }
     free(text);
