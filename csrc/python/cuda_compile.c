@@ -18,6 +18,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /***** compile *****/
 
@@ -30,6 +31,7 @@ load_module(CudaKernelObject *k, QdPyState *state, QdCtx *ctx, const QdCudaDevic
 
     RETURN_IF_ERROR(
         qd_cuda_module_load(ctx, k->code.ptx, k->code.ptx_size, layout->symbol, &k->cumodule));
+    qd_cuda_module_load_times(&k->ms_link, &k->ms_load);
     for (uint32_t t = 0; t < layout->ntasks; t++) {
         CudaTask *task = &k->tasks[t];
         snprintf(task->name, sizeof(task->name), "%s", layout->tasks[t].entry);
@@ -123,7 +125,11 @@ qd_py_cuda_compile(PyObject *module, QdCtx *ctx, QdCompileRequest *req, PyObject
     if (k == NULL) {
         return NULL;
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = qd_compile_kernel_cuda(ctx, state->jit, req, &opts, &k->code, &k->host, &info);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    k->ms_ptx = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
     if (req->qir_frontend) {
         k->qir_frontend = PyUnicode_FromString(req->qir_frontend);
     }

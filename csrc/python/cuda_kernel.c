@@ -407,7 +407,17 @@ cuda_get_tasks(CudaKernelObject *self, void *closure)
     return list;
 }
 
+static PyObject *
+cuda_get_compile_ms(CudaKernelObject *self, void *closure)
+{
+    (void)closure;
+    return Py_BuildValue("{s:d,s:d,s:d}", "ptx", self->ms_ptx, "link", self->ms_link, "load",
+                         self->ms_load);
+}
+
 static PyGetSetDef cuda_getset[] = {
+    {"compile_ms", (getter)cuda_get_compile_ms, NULL,
+     "milliseconds: frontend to PTX, PTX to cubin, module load", NULL},
     {"ptx", (getter)cuda_get_ptx, NULL, "the PTX of the kernel", NULL},
     {"qir", (getter)cuda_get_qir, NULL, "QIR given to the code generator (with keep_qir)", NULL},
     {"qir_frontend", (getter)cuda_get_qir, NULL, "QIR from the frontend (with keep_qir)",

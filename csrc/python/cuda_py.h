@@ -72,6 +72,9 @@ typedef struct CudaKernelObject {
     QdCuDeviceptr tmps;        /* device tmp_alloc slots (0 when none) */
     uint64_t generation;       /* runtime generation it was compiled in */
     QdCpuJit *own_jit;         /* QIR tests: the JIT holding the host bounds (else NULL) */
+    double ms_ptx;             /* compile: frontend, passes, PTX and host bounds functions */
+    double ms_link;            /* compile: PTX -> cubin with the driver's linker */
+    double ms_load;            /* compile: cuModuleLoadData */
 } CudaKernelObject;
 
 /* A new CudaKernel of `module` (_core) with its vectorcall set and nothing compiled; NULL with

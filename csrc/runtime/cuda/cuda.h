@@ -118,6 +118,9 @@ int qd_cuda_sync(QdCtx *ctx);
  * the linker's error log. */
 int qd_cuda_module_load(QdCtx *ctx, const char *ptx, size_t bytes, const char *what,
                         QdCuModule *out);
+/* Milliseconds the last qd_cuda_module_load of this thread spent linking the PTX to a cubin
+ * (cuLinkAddData + cuLinkComplete) and loading the module (cuModuleLoadData). */
+void qd_cuda_module_load_times(double *link_ms, double *load_ms);
 /* Unloads a module (NULL is allowed). */
 void qd_cuda_module_unload(QdCuModule module);
 /* Entry point `name` of a module. */

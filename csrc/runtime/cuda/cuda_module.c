@@ -15,8 +15,27 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define LOG_BYTES 8192
+
+/* Stage times of the last module load of this thread (qd_cuda_module_load_times). */
+static _Thread_local double last_link_ms, last_load_ms;
+
+static double
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void
+qd_cuda_module_load_times(double *link_ms, double *load_ms)
+{
+    *link_ms = last_link_ms;
+    *load_ms = last_load_ms;
+}
 
 int
 qd_cuda_module_load(QdCtx *ctx, const char *ptx, size_t bytes, const char *what, QdCuModule *out)
@@ -39,11 +58,14 @@ qd_cuda_module_load(QdCtx *ctx, const char *ptx, size_t bytes, const char *what,
                       "creating a CUDA linker for kernel %s", what) < 0) {
         return -1;
     }
+    double t0 = now_ms();
     QdCuResult r = cu->cuLinkAddData(link, QD_CU_JIT_INPUT_PTX, (void *)ptx, bytes, what, 0, NULL,
                                      NULL);
     if (r == 0) {
         r = cu->cuLinkComplete(link, &cubin, &cubin_size);
     }
+    double t1 = now_ms();
+    last_link_ms = t1 - t0;
     if (r != 0) {
         qd_cuda_check(ctx, r, "compiling the PTX of kernel %s", what);
         if (error_log[0] != '\0') {
@@ -53,8 +75,9 @@ qd_cuda_module_load(QdCtx *ctx, const char *ptx, size_t bytes, const char *what,
         }
         goto done;
     }
-    if (qd_cuda_check(ctx, cu->cuModuleLoadData(out, cubin), "loading the module of kernel %s",
-                      what) < 0) {
+    QdCuResult lr = cu->cuModuleLoadData(out, cubin);
+    last_load_ms = now_ms() - t1;
+    if (qd_cuda_check(ctx, lr, "loading the module of kernel %s", what) < 0) {
         *out = NULL;
         goto done;
     }
