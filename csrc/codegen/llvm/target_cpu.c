@@ -18,8 +18,11 @@
 #endif
 #include "llvm_internal.h"
 
+#include <llvm-c/Support.h>
+
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,6 +47,16 @@ static void
 init_llvm(void)
 {
     llvm_ready = !LLVMInitializeNativeTarget() && !LLVMInitializeNativeAsmPrinter();
+#if defined(__x86_64__) && defined(__linux__)
+    /* Vectorized loops may call glibc's vector math library (libmvec: _ZGVdN8v_expf and
+     * friends) for exp, log, sin, cos, pow... instead of one scalar call per element. The
+     * library must be loaded globally so that the JIT resolves those symbols; without it the
+     * loops keep scalar calls. */
+    if (dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != NULL) {
+        const char *argv[] = {"quadrants", "-vector-library=LIBMVEC-X86"};
+        LLVMParseCommandLineOptions(2, argv, NULL);
+    }
+#endif
 }
 
 /* Reports an LLVMErrorRef (consumed) as a diag; returns -1. */
