@@ -182,6 +182,10 @@ uint32_t lw_const_float(Lowerer *lw, const QdType *ty, double v);
 const QdType *lw_literal_type(Lowerer *lw, const Expr *e);
 /* spec 0.4 promoted_type. */
 const QdType *lw_promote(const QdType *a, const QdType *b);
+/* Whether integer v is representable in integer type ty (u1: 0 or 1). */
+bool lw_int_fits(const QdType *ty, int64_t v);
+/* An integer literal meeting a runtime value must fit default_ip (spec 0.4); -1 with a diag. */
+int lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e);
 bool lw_is_runtime(const Expr *e);
 bool lw_is_compile_time_scalar(const Expr *e);
 int lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);

@@ -1361,12 +1361,7 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
                                                             "floating-point type. For type casting, use `qd.cast`.");
                 }
                 if (x->kind != EX_FLOAT && !qd_type_is_float(ty)) {
-                    uint32_t bits = qd_type_bits(ty);
-                    bool ok = qd_type_is_signed(ty)
-                                  ? bits >= 64 || (x->ival >= -((int64_t)1 << (bits - 1)) &&
-                                                   x->ival < ((int64_t)1 << (bits - 1)))
-                                  : x->ival >= 0 && (bits >= 64 || x->ival < ((int64_t)1 << bits));
-                    if (!ok) {
+                    if (!lw_int_fits(ty, x->ival)) {
                         return lw_error(lw, node, QD_ERR_TYPE, "The value %lld exceeded the range of specified dtype %s",
                                         (long long)x->ival, tname(ty));
                     }

@@ -115,8 +115,8 @@ lw_const_float(Lowerer *lw, const QdType *ty, double v)
     return qd_inst_set_result(lw->f, inst, ty, NULL);
 }
 
-static bool
-int_fits(const QdType *ty, int64_t v)
+bool
+lw_int_fits(const QdType *ty, int64_t v)
 {
     uint32_t bits = qd_type_bits(ty);
     if (ty->kind == QD_TY_U1) {
@@ -166,7 +166,7 @@ typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty,
             }
             id = lw_const_float(lw, ty, (double)v);
         } else {
-            if (!int_fits(ty, v)) {
+            if (!lw_int_fits(ty, v)) {
                 if (explicit_type) {
                     return lw_error(lw, node, QD_ERR_TYPE,
                                     "The value %lld exceeded the range of specified dtype %s",
@@ -233,7 +233,7 @@ lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr
     if (lw_is_compile_time_scalar(e)) {
         /* A literal has its default type (range-checked there); it becomes a constant of ty
          * directly when it fits, else it is converted like a runtime value (wrapping). */
-        if (e->kind == EX_INT && !qd_type_is_float(ty) && !int_fits(ty, e->ival)) {
+        if (e->kind == EX_INT && !qd_type_is_float(ty) && !lw_int_fits(ty, e->ival)) {
             Expr lit;
             RETURN_IF_ERROR(typed_literal(lw, node, e, lw_literal_type(lw, e), false, &lit));
             return lw_convert(lw, node, &lit, ty, out);
@@ -554,14 +554,14 @@ fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b
 
 /* An integer literal meeting a runtime value is a default_ip value first (spec 0.4): one out of
  * that range is an error even next to a wider operand. */
-static int
-check_literal(Lowerer *lw, const QdAst *node, const Expr *e)
+int
+lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e)
 {
     if (e->kind != EX_INT) {
         return 0;
     }
     const QdType *ip = qd_type_scalar(lw->opt->default_ip);
-    if (!int_fits(ip, e->ival)) {
+    if (!lw_int_fits(ip, e->ival)) {
         return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %lld exceeded the range of default_ip: %s",
                         (long long)e->ival, type_name(ip));
     }
@@ -667,8 +667,8 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
         RETURN_IF_ERROR(lw_rvalue(lw, node, ta ? b : a, &tmp));
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand for '%s'", binop_symbols[op]);
     }
-    RETURN_IF_ERROR(check_literal(lw, node, a));
-    RETURN_IF_ERROR(check_literal(lw, node, b));
+    RETURN_IF_ERROR(lw_check_literal(lw, node, a));
+    RETURN_IF_ERROR(lw_check_literal(lw, node, b));
     bool bitwise = op == QD_BIN_BITAND || op == QD_BIN_BITOR || op == QD_BIN_BITXOR ||
                    op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT;
     if (bitwise && (qd_type_is_float(ta) || qd_type_is_float(tb))) {
@@ -807,8 +807,8 @@ compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Ex
     if (!ta || !tb) {
         return lw_error(lw, node, QD_ERR_TYPE, "comparison of non-scalar values");
     }
-    RETURN_IF_ERROR(check_literal(lw, node, a));
-    RETURN_IF_ERROR(check_literal(lw, node, b));
+    RETURN_IF_ERROR(lw_check_literal(lw, node, a));
+    RETURN_IF_ERROR(lw_check_literal(lw, node, b));
     const QdType *ty = lw_promote(ta, tb);
     Expr x, y;
     RETURN_IF_ERROR(lw_convert(lw, node, a, ty, &x));

@@ -208,13 +208,7 @@ typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
             e->ival = (int64_t)e->fval;
         }
         /* The literal is a default_ip value first, then converted (wrapping) like a cast. */
-        const QdType *ip = qd_type_scalar(lw->opt->default_ip);
-        uint32_t ipbits = qd_type_bits(ip);
-        if (e->kind == EX_INT && ipbits < 64 &&
-            (e->ival < -((int64_t)1 << (ipbits - 1)) || e->ival >= ((int64_t)1 << (ipbits - 1)))) {
-            return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %lld exceeded the range of default_ip: %s",
-                            (long long)e->ival, qd_type_scalar_name(ip->kind));
-        }
+        RETURN_IF_ERROR(lw_check_literal(lw, node, e));
         uint32_t bits = qd_type_bits(ty);
         if (ty->kind == QD_TY_U1) {
             e->kind = EX_BOOL;
