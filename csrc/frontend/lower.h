@@ -32,6 +32,11 @@ typedef enum ExprKind {
     EX_FUNC,     /* a @qd.func: h */
     EX_ITER,     /* an iterable for `for`: iter (range / ndrange / grouped descriptor) */
     EX_DICT,     /* compile-time dict: keys[i] (compile-time) -> items[i], nitems entries */
+    EX_MATRIX,   /* qd.Vector / qd.Matrix: items[r * cols + c] row-major, nitems = rows * cols;
+                    each item a scalar (VALUE, LVALUE, or compile-time INT/FLOAT/BOOL); ty = element
+                    type; is_vector for 1-D (cols == 1) */
+    EX_STRUCT,   /* a struct value (qd.types.struct / @qd.dataclass): keys[i] (STR member names) ->
+                    items[i] (any Expr), nitems members; h = the struct type */
 } ExprKind;
 
 typedef struct Expr Expr;
@@ -54,7 +59,8 @@ struct Expr {
     Expr *items;         /* TUPLE: elements; DICT: values */
     Expr *keys;          /* DICT: keys */
     uint32_t nitems;     /* TUPLE, DICT: count */
-    bool is_vector;      /* TUPLE: a qd.Vector of runtime values (a grouped index) */
+    bool is_vector;      /* TUPLE: a qd.Vector of runtime values (a grouped index); MATRIX: 1-D */
+    uint32_t rows, cols; /* MATRIX: shape (a vector of n: rows = n, cols = 1) */
     IterSpec *iter;      /* ITER */
 };
 
