@@ -101,7 +101,9 @@ qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
         return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
     }
     QdFunc *kernel = lower_kernel(ctx, m, req, info);
-    if (kernel) {
+    if (kernel && req->cache) {
+        rc = qd_cache_compile_cpu(ctx, jit, req, m, kernel->name, out, info);
+    } else if (kernel) {
         rc = qd_cpu_jit_compile(ctx, jit, m, kernel->name, req->resolve_field, req->resolve_user,
                                 out);
     }
