@@ -788,9 +788,6 @@ qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     if (has_key <= 0 || cache == NULL) {
         return has_key < 0 ? NULL : Py_NewRef(Py_None);
     }
-    if (qd_py_wants_cuda(options)) {
-        return qd_py_cuda_load_cached(module, cache, &source_key, descs, options);
-    }
     uint32_t n = (uint32_t)PyList_GET_SIZE(descs);
     QdArena arena;
     qd_arena_init(&arena);
@@ -816,6 +813,10 @@ qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     }
     if (ensure_runtime(state, options, &ctx) < 0) {
         qd_py_raise_diag(module, &ctx.diag);
+        goto done;
+    }
+    if (qd_py_wants_cuda(options)) {
+        result = qd_py_cuda_load_cached(module, cache, &source_key, args, n, options);
         goto done;
     }
     PyTypeObject *tp = (PyTypeObject *)state->compiled_kernel_type;
