@@ -827,12 +827,9 @@ qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     ck->vectorcall = ck_vectorcall;
     ck->module = Py_NewRef(module);
     QdKernelInfo info;
-    int hit;
-    Py_BEGIN_ALLOW_THREADS
-    hit = qd_cache_load_cpu(cache, &source_key, state->jit, resolve_field, state, &ck->code,
-                            &info);
-    Py_END_ALLOW_THREADS
-    if (hit != 1) {
+    /* With the GIL held: resolve_field reads the field registry (a dict). */
+    if (qd_cache_load_cpu(cache, &source_key, state->jit, resolve_field, state, &ck->code,
+                          &info) != 1) {
         result = Py_NewRef(Py_None);
         goto done;
     }
