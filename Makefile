@@ -23,7 +23,7 @@ LDLIBS   := -lm
 
 BASE_SRC   := $(wildcard csrc/base/*.c)
 QDOPT_SRC  := $(BASE_SRC) $(wildcard csrc/ir/*.c csrc/passes/*.c csrc/tools/*.c)
-UNIT_SRC   := $(wildcard tests/unit/*.c) $(BASE_SRC)
+UNIT_SRC   := $(wildcard tests/unit/*.c) $(BASE_SRC) $(wildcard csrc/cache/*.c)
 QDOPT_OBJ  := $(QDOPT_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJ   := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 

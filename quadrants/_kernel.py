@@ -48,7 +48,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _core, _runtime, _source, _types
+from quadrants import _cache, _core, _runtime, _source, _types
 from quadrants._annotations import NdarrayType, Template
 from quadrants._core import (
     QuadrantsCompilationError,
@@ -468,9 +468,16 @@ class Kernel(_core.Dispatcher, _Source):
                 descs.append(_desc(part, value))
         options = _runtime.compile_options()
         name = self._function.__name__
-        compiled = _core.compile_kernel(
-            self._function, funcdef, funcdef.filename, descs, name, options
-        )
+        compiled = None
+        source_key = None
+        if options["offline_cache"]:
+            source_key = _cache.source_key(self, key, args, member_values, options)
+            if source_key is not None:
+                compiled = _core.load_cached_kernel(descs, name, options, source_key)
+        if compiled is None:
+            compiled = _core.compile_kernel(
+                self._function, funcdef, funcdef.filename, descs, name, options, source_key
+            )
         entry = (compiled, tuple(pins))
         self._compiled[key] = entry
         return entry

@@ -18,7 +18,7 @@ import os
 import platform
 import warnings
 
-from quadrants import _core, _types
+from quadrants import _cache, _core, _types
 from quadrants._core import QuadrantsRuntimeError
 from quadrants._version import __version__
 
@@ -510,6 +510,12 @@ def compile_options():
         "arch": cfg.arch.name,
         "default_gpu_block_dim": int(cfg.default_gpu_block_dim),
         "saturating_grid_dim": int(cfg.saturating_grid_dim),
+        "offline_cache": bool(cfg.offline_cache),
+        "offline_cache_file_path": str(cfg.offline_cache_file_path),
+        "offline_cache_max_size_of_files": int(cfg.offline_cache_max_size_of_files),
+        "offline_cache_cleaning_policy": str(cfg.offline_cache_cleaning_policy),
+        "offline_cache_cleaning_factor": float(cfg.offline_cache_cleaning_factor),
+        "compiler_id": _cache.compiler_id(),
     }
 
 

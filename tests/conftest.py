@@ -55,10 +55,27 @@ def selected_archs(config):
 
 
 def pytest_configure(config):
+    # The offline cache is on by default: a test session gets a fresh directory of its own, so
+    # runs neither depend on nor fill the user's cache. Tests of the cache use their own paths.
+    if "QD_OFFLINE_CACHE_FILE_PATH" not in os.environ:
+        import tempfile
+
+        cache_dir = tempfile.mkdtemp(prefix="qd_test_cache_")
+        os.environ["QD_OFFLINE_CACHE_FILE_PATH"] = cache_dir
+        config._qd_cache_dir = cache_dir
     config.addinivalue_line(
         "markers", "cpu_only: tests of CPU specifics (NumPy views of field memory, ...): "
         "skipped when the test's arch is not the CPU"
     )
+
+
+def pytest_unconfigure(config):
+    cache_dir = getattr(config, "_qd_cache_dir", None)
+    if cache_dir:
+        import shutil
+
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        os.environ.pop("QD_OFFLINE_CACHE_FILE_PATH", None)
 
 
 def pytest_collection_modifyitems(config, items):

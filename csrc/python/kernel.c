@@ -54,7 +54,11 @@ typedef struct CompiledKernelObject {
     int64_t rng_offset;       /* offset of the hidden random seed argument, -1 when none */
     PyObject *qir_frontend;   /* str: QIR after the frontend (options["keep_qir"]), or NULL */
     PyObject *qir;            /* str: QIR after the passes, or NULL */
+    bool from_cache;          /* the machine code came from the offline cache */
 } CompiledKernelObject;
+
+static int finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state, ParamDesc *params,
+                             uint32_t n, const QdKernelInfo *info);
 
 static size_t
 scalar_size(QdTypeKind k)
@@ -434,6 +438,8 @@ static PyGetSetDef ck_getset[] = {
 
 static PyMemberDef ck_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(CompiledKernelObject, vectorcall), READONLY, NULL},
+    {"from_cache", T_BOOL, offsetof(CompiledKernelObject, from_cache), READONLY,
+     "whether the machine code came from the offline cache"},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -482,8 +488,10 @@ static int
 parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, ParamDesc *params, uint32_t n,
                 PyObject *funcdef)
 {
-    PyObject *fargs = PyObject_GetAttrString(funcdef, "args");
-    PyObject *plist = fargs ? PyObject_GetAttrString(fargs, "args") : NULL;
+    /* Without funcdef (a kernel loaded from the cache) the parameters have no names: only the
+     * frontend needs them. */
+    PyObject *fargs = funcdef ? PyObject_GetAttrString(funcdef, "args") : NULL;
+    PyObject *plist = fargs ? PyObject_GetAttrString(fargs, "args") : PyList_New(0);
     Py_XDECREF(fargs);
     if (!plist) {
         return -1;
@@ -512,7 +520,8 @@ parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, ParamDesc *para
         } else {
             pname = consumed < PyList_Size(plist)
                         ? PyObject_GetAttrString(PyList_GET_ITEM(plist, consumed), "arg")
-                        : NULL;
+                    : funcdef == NULL ? PyUnicode_FromString("")
+                                      : NULL;
             consumed++;
             last_root = NULL;
             name = pname ? PyUnicode_AsUTF8(pname) : NULL;
@@ -596,9 +605,14 @@ PyObject *
 qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
     QdPyState *state = qd_py_state(module);
-    if (argc != 6) {
-        PyErr_SetString(PyExc_TypeError,
-                        "compile_kernel(func, funcdef, filename, arg_descs, name, options)");
+    if (argc != 6 && argc != 7) {
+        PyErr_SetString(PyExc_TypeError, "compile_kernel(func, funcdef, filename, arg_descs, "
+                                         "name, options[, source_key])");
+        return NULL;
+    }
+    QdDigest source_key;
+    int has_source_key = qd_py_source_key(argc == 7 ? argv[6] : NULL, &source_key);
+    if (has_source_key < 0) {
         return NULL;
     }
     PyObject *func = argv[0], *funcdef = argv[1], *descs = argv[3], *options = argv[5];
@@ -674,6 +688,10 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     req.resolve_user = state;
     req.ret_annotation = return_annotation(&host, func);
     req.keep_qir = keep_qir != 0;
+    if (!req.keep_qir) {
+        req.cache = qd_py_cache_for(state, options, &req.compiler_id);
+        req.source_key = req.cache && has_source_key ? &source_key : NULL;
+    }
     if (qd_py_wants_cuda(options)) {
         result = qd_py_cuda_compile(module, &ctx, &req, options);
         if (result == NULL && full_traceback && host.first_exception) {
@@ -703,6 +721,27 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         raise_compile_error(module, &host, &ctx, full_traceback);
         goto done;
     }
+    ck->from_cache = req.cache_hit;
+    if (finish_cpu_kernel(ck, state, params, n, &info) < 0) {
+        goto done;
+    }
+    params = NULL;
+    result = (PyObject *)ck;
+    ck = NULL;
+done:
+    Py_XDECREF(ck);
+    PyMem_Free(params);
+    qd_py_host_clear(&host);
+    qd_arena_free(&arena);
+    return result;
+}
+
+/* The launch data of a CPU kernel whose code is in ck->code: argument offsets per Python
+ * parameter, the runtime's task table. Takes `params` (PyMem) on success. */
+static int
+finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state, ParamDesc *params, uint32_t n,
+                  const QdKernelInfo *info)
+{
     /* Map Python arguments to the packed layout: non-template arguments are the QIR
      * parameters, in order. */
     uint32_t q = 0;
@@ -712,13 +751,13 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
             q++;
         }
     }
-    ck->rng_offset = info.rng_param >= 0 && (uint32_t)info.rng_param < ck->code.nparams
-                         ? (int64_t)ck->code.arg_offsets[info.rng_param]
+    ck->rng_offset = info->rng_param >= 0 && (uint32_t)info->rng_param < ck->code.nparams
+                         ? (int64_t)ck->code.arg_offsets[info->rng_param]
                          : -1;
     ck->tasks = PyMem_Calloc(ck->code.ntasks ? ck->code.ntasks : 1, sizeof(QdCpuTask));
     if (!ck->tasks) {
         PyErr_NoMemory();
-        goto done;
+        return -1;
     }
     for (uint32_t t = 0; t < ck->code.ntasks; t++) {
         ck->tasks[t].run = (QdCpuTaskFn)ck->code.tasks[t].run;
@@ -726,10 +765,79 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         ck->tasks[t].grain = ck->code.tasks[t].grain > 0 ? ck->code.tasks[t].grain : 1;
     }
     ck->params = params;
-    params = NULL;
     ck->nparams = n;
     ck->generation = state->generation;
-    ck->has_print = info.has_print;
+    ck->has_print = info->has_print;
+    return 0;
+}
+
+PyObject *
+qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    QdPyState *state = qd_py_state(module);
+    if (argc != 4 || !PyList_Check(argv[0]) || !PyDict_Check(argv[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "load_cached_kernel(arg_descs: list, name, options: dict, source_key)");
+        return NULL;
+    }
+    PyObject *descs = argv[0], *options = argv[2];
+    QdDigest source_key;
+    int has_key = qd_py_source_key(argv[3], &source_key);
+    const char *compiler_id;
+    QdCache *cache = qd_py_cache_for(state, options, &compiler_id);
+    if (has_key <= 0 || cache == NULL) {
+        return has_key < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    uint32_t n = (uint32_t)PyList_GET_SIZE(descs);
+    QdArena arena;
+    qd_arena_init(&arena);
+    QdPyHost host;
+    QdCtx ctx;
+    qd_ctx_init(&ctx);
+    PyObject *result = NULL;
+    CompiledKernelObject *ck = NULL;
+    QdKernelArg *args = NULL;
+    ParamDesc *params = NULL;
+    if (qd_py_host_init(&host, &arena, QD_TY_F32, QD_TY_I32) < 0) {
+        qd_arena_free(&arena);
+        return NULL;
+    }
+    args = QD_NEW_ARRAY(&arena, QdKernelArg, n ? n : 1);
+    params = PyMem_Calloc(n ? n : 1, sizeof(ParamDesc));
+    if (!args || !params) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (parse_arg_descs(&host, descs, args, params, n, NULL) < 0) {
+        goto done;
+    }
+    if (ensure_runtime(state, options, &ctx) < 0) {
+        qd_py_raise_diag(module, &ctx.diag);
+        goto done;
+    }
+    if (qd_py_wants_cuda(options)) {
+        result = qd_py_cuda_load_cached(module, cache, &source_key, args, n, options);
+        goto done;
+    }
+    PyTypeObject *tp = (PyTypeObject *)state->compiled_kernel_type;
+    ck = (CompiledKernelObject *)tp->tp_alloc(tp, 0);
+    if (!ck) {
+        goto done;
+    }
+    ck->vectorcall = ck_vectorcall;
+    ck->module = Py_NewRef(module);
+    QdKernelInfo info;
+    /* With the GIL held: resolve_field reads the field registry (a dict). */
+    if (qd_cache_load_cpu(cache, &source_key, state->jit, resolve_field, state, &ck->code,
+                          &info) != 1) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    ck->from_cache = true;
+    if (finish_cpu_kernel(ck, state, params, n, &info) < 0) {
+        goto done;
+    }
+    params = NULL;
     result = (PyObject *)ck;
     ck = NULL;
 done:

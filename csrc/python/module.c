@@ -232,6 +232,12 @@ core_compile_kernel(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return qd_py_compile_kernel(module, args, nargs);
 }
 
+static PyObject *
+core_load_cached_kernel(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return qd_py_load_cached_kernel(module, args, nargs);
+}
+
 /* register_field(field_id, array): the array's memory backs the field on the CPU. */
 static PyObject *
 core_register_field(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -280,7 +286,10 @@ core_dtype_ids(PyObject *module, PyObject *unused)
 
 static PyMethodDef core_methods[] = {
     {"compile_kernel", (PyCFunction)(void (*)(void))core_compile_kernel, METH_FASTCALL,
-     "compile_kernel(func, funcdef, filename, arg_descs, name, options) -> CompiledKernel"},
+     "compile_kernel(func, funcdef, filename, arg_descs, name, options[, source_key]) -> "
+     "CompiledKernel"},
+    {"load_cached_kernel", (PyCFunction)(void (*)(void))core_load_cached_kernel, METH_FASTCALL,
+     "load_cached_kernel(arg_descs, name, options, source_key) -> CompiledKernel or None"},
     {"register_field", (PyCFunction)(void (*)(void))core_register_field, METH_FASTCALL,
      "register_field(field_id, array): back a field with an array's memory"},
     {"runtime_reset", core_runtime_reset, METH_NOARGS, "drop the JIT, thread pool and fields"},
@@ -303,7 +312,8 @@ core_exec(PyObject *module)
     state->fields = PyDict_New();
     if (!state->compiled_kernel_type || !state->fields ||
         PyModule_AddObjectRef(module, "CompiledKernel", state->compiled_kernel_type) < 0 ||
-        PyModule_AddFunctions(module, core_methods) < 0 || qd_py_cuda_add(module) < 0) {
+        PyModule_AddFunctions(module, core_methods) < 0 || qd_py_cuda_add(module) < 0 ||
+        qd_py_cache_add(module) < 0) {
         return -1;
     }
     return 0;
@@ -345,6 +355,7 @@ static void
 core_free(void *module)
 {
     qd_py_runtime_reset(qd_py_state((PyObject *)module));
+    qd_py_cache_free(qd_py_state((PyObject *)module));
     core_clear((PyObject *)module);
 }
 

@@ -37,6 +37,7 @@ typedef struct QdPyState {
     PyObject *cuda_kernel_type;     /* quadrants._core.CudaKernel */
     PyObject *cuda_fields;          /* dict: field id -> DeviceBuffer backing it on CUDA */
     uint64_t cuda_runtime_state;    /* device buffer of the assert flag (0: not made yet) */
+    struct QdCache *cache;          /* the offline cache (cache.c), NULL until first used */
 } QdPyState;
 
 /* The state of the _core module. `module` is borrowed and must be quadrants._core. */
@@ -66,6 +67,19 @@ int qd_py_bind_args(const char *func_name, const char *const *names, int nrequir
 const char *qd_py_utf8_arg(const char *func_name, const char *param, PyObject *obj, bool no_nul,
                            Py_ssize_t *len);
 
+/***** cache.c *****/
+
+struct QdCache;
+struct QdDigest;
+/* The offline cache the compile options (borrowed dict or NULL) ask for, configured, and in
+ * *compiler_id the build identity (borrowed from options); NULL when caching is off. */
+struct QdCache *qd_py_cache_for(QdPyState *state, PyObject *options, const char **compiler_id);
+void qd_py_cache_free(QdPyState *state);
+/* A source key argument: 1 with *out for 32 bytes, 0 for None or NULL, -1 with TypeError. */
+int qd_py_source_key(PyObject *obj, struct QdDigest *out);
+/* Adds cache_stat, cache_clear and cache_counters to the module. */
+int qd_py_cache_add(PyObject *module);
+
 /***** kernel.c *****/
 
 /* The CompiledKernel type for `module` (new reference; NULL with an exception set). */
@@ -73,6 +87,10 @@ PyObject *qd_py_compiled_kernel_type_new(PyObject *module);
 /* _core.compile_kernel(func, funcdef, filename, arg_descs, name, options): new reference to a
  * CompiledKernel, NULL with the compile error raised. `module` is quadrants._core (borrowed). */
 PyObject *qd_py_compile_kernel(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* _core.load_cached_kernel(arg_descs, name, options, source_key): the warm path, a kernel
+ * loaded from the offline cache without the frontend (new reference), None on a miss, NULL
+ * with an exception for bad arguments. */
+PyObject *qd_py_load_cached_kernel(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 /* Drops the JIT, the thread pool and the field registry of the current runtime. */
 void qd_py_runtime_reset(QdPyState *state);
 /* Launches CompiledKernel `ck` (borrowed; the caller checked its type) with one positional
@@ -98,6 +116,13 @@ bool qd_py_wants_cuda(PyObject *options);
  * NULL with the error raised. */
 PyObject *qd_py_cuda_compile(PyObject *module, QdCtx *ctx, struct QdCompileRequest *req,
                              PyObject *options);
+/* The CUDA side of load_cached_kernel, for parsed arguments: a CudaKernel from the cache (new
+ * reference), None on a miss, NULL with an exception. */
+struct QdKernelArg;
+PyObject *qd_py_cuda_load_cached(PyObject *module, struct QdCache *cache,
+                                 const struct QdDigest *source_key,
+                                 const struct QdKernelArg *args, uint32_t nargs,
+                                 PyObject *options);
 /* Part of qd_py_runtime_reset: drops the CUDA field registry. */
 void qd_py_cuda_reset(QdPyState *state);
 /* The ndim of a DeviceBuffer (borrowed), or -1 for any other object. Runs no Python code. */

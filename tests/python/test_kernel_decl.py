@@ -24,16 +24,18 @@ def init(arch):
 
 
 class FakeCore:
-    """Stands in for quadrants._core.compile_kernel: records compilations and launches."""
+    """Stands in for quadrants._core.compile_kernel (and finds nothing in the offline cache):
+    records compilations and launches."""
 
     def __init__(self, result=None):
         self.compiles = []
         self.launches = []
         self.result = result
 
-    def compile_kernel(self, pyfunc, funcdef, filename, arg_descs, name, options):
+    def compile_kernel(self, pyfunc, funcdef, filename, arg_descs, name, options, source_key=None):
         self.compiles.append(
             dict(
+                source_key=source_key,
                 pyfunc=pyfunc,
                 funcdef=funcdef,
                 filename=filename,
@@ -54,6 +56,7 @@ class FakeCore:
 def fake(monkeypatch):
     core = FakeCore()
     monkeypatch.setattr(_core, "compile_kernel", core.compile_kernel)
+    monkeypatch.setattr(_core, "load_cached_kernel", lambda *args: None)
     return core
 
 
@@ -618,7 +621,7 @@ def test_results_are_passed_through(monkeypatch):
 def test_compile_errors_are_restyled(monkeypatch):
     target = inspect.getsourcelines(test_compile_errors_are_restyled)[1] + 1
 
-    def failing(pyfunc, funcdef, filename, arg_descs, name, options):
+    def failing(pyfunc, funcdef, filename, arg_descs, name, options, source_key=None):
         error = qd.QuadrantsTypeError(f"{filename}:{target}:5: something is wrong")
         error.filename, error.lineno, error.col = filename, target, 5
         raise error

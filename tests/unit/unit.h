@@ -61,7 +61,13 @@
     X(sbuf_puts_printf_putc)                                                                       \
     X(sbuf_pad_to)                                                                                 \
     X(sbuf_take)                                                                                   \
-    X(sbuf_growth)
+    X(sbuf_growth)                                                                                 \
+    /* test_cache.c */                                                                             \
+    X(cache_put_get_roundtrip)                                                                     \
+    X(cache_rejects_damaged_entries)                                                               \
+    X(cache_lru_eviction)                                                                          \
+    X(cache_clear_and_stat)                                                                        \
+    X(cache_bytes_reader_bounds)
 
 #define QD_UNIT_DECLARE(name) void test_##name(void);
 QD_UNIT_TESTS(QD_UNIT_DECLARE)

@@ -261,12 +261,48 @@ void qd_cpu_jit_free(QdCpuJit *jit);
 int qd_cpu_jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
                        QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *out);
 
+/* The machine code of one compiled kernel as the offline cache keeps it: a relocatable object
+ * whose symbols start with the kernel's `symbol`, and the fields it references. */
+typedef struct QdCpuArtifact {
+    void *object;        /* the object file (malloc) */
+    size_t object_size;  /* its bytes */
+    char **fields;       /* names of the fields whose qd_field_<name> it references (malloc) */
+    uint32_t nfields;    /* how many */
+} QdCpuArtifact;
+
+void qd_cpu_artifact_release(QdCpuArtifact *artifact);
+
+/* What identifies the code this JIT generates beyond the QIR: target triple, CPU, features,
+ * optimization level, fast math, vector library. Part of every offline cache key. */
+const char *qd_cpu_jit_identity(const QdCpuJit *jit);
+
+/* As qd_cpu_jit_compile, with the symbol prefix `symbol` (made unique on this JIT with a
+ * ".<n>" suffix if taken) and, when `artifact` is not NULL, a copy of the object and the names
+ * of the fields it references, for the offline cache. */
+int qd_cpu_jit_compile_artifact(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
+                                const char *symbol, QdFieldResolver resolve, void *resolve_user,
+                                QdCompiledKernel *out, QdCpuArtifact *artifact);
+
+/* Loads a cached kernel: `kernel` comes filled from the cache (layout, symbol, tasks with
+ * block_dim and grain; entry points NULL); its fields are resolved as a compile would, the
+ * object is linked unless this JIT already holds `kernel->symbol` (the same code, loaded
+ * before), and the task entry points are looked up. 0, or -1 with a diag (the caller then
+ * compiles instead). */
+int qd_cpu_jit_load(QdCtx *ctx, QdCpuJit *jit, const QdCpuArtifact *artifact,
+                    QdFieldResolver resolve, void *resolve_user, bool bounds_only,
+                    QdCompiledKernel *kernel);
+
 /* Compiles only what the CUDA launcher runs on the host: for each range_for task whose
  * prologue reads no device memory (only arguments, ndarray shapes and constants), its bounds
  * function; tasks[i].bounds is NULL for the others and `run` is NULL everywhere. The bounds
  * functions take a QdLaunchCtx whose args are the packed arguments. 0, or -1 with a diag. */
 int qd_cpu_jit_compile_bounds(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
                               QdCompiledKernel *out);
+/* As qd_cpu_jit_compile_bounds, with a symbol prefix and the object kept for the cache (see
+ * qd_cpu_jit_compile_artifact; load it back with qd_cpu_jit_load, bounds_only). */
+int qd_cpu_jit_compile_bounds_artifact(QdCtx *ctx, QdCpuJit *jit, QdModule *m,
+                                       const char *kernel_name, const char *symbol,
+                                       QdCompiledKernel *out, QdCpuArtifact *artifact);
 
 /***** target_nvptx.c *****/
 

@@ -237,6 +237,8 @@ typedef struct QdCpuTarget {
     char *triple;            /* LLVM-owned (LLVMDisposeMessage) */
     char *data_layout;       /* heap copy of the machine's data layout string */
     int opt_level;           /* 0..3 */
+    char *identity;          /* heap: triple, CPU, features, opt level and vector library, the
+                                part of an offline cache key that names the machine code */
 } QdCpuTarget;
 
 int qd_cpu_target_init(QdCtx *ctx, QdCpuTarget *target, int opt_level);

@@ -44,6 +44,7 @@ struct QdCpuJit {
     pthread_mutex_t lock;     /* serializes compiles */
     NameSet kernels;          /* kernel symbol prefixes in use */
     NameSet fields;           /* fields with a defined qd_field_<name> */
+    char *identity;           /* qd_cpu_jit_identity (heap) */
 };
 
 /* libm functions defined as JIT symbols. */
@@ -214,6 +215,13 @@ qd_cpu_jit_new(QdCtx *ctx, const QdLlvmOptions *opts, const QdJitSymbol *symbols
     if (qd_cpu_target_init(ctx, &jit->target, opts->opt_level) < 0) {
         goto error;
     }
+    size_t id_size = strlen(jit->target.identity) + 32;
+    if ((jit->identity = malloc(id_size)) == NULL) {
+        qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+        goto error;
+    }
+    snprintf(jit->identity, id_size, "%s|fast_math=%d", jit->target.identity,
+             jit->opts.fast_math ? 1 : 0);
     err = LLVMOrcCreateLLJIT(&jit->lljit, NULL);
     if (err != NULL) {
         jit_error(ctx, QD_ERR_COMPILATION, "cannot create the LLVM JIT", err);
@@ -254,6 +262,7 @@ qd_cpu_jit_free(QdCpuJit *jit)
     name_set_free(&jit->fields);
     pthread_mutex_destroy(&jit->lock);
     free(jit->dump_dir);
+    free(jit->identity);
     free(jit);
 }
 
@@ -283,28 +292,66 @@ reserve_symbol(QdCtx *ctx, QdCpuJit *jit, const char *name, char *out, size_t si
     return 0;
 }
 
-/* Defines qd_field_<name> for every field the emitter referenced that the JIT lacks. */
+/* Defines qd_field_<name> for each of the `n` field names the JIT lacks. */
 static int
-define_fields(QdCtx *ctx, QdCpuJit *jit, const Emitter *e, QdFieldResolver resolve, void *user)
+define_field_names(QdCtx *ctx, QdCpuJit *jit, char *const *names, uint32_t n,
+                   QdFieldResolver resolve, void *user)
 {
-    for (uint32_t i = 0; i < e->m->fields.len; i++) {
-        const QdField *field = e->m->fields.data[i];
+    for (uint32_t i = 0; i < n; i++) {
         char symbol[300];
-        if (e->field_globals[i] == NULL || name_set_has(&jit->fields, field->name)) {
+        if (name_set_has(&jit->fields, names[i])) {
             continue;
         }
-        const void *address = resolve ? resolve(user, field->name) : NULL;
+        const void *address = resolve ? resolve(user, names[i]) : NULL;
         if (address == NULL) {
-            return qd_error(ctx, field->loc, QD_ERR_COMPILATION,
-                            "field @%s has no memory (not resolved)", field->name);
+            return qd_error(ctx, (QdLoc){0}, QD_ERR_COMPILATION,
+                            "field @%s has no memory (not resolved)", names[i]);
         }
-        snprintf(symbol, sizeof(symbol), "qd_field_%s", field->name);
+        snprintf(symbol, sizeof(symbol), "qd_field_%s", names[i]);
         RETURN_IF_ERROR(define_address(ctx, jit, symbol, (uintptr_t)address));
-        if (name_set_add(&jit->fields, field->name) < 0) {
+        if (name_set_add(&jit->fields, names[i]) < 0) {
             return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
         }
     }
     return 0;
+}
+
+/* The names of the fields the emitter referenced (malloc'd array of heap strings). */
+static int
+referenced_fields(QdCtx *ctx, const Emitter *e, char ***names, uint32_t *n)
+{
+    *n = 0;
+    *names = calloc(e->m->fields.len + 1, sizeof(char *));
+    if (*names == NULL) {
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < e->m->fields.len; i++) {
+        if (e->field_globals[i] == NULL) {
+            continue;
+        }
+        if (((*names)[*n] = strdup(e->m->fields.data[i]->name)) == NULL) {
+            return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+        }
+        (*n)++;
+    }
+    return 0;
+}
+
+void
+qd_cpu_artifact_release(QdCpuArtifact *artifact)
+{
+    for (uint32_t i = 0; i < artifact->nfields; i++) {
+        free(artifact->fields[i]);
+    }
+    free(artifact->fields);
+    free(artifact->object);
+    memset(artifact, 0, sizeof(*artifact));
+}
+
+const char *
+qd_cpu_jit_identity(const QdCpuJit *jit)
+{
+    return jit->identity;
 }
 
 /* Looks up the task entry points of `out` (linking the object on the first lookup). With
@@ -389,8 +436,9 @@ build_object(QdCtx *ctx, QdCpuJit *jit, Emitter *e, QdCompiledKernel *out,
 /* qd_cpu_jit_compile and qd_cpu_jit_compile_bounds: the same pipeline, the latter with the
  * emitter in bounds-only mode. */
 static int
-jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
-            QdFieldResolver resolve, void *resolve_user, bool bounds_only, QdCompiledKernel *out)
+jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name, const char *symbol,
+            QdFieldResolver resolve, void *resolve_user, bool bounds_only, QdCompiledKernel *out,
+            QdCpuArtifact *artifact)
 {
     Emitter e = {0};
     QdArena scratch;
@@ -402,9 +450,12 @@ jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
     memset(out, 0, sizeof(*out));
     qd_arena_init(&scratch);
     pthread_mutex_lock(&jit->lock);
+    char **fields = NULL;
+    uint32_t nfields = 0;
     e.kernel = qd_llvm_prepare_kernel(ctx, m, kernel_name, out);
     if (e.kernel == NULL ||
-        reserve_symbol(ctx, jit, kernel_name, out->symbol, sizeof(out->symbol)) < 0) {
+        reserve_symbol(ctx, jit, symbol ? symbol : kernel_name, out->symbol,
+                       sizeof(out->symbol)) < 0) {
         goto done;
     }
     llctx = LLVMContextCreate();
@@ -418,8 +469,21 @@ jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
     e.arg_offsets = out->arg_offsets;
     e.mod = LLVMModuleCreateWithNameInContext(out->symbol, llctx);
     if (build_object(ctx, jit, &e, out, &object) < 0 ||
-        define_fields(ctx, jit, &e, resolve, resolve_user) < 0) {
+        referenced_fields(ctx, &e, &fields, &nfields) < 0 ||
+        define_field_names(ctx, jit, fields, nfields, resolve, resolve_user) < 0) {
         goto done;
+    }
+    if (artifact != NULL) {
+        artifact->object_size = LLVMGetBufferSize(object);
+        artifact->object = malloc(artifact->object_size + 1);
+        if (artifact->object == NULL) {
+            qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        memcpy(artifact->object, LLVMGetBufferStart(object), artifact->object_size);
+        artifact->fields = fields;
+        artifact->nfields = nfields;
+        fields = NULL;
     }
     double t0 = now_ms();
     err = LLVMOrcLLJITAddObjectFile(jit->lljit, jit->dylib, object);
@@ -434,6 +498,10 @@ jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
     out->ms_link = now_ms() - t0;
     rc = 0;
 done:
+    if (fields != NULL) {
+        QdCpuArtifact tmp = {.fields = fields, .nfields = nfields};
+        qd_cpu_artifact_release(&tmp);
+    }
     if (object != NULL) {
         LLVMDisposeMemoryBuffer(object);
     }
@@ -447,6 +515,9 @@ done:
     qd_arena_free(&scratch);
     if (rc < 0) {
         qd_compiled_kernel_release(out);
+        if (artifact != NULL) {
+            qd_cpu_artifact_release(artifact);
+        }
     }
     return rc;
 }
@@ -455,12 +526,61 @@ int
 qd_cpu_jit_compile(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
                    QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *out)
 {
-    return jit_compile(ctx, jit, m, kernel_name, resolve, resolve_user, false, out);
+    return jit_compile(ctx, jit, m, kernel_name, NULL, resolve, resolve_user, false, out, NULL);
+}
+
+int
+qd_cpu_jit_compile_artifact(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
+                            const char *symbol, QdFieldResolver resolve, void *resolve_user,
+                            QdCompiledKernel *out, QdCpuArtifact *artifact)
+{
+    return jit_compile(ctx, jit, m, kernel_name, symbol, resolve, resolve_user, false, out,
+                       artifact);
+}
+
+int
+qd_cpu_jit_load(QdCtx *ctx, QdCpuJit *jit, const QdCpuArtifact *artifact,
+                QdFieldResolver resolve, void *resolve_user, bool bounds_only,
+                QdCompiledKernel *kernel)
+{
+    int rc = -1;
+    double t0 = now_ms();
+    pthread_mutex_lock(&jit->lock);
+    if (!name_set_has(&jit->kernels, kernel->symbol)) {
+        if (define_field_names(ctx, jit, artifact->fields, artifact->nfields, resolve,
+                               resolve_user) < 0) {
+            goto done;
+        }
+        LLVMMemoryBufferRef object = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            artifact->object, artifact->object_size, kernel->symbol);
+        LLVMErrorRef err = LLVMOrcLLJITAddObjectFile(jit->lljit, jit->dylib, object);
+        if (err != NULL) {
+            jit_error(ctx, QD_ERR_COMPILATION, "cannot add the cached kernel to the JIT", err);
+            goto done;
+        }
+        if (name_set_add(&jit->kernels, kernel->symbol) < 0) {
+            qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    }
+    rc = lookup_tasks(ctx, jit, kernel, bounds_only);
+    kernel->ms_link = now_ms() - t0;
+done:
+    pthread_mutex_unlock(&jit->lock);
+    return rc;
 }
 
 int
 qd_cpu_jit_compile_bounds(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
                           QdCompiledKernel *out)
 {
-    return jit_compile(ctx, jit, m, kernel_name, NULL, NULL, true, out);
+    return jit_compile(ctx, jit, m, kernel_name, NULL, NULL, NULL, true, out, NULL);
+}
+
+int
+qd_cpu_jit_compile_bounds_artifact(QdCtx *ctx, QdCpuJit *jit, QdModule *m,
+                                   const char *kernel_name, const char *symbol,
+                                   QdCompiledKernel *out, QdCpuArtifact *artifact)
+{
+    return jit_compile(ctx, jit, m, kernel_name, symbol, NULL, NULL, true, out, artifact);
 }

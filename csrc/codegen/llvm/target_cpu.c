@@ -42,6 +42,7 @@ static atomic_uint dump_counters[QD_DUMP_KINDS_];
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 static bool llvm_ready; /* native target and asm printer registered */
+static bool libmvec;    /* loops may call glibc's vector math library */
 
 static void
 init_llvm(void)
@@ -53,6 +54,7 @@ init_llvm(void)
      * library must be loaded globally so that the JIT resolves those symbols; without it the
      * loops keep scalar calls. */
     if (dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != NULL) {
+        libmvec = true;
         const char *argv[] = {"quadrants", "-vector-library=LIBMVEC-X86"};
         LLVMParseCommandLineOptions(2, argv, NULL);
     }
@@ -115,7 +117,13 @@ qd_cpu_target_init(QdCtx *ctx, QdCpuTarget *target, int opt_level)
     layout = LLVMCreateTargetDataLayout(target->tm);
     layout_text = LLVMCopyStringRepOfTargetData(layout);
     target->data_layout = layout_text ? strdup(layout_text) : NULL;
-    if (target->data_layout == NULL) {
+    size_t id_size = strlen(target->triple) + strlen(cpu) + strlen(features) + 64;
+    target->identity = malloc(id_size);
+    if (target->identity != NULL) {
+        snprintf(target->identity, id_size, "%s|%s|%s|O%d|%s", target->triple, cpu, features,
+                 target->opt_level, libmvec ? "libmvec" : "-");
+    }
+    if (target->data_layout == NULL || target->identity == NULL) {
         qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -141,6 +149,7 @@ qd_cpu_target_release(QdCpuTarget *target)
     }
     LLVMDisposeMessage(target->triple);
     free(target->data_layout);
+    free(target->identity);
     memset(target, 0, sizeof(*target));
 }
 

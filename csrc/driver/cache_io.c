@@ -1,0 +1,294 @@
+/* driver/cache_io.c -- offline cache keys and payloads of compiled kernels.
+ *
+ * Two kinds of entries (cache/cache.h stores them):
+ *   "cpu1"  the machine code of one CPU kernel, keyed by its code key: a hash of the compiler
+ *           build, the JIT's identity (target, CPU features, optimization options), the kernel
+ *           name and the QIR the passes produced. Equal QIR on an equal target gives equal
+ *           machine code, so whatever produced the QIR (source, globals, templates, options)
+ *           is covered without being listed.
+ *   "link"  a source key (computed by the Python layer before lowering, from the sources,
+ *           captured values, argument signature and options) -> the code key of the entry it
+ *           compiled to. A warm start that finds its source key loads the code without
+ *           running the frontend.
+ * CUDA entries ("cuda") are written by the CUDA launcher with the same layout helpers.
+ *
+ * Payload "cpu1": layout (qd_cache_write_layout), kernel info, the artifact's field names and
+ * object bytes.
+ */
+#include "driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+qd_cache_write_layout(QdBytesOut *out, const QdCompiledKernel *k)
+{
+    qd_bytes_u32(out, k->nparams);
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        qd_bytes_u32(out, k->arg_offsets[i]);
+    }
+    qd_bytes_u32(out, k->args_size);
+    qd_bytes_u32(out, k->tmps_size);
+    qd_bytes_u32(out, k->nresults);
+    for (uint32_t i = 0; i < k->nresults; i++) {
+        qd_bytes_u32(out, (uint32_t)k->result_types[i]);
+    }
+    qd_bytes_str(out, k->symbol);
+    qd_bytes_u32(out, k->ntasks);
+    for (uint32_t i = 0; i < k->ntasks; i++) {
+        qd_bytes_u32(out, k->tasks[i].block_dim);
+        qd_bytes_u64(out, (uint64_t)k->tasks[i].grain);
+        qd_bytes_str(out, k->tasks[i].entry);
+    }
+}
+
+int
+qd_cache_read_layout(QdBytesIn *in, QdCompiledKernel *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->nparams = qd_bytes_get_u32(in);
+    if (in->failed || k->nparams > 100000) {
+        return -1;
+    }
+    k->arg_offsets = calloc(k->nparams + 1, sizeof(uint32_t));
+    if (k->arg_offsets == NULL) {
+        return -1;
+    }
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        k->arg_offsets[i] = qd_bytes_get_u32(in);
+    }
+    k->args_size = qd_bytes_get_u32(in);
+    k->tmps_size = qd_bytes_get_u32(in);
+    k->nresults = qd_bytes_get_u32(in);
+    if (in->failed || k->nresults > 64) {
+        return -1;
+    }
+    k->result_types = calloc(k->nresults + 1, sizeof(QdTypeKind));
+    if (k->result_types == NULL) {
+        return -1;
+    }
+    for (uint32_t i = 0; i < k->nresults; i++) {
+        k->result_types[i] = (QdTypeKind)qd_bytes_get_u32(in);
+    }
+    char *symbol = qd_bytes_get_str(in);
+    if (symbol == NULL || strlen(symbol) >= sizeof(k->symbol)) {
+        free(symbol);
+        return -1;
+    }
+    strcpy(k->symbol, symbol);
+    free(symbol);
+    k->ntasks = qd_bytes_get_u32(in);
+    if (in->failed || k->ntasks > 100000) {
+        return -1;
+    }
+    k->tasks = calloc(k->ntasks + 1, sizeof(QdCompiledTask));
+    if (k->tasks == NULL) {
+        return -1;
+    }
+    for (uint32_t i = 0; i < k->ntasks; i++) {
+        k->tasks[i].block_dim = qd_bytes_get_u32(in);
+        k->tasks[i].grain = (int64_t)qd_bytes_get_u64(in);
+        char *entry = qd_bytes_get_str(in);
+        if (entry == NULL || strlen(entry) >= sizeof(k->tasks[i].entry)) {
+            free(entry);
+            return -1;
+        }
+        strcpy(k->tasks[i].entry, entry);
+        free(entry);
+    }
+    return in->failed ? -1 : 0;
+}
+
+void
+qd_cache_write_info(QdBytesOut *out, const QdKernelInfo *info)
+{
+    qd_bytes_u32(out, info->nreturns);
+    for (uint32_t i = 0; i < info->nreturns; i++) {
+        qd_bytes_u32(out, (uint32_t)info->returns[i]);
+    }
+    qd_bytes_u32(out, info->has_print ? 1 : 0);
+    qd_bytes_u32(out, (uint32_t)info->rng_param);
+}
+
+int
+qd_cache_read_info(QdBytesIn *in, QdKernelInfo *info)
+{
+    memset(info, 0, sizeof(*info));
+    info->nreturns = qd_bytes_get_u32(in);
+    if (info->nreturns > QD_ARRAY_LEN(info->returns)) {
+        return -1;
+    }
+    for (uint32_t i = 0; i < info->nreturns; i++) {
+        info->returns[i] = (QdTypeKind)qd_bytes_get_u32(in);
+    }
+    info->has_print = qd_bytes_get_u32(in) != 0;
+    info->rng_param = (int32_t)qd_bytes_get_u32(in);
+    return in->failed ? -1 : 0;
+}
+
+void
+qd_cache_write_strings(QdBytesOut *out, char *const *strings, uint32_t n)
+{
+    qd_bytes_u32(out, n);
+    for (uint32_t i = 0; i < n; i++) {
+        qd_bytes_str(out, strings[i]);
+    }
+}
+
+int
+qd_cache_read_strings(QdBytesIn *in, char ***strings, uint32_t *n)
+{
+    *n = qd_bytes_get_u32(in);
+    *strings = NULL;
+    if (in->failed || *n > 100000 || (*strings = calloc(*n + 1, sizeof(char *))) == NULL) {
+        *n = 0;
+        return -1;
+    }
+    for (uint32_t i = 0; i < *n; i++) {
+        if (((*strings)[i] = qd_bytes_get_str(in)) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+QdDigest
+qd_cache_code_key(const char *tag, const char *compiler_id, const char *target,
+                  const char *name, const char *qir)
+{
+    QdHasher hs;
+    qd_hasher_init(&hs);
+    qd_hasher_update_str(&hs, tag);
+    qd_hasher_update_str(&hs, compiler_id ? compiler_id : "");
+    qd_hasher_update_str(&hs, target);
+    qd_hasher_update_str(&hs, name);
+    qd_hasher_update_str(&hs, qir);
+    return qd_hasher_final(&hs);
+}
+
+void
+qd_cache_link(QdCache *cache, const QdDigest *source_key, const QdDigest *code_key)
+{
+    if (cache != NULL && source_key != NULL) {
+        qd_cache_put(cache, source_key, "link", code_key->bytes, QD_DIGEST_BYTES);
+    }
+}
+
+int
+qd_cache_follow(QdCache *cache, const QdDigest *source_key, QdDigest *code_key)
+{
+    void *data = NULL;
+    size_t size = 0;
+    if (qd_cache_get(cache, source_key, "link", &data, &size) != 1) {
+        return 0;
+    }
+    int ok = size == QD_DIGEST_BYTES;
+    if (ok) {
+        memcpy(code_key->bytes, data, QD_DIGEST_BYTES);
+    }
+    free(data);
+    return ok;
+}
+
+/***** CPU entries *****/
+
+/* Writes the "cpu1" entry of a compiled kernel. */
+static void
+store_cpu(QdCache *cache, const QdDigest *key, const QdCompiledKernel *k,
+          const QdKernelInfo *info, const QdCpuArtifact *artifact)
+{
+    QdBytesOut out;
+    qd_sbuf_init(&out.sb);
+    qd_cache_write_layout(&out, k);
+    qd_cache_write_info(&out, info);
+    qd_cache_write_strings(&out, artifact->fields, artifact->nfields);
+    qd_bytes_u64(&out, artifact->object_size);
+    qd_bytes_raw(&out, artifact->object, artifact->object_size);
+    if (!out.sb.failed) {
+        qd_cache_put(cache, key, "cpu1", out.sb.data, out.sb.len);
+    }
+    qd_sbuf_free(&out.sb);
+}
+
+/* Loads the "cpu1" entry `key` into the JIT: 1 on success (out, info filled), 0 when absent or
+ * unusable (nothing to release). */
+static int
+load_cpu(QdCache *cache, const QdDigest *key, QdCpuJit *jit, QdFieldResolver resolve,
+         void *resolve_user, QdCompiledKernel *out, QdKernelInfo *info)
+{
+    void *data = NULL;
+    size_t size = 0;
+    if (qd_cache_get(cache, key, "cpu1", &data, &size) != 1) {
+        return 0;
+    }
+    QdBytesIn in = {data, (const uint8_t *)data + size, false};
+    QdCpuArtifact artifact = {0};
+    int ok = qd_cache_read_layout(&in, out) == 0 && qd_cache_read_info(&in, info) == 0 &&
+             qd_cache_read_strings(&in, &artifact.fields, &artifact.nfields) == 0;
+    if (ok) {
+        artifact.object_size = qd_bytes_get_u64(&in);
+        const void *object = qd_bytes_get_raw(&in, artifact.object_size);
+        ok = object != NULL && in.p == in.end;
+        if (ok) {
+            /* A kernel that cannot be linked (a field gone, a symbol missing) is compiled
+             * instead; the entry stays: it is valid for the program that wrote it. */
+            QdCtx ctx;
+            qd_ctx_init(&ctx);
+            artifact.object = (void *)object;
+            ok = qd_cpu_jit_load(&ctx, jit, &artifact, resolve, resolve_user, false, out) == 0;
+            artifact.object = NULL;
+        }
+    }
+    qd_cpu_artifact_release(&artifact);
+    free(data);
+    if (!ok) {
+        qd_compiled_kernel_release(out);
+        memset(info, 0, sizeof(*info));
+        return 0;
+    }
+    return 1;
+}
+
+int
+qd_cache_load_cpu(QdCache *cache, const QdDigest *source_key, QdCpuJit *jit,
+                  QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *out,
+                  QdKernelInfo *info)
+{
+    QdDigest code_key;
+    if (cache == NULL || !qd_cache_follow(cache, source_key, &code_key)) {
+        return 0;
+    }
+    return load_cpu(cache, &code_key, jit, resolve, resolve_user, out, info);
+}
+
+int
+qd_cache_compile_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req, QdModule *m,
+                     const char *kernel_name, QdCompiledKernel *out, QdKernelInfo *info)
+{
+    char *qir = qd_module_print(m);
+    if (qir == NULL) {
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+    }
+    QdDigest key =
+        qd_cache_code_key("cpu", req->compiler_id, qd_cpu_jit_identity(jit), kernel_name, qir);
+    free(qir);
+    QdKernelInfo cached_info;
+    if (load_cpu(req->cache, &key, jit, req->resolve_field, req->resolve_user, out,
+                 &cached_info) == 1) {
+        req->cache_hit = true;
+        qd_cache_link(req->cache, req->source_key, &key);
+        return 0;
+    }
+    char hex[2 * QD_DIGEST_BYTES + 1], symbol[128];
+    qd_digest_hex(&key, hex);
+    snprintf(symbol, sizeof(symbol), "%.90s.%.16s", kernel_name, hex);
+    QdCpuArtifact artifact = {0};
+    RETURN_IF_ERROR(qd_cpu_jit_compile_artifact(ctx, jit, m, kernel_name, symbol,
+                                                req->resolve_field, req->resolve_user, out,
+                                                &artifact));
+    store_cpu(req->cache, &key, out, info, &artifact);
+    qd_cache_link(req->cache, req->source_key, &key);
+    qd_cpu_artifact_release(&artifact);
+    return 0;
+}
