@@ -171,6 +171,9 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
             return 0;
         }
         RETURN_IF_ERROR(lw_subscript(lw, target, &base, target->y, &lv));
+        if (lv.kind == EX_STRUCT) {
+            return lw_struct_store(lw, target, &lv, value); /* f[i] = s of a struct field */
+        }
         if (lv.kind != EX_LVALUE) {
             return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this subscript");
         }
