@@ -95,6 +95,7 @@ from quadrants._field import (
     root,
 )
 from quadrants._kernel import data_oriented, func, kernel, pyfunc, real_func
+from quadrants._struct import Struct, dataclass
 from quadrants import math
 from quadrants._ndarray import ndarray
 from quadrants._runtime import (
@@ -210,6 +211,8 @@ __all__ = [
     "real_func",
     "pyfunc",
     "data_oriented",
+    "dataclass",
+    "Struct",
     # tensors
     "field",
     "ndarray",

@@ -8,7 +8,7 @@
   ``ndarray(dtype=qd.f32, ndim=2)``. Instances carry ``_qd_ndarray_annotation = True``,
   ``dtype`` (a DataType, or None when free; ``float``/``int`` resolve at use time) and ``ndim``.
 - ``Layout`` (``AOS``, ``SOA``) and ``Backend`` (``FIELD``, ``NDARRAY``).
-- Placeholders for the compound types of Tier 1 (vector, matrix, struct, quant), which raise
+- Placeholders for the compound types of Tier 1 (vector, matrix, quant), which raise
   NotImplementedError until they exist.
 """
 
@@ -141,7 +141,6 @@ def _not_yet(name):
 
 vector = _not_yet("vector")
 matrix = _not_yet("matrix")
-struct = _not_yet("struct")
 quant = _pytypes.SimpleNamespace(
     int=_not_yet("quant.int"), fixed=_not_yet("quant.fixed"), float=_not_yet("quant.float")
 )

@@ -170,6 +170,12 @@ class SNode:
         _check_alive(self, "SNode")
         shape, order = self._layout()
         offset = _as_offset(offset, len(shape))
+        # A struct field places its member fields.
+        fields = [
+            member
+            for field in fields
+            for member in (field._place_fields() if hasattr(field, "_place_fields") else (field,))
+        ]
         for field in fields:
             if not isinstance(field, Field):
                 raise TypeError(f"place() expects qd.field objects, got {type(field).__name__}")
@@ -468,6 +474,12 @@ def field(dtype, shape=None, order=None, name="", offset=None, needs_grad=False,
     `order` is a permutation of ``"ijkl..."`` giving the physical axis order, `offset` the index
     origin of every axis."""
     _runtime.require_init()
+    if getattr(dtype, "_qd_struct_type", False):
+        # A struct type: a struct field (quadrants/_struct.py).
+        return dtype.field(
+            shape=shape, order=order, name=name, offset=offset, needs_grad=needs_grad,
+            needs_dual=needs_dual,
+        )
     result = Field(dtype, name, needs_grad, needs_dual)
     if shape is None:
         if offset is not None:

@@ -48,7 +48,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _cache, _core, _runtime, _source, _types
+from quadrants import _cache, _core, _runtime, _source, _struct, _types
 from quadrants._annotations import NdarrayType, Template
 from quadrants._core import (
     QuadrantsCompilationError,
@@ -91,7 +91,12 @@ class Param:
 
 
 def _classify(annotation):
-    """(kind, normalised annotation) of a parameter annotation, or None if it is not allowed."""
+    """(kind, normalised annotation) of a parameter annotation, or None if it is not allowed.
+    Struct types are passed like dataclasses (flattened); an unpacked vector type raises."""
+    if _struct.is_unpacked(annotation):
+        raise _struct.unpacked_error("invalid kernel or function parameter annotation")
+    if _struct.is_struct_type(annotation):
+        return DATACLASS, annotation
     if isinstance(annotation, NdarrayType):
         return NDARRAY, annotation
     if annotation is NdarrayType:
@@ -106,6 +111,7 @@ def _classify(annotation):
     if annotation is Template or isinstance(annotation, Template):
         return TEMPLATE, annotation
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        _struct.check_dataclass(annotation)
         return DATACLASS, annotation
     return None
 
@@ -340,6 +346,12 @@ class Kernel(_core.Dispatcher, _Source):
             function, is_kernel=True, requires_annotations=True
         )
         self._function = function
+        # A struct result comes back as one value per scalar member, rebuilt in Python.
+        self._returns_struct = bool(
+            self.return_types
+            and len(self.return_types) == 1
+            and _struct.is_struct_type(self.return_types[0])
+        )
         self._params = tuple(params)
         self._param_index = {param.name: index for index, param in enumerate(params)}
         # A method's unannotated first parameter is `self`: it must be a @qd.data_oriented object.
@@ -449,6 +461,8 @@ class Kernel(_core.Dispatcher, _Source):
             entry = self._compiled.get(key)
             if entry is None:
                 entry = self._compile(key, args, pins, member_values)
+            if self._returns_struct:
+                return _struct.from_results(self.return_types[0], entry[0](*launch))
             if not callbacks and "-" not in fast:
                 self._dispatch_add(entry[0], "".join(fast), tuple(args))
             return entry[0](*launch)
@@ -493,7 +507,10 @@ def _desc(part, value):
 
 
 def _member_annotations(cls):
-    """{member name: annotation} of a dataclass, string annotations evaluated in its module."""
+    """{member name: annotation} of a dataclass (string annotations evaluated in its module) or
+    of a struct type (its members, unpacked vectors expanded)."""
+    if _struct.is_struct_type(cls):
+        return dict(cls._qd_members)
     module = sys.modules.get(cls.__module__)
     namespace = dict(vars(module)) if module else {}
     result = {}
@@ -515,7 +532,9 @@ def _flatten_dataclass(path, value, members, launch, pins, callbacks, cfg):
         member = getattr(value, name)
         classified = _classify(annotation)
         kind = classified[0] if classified else TEMPLATE
-        if kind is DATACLASS and dataclasses.is_dataclass(member):
+        if kind is DATACLASS and (
+            dataclasses.is_dataclass(member) or _struct.is_struct_type(type(member))
+        ):
             _flatten_dataclass(member_path, member, members, launch, pins, callbacks, cfg)
         elif kind is SCALAR:
             dtype = _types.cook_dtype(classified[1])

@@ -4,7 +4,8 @@
   needs_grad=None, boundary="unsafe")`` or ``qd.types.NDArray[dtype, ndim]``;
 - ``template``: the same class as ``qd.template`` / ``qd.Template``;
 - the primitive types (``qd.types.f32`` is ``qd.f32``);
-- ``vector``, ``matrix``, ``struct`` and ``quant``: not supported yet (NotImplementedError).
+- ``struct(**members)``: a struct type (quadrants/_struct.py);
+- ``vector``, ``matrix`` and ``quant``: not supported yet (NotImplementedError).
 """
 
 from quadrants._annotations import (
@@ -14,10 +15,10 @@ from quadrants._annotations import (
     matrix,
     ndarray,
     quant,
-    struct,
     template,
     vector,
 )
+from quadrants._struct import StructType, struct
 from quadrants._types import (
     DataType,
     f16,
@@ -55,6 +56,7 @@ __all__ = [
     "vector",
     "matrix",
     "struct",
+    "StructType",
     "quant",
     "DataType",
     "u1",

@@ -93,6 +93,9 @@ typedef enum QdHostKind {
     QD_HOST_BUILTIN,       /* a kernel-scope builtin (qd.sqrt, range, qd.static...): str = its name */
     QD_HOST_TEMPLATE_ANNOTATION, /* qd.template() / qd.Template */
     QD_HOST_NDARRAY_ANNOTATION,  /* qd.types.ndarray(...): dtype (QD_TY_COUNT_ = any), ndim (-1 = any) */
+    QD_HOST_STRUCT_TYPE,   /* a struct class (@qd.dataclass, qd.types.struct) */
+    QD_HOST_STRUCT,        /* an instance of a struct class */
+    QD_HOST_STRUCT_FIELD,  /* a struct field (one field per member) */
     QD_HOST_CALLABLE,      /* any other Python callable (called at trace time) */
     QD_HOST_OBJECT,        /* anything else (modules, classes, instances) */
 } QdHostKind;

@@ -29,7 +29,8 @@ typedef enum ExprKind {
     EX_NDARRAY,  /* an ndarray parameter: id (param value), ty (element), ndim */
     EX_SHAPE,    /* `arr.shape` of an ndarray parameter: id, ndim */
     EX_BUILTIN,  /* a kernel-scope builtin: str (name) */
-    EX_FUNC,     /* a @qd.func: h */
+    EX_FUNC,     /* a @qd.func: h; a struct method also has its bound `self` (an EX_STRUCT,
+                    by reference) in items[0], nitems = 1 */
     EX_ITER,     /* an iterable for `for`: iter (range / ndrange / grouped descriptor) */
     EX_DICT,     /* compile-time dict: keys[i] (compile-time) -> items[i], nitems entries */
     EX_MATRIX,   /* qd.Vector / qd.Matrix: items[r * cols + c] row-major, nitems = rows * cols;
@@ -173,6 +174,8 @@ int lw_call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *arg
 /* As lw_call_func, with args[0] the bound `self` ahead of the call's own arguments. */
 int lw_call_func_bound(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args,
                        uint32_t nargs, Expr *out);
+/* A compile-time scalar converted to a constant of type ty (still compile-time, e->ty = ty). */
+int lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty);
 
 /***** lower_expr.c *****/
 
@@ -202,6 +205,8 @@ int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
 /* Expr for a host handle (describes it). */
 int lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
+/* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
+int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 /* The slot of a compile-time container (tuple, list, dict) that `index` selects, or NULL with
  * a diag; assignments rebind it. */
 Expr *lw_container_item(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index);
@@ -222,6 +227,41 @@ int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);
 
 /* 64 random bits (a u64 value) from the per-iteration state of the current task. */
 int lw_random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits);
+
+/***** lower_struct.c *****/
+
+/* Calling struct type `type` (EX_PYOBJ) with npos positional and nkw keyword arguments (the
+ * keyword names are the call's keyword nodes): missing members are zero, members converted. */
+int lw_struct_construct(Lowerer *lw, const QdAst *call, const Expr *type, const Expr *args,
+                        uint32_t npos, uint32_t nkw, Expr *out);
+/* A struct value converted member by member to struct type `type`. */
+int lw_struct_cast(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Expr *out);
+/* A Python struct instance (compile-time): typed constant members. */
+int lw_struct_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
+/* A copy of a struct value in fresh slots (a new variable, a func parameter). */
+int lw_struct_new_var(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out);
+/* The struct with every lvalue member loaded (a snapshot for assignment and returns). */
+int lw_struct_load(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out);
+/* Member-by-member store of struct `value` into struct `target` (lvalue members). */
+int lw_struct_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+/* `name = value` where the value or the variable v (NULL when new) is a struct. */
+int lw_struct_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
+/* `s.name` of struct value s: a member, or a @qd.func method bound to s. */
+int lw_struct_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
+/* `s.name = value` (target is the ATTRIBUTE node, base its evaluated struct). */
+int lw_struct_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value);
+/* Evaluates node->x of SUBSCRIPT node `node` into *base and returns 0; when it is `obj.r` with r
+ * an unpacked vector member of struct obj, *out is the selected member and it returns 1. */
+int lw_subscript_base(Lowerer *lw, const QdAst *node, Expr *base, Expr *out);
+/* `f[index]` of a struct field (EX_PYOBJ, QD_HOST_STRUCT_FIELD): the members' elements. */
+int lw_struct_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+                              Expr *out);
+/* The first scalar member field of a struct field (its shape is the struct field's). */
+int lw_struct_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
+/* A flattened struct kernel argument (EX_DICT of "member" -> argument) as a struct value. */
+int lw_struct_from_dict(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *dict, Expr *out);
+/* `return value` of a kernel annotated with struct type `ann`: one result per scalar member. */
+int lw_struct_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value);
 
 /***** lower_stmt.c *****/
 

@@ -1318,6 +1318,18 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
         }
         return lw_error(lw, node, QD_ERR_SYNTAX, "qd.%s is not supported in kernels yet", fn.str);
     case EX_FUNC: {
+        if (fn.items && fn.nitems == 1) {
+            /* A @qd.func method of a struct: `self` (by reference) comes first. */
+            Expr *all = QD_NEW_ARRAY(lw->arena, Expr, c.npos + c.nkw + 1);
+            if (!all) {
+                return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+            }
+            all[0] = fn.items[0];
+            if (c.npos + c.nkw) {
+                memcpy(all + 1, c.pos, sizeof(Expr) * (c.npos + c.nkw));
+            }
+            return lw_call_func_bound(lw, node, &fn, all, c.npos + c.nkw + 1, out);
+        }
         /* A method of a data-oriented object: `self` comes first. */
         QdHandle self_h;
         int rc = lw->host->getattr(lw->host->self, lw->ctx, fn.h, "_qd_bound_self", &self_h);
@@ -1368,6 +1380,9 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
                 }
             }
             return lw_convert(lw, node, &c.pos[0], fn.ty, out);
+        }
+        if (fn.hkind == QD_HOST_STRUCT_TYPE) {
+            return lw_struct_construct(lw, node, &fn, c.pos, c.npos, c.nkw, out);
         }
         if (fn.hkind == QD_HOST_KERNEL) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "Kernels cannot call other kernels");

@@ -379,6 +379,8 @@ lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
     case QD_HOST_QD_FUNC:
         e.kind = EX_FUNC;
         break;
+    case QD_HOST_STRUCT:
+        return lw_struct_from_instance(lw, node, h, out);
     case QD_HOST_BUILTIN:
         e.kind = EX_BUILTIN;
         e.str = hv.str;
@@ -991,7 +993,17 @@ lower_attribute(Lowerer *lw, const QdAst *node, Expr *out)
 {
     Expr base;
     RETURN_IF_ERROR(lw_expr(lw, node->x, &base));
+    return lw_attribute(lw, node, &base, out);
+}
+
+int
+lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
+{
+    Expr base = *base_expr;
     const char *attr = node->name;
+    if (base.kind == EX_STRUCT) {
+        return lw_struct_attribute(lw, node, &base, out);
+    }
     if (base.kind == EX_DICT) {
         /* A member of a (flattened) dataclass argument. */
         for (uint32_t i = 0; i < base.nitems; i++) {
@@ -1268,6 +1280,9 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
 {
     Expr idx[16];
     uint32_t n = 0;
+    if (base->kind == EX_PYOBJ && base->hkind == QD_HOST_STRUCT_FIELD) {
+        return lw_struct_field_subscript(lw, node, base, index, out);
+    }
     if (base->kind == EX_FIELD || base->kind == EX_NDARRAY) {
         RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
         uint32_t ndim = base->kind == EX_FIELD ? base->field->ndim : base->ndim;
@@ -1516,7 +1531,10 @@ lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
         return lower_attribute(lw, node, out);
     case QD_AST_SUBSCRIPT: {
         Expr base;
-        RETURN_IF_ERROR(lw_expr(lw, node->x, &base));
+        int rc = lw_subscript_base(lw, node, &base, out);
+        if (rc != 0) {
+            return rc < 0 ? -1 : 0; /* obj.r[i] of an unpacked vector: the member */
+        }
         return lw_subscript(lw, node, &base, node->y, out);
     }
     case QD_AST_BIN_OP: {

@@ -195,8 +195,8 @@ lw_new_slot(Lowerer *lw, const QdType *ty, Expr *out)
 
 /* Converts a compile-time scalar to a constant of type ty (C conversion semantics), range
  * checked like any literal; the result is still compile-time, with e->ty = ty. */
-static int
-typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
+int
+lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
 {
     if (qd_type_is_float(ty)) {
         double v = e->kind == EX_FLOAT ? e->fval : (double)e->ival;
@@ -355,7 +355,10 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
                 ann = a.ty;
             }
         }
-        if (lw_is_runtime(&value) && value.kind != EX_NDARRAY) {
+        if (value.kind == EX_STRUCT && i >= nbound) {
+            /* A struct is copied, except the bound `self` of a method. */
+            rc = lw_struct_new_var(lw, param, &value, &value);
+        } else if (lw_is_runtime(&value) && value.kind != EX_NDARRAY) {
             Expr rv, slot;
             rc = lw_rvalue(lw, param, &value, &rv);
             if (rc == 0 && ann) {
@@ -371,7 +374,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         } else if (ann && lw_is_compile_time_scalar(&value)) {
             /* A constant stays a constant (materialized where it is used, which may be a later
              * task), converted now and typed by the annotation. */
-            rc = typed_constant(lw, param, &value, ann);
+            rc = lw_typed_constant(lw, param, &value, ann);
         }
         if (rc == 0) {
             rc = lw_bind(lw, param->name, &value, NULL);
@@ -478,6 +481,14 @@ bind_kernel_params(Lowerer *lw, const QdAst *def, const QdKernelArg *args, uint3
                 RETURN_IF_ERROR(arg_expr(lw, param, &args[next], &member));
                 RETURN_IF_ERROR(insert_member(lw, &e, args[next].name + plen + 1, &member));
                 next++;
+            }
+        }
+        if (e.kind == EX_DICT && param->x) {
+            /* A struct argument (flattened like a dataclass): rebuilt as a struct value. */
+            Expr ann;
+            RETURN_IF_ERROR(lw_expr(lw, param->x, &ann));
+            if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_STRUCT_TYPE) {
+                RETURN_IF_ERROR(lw_struct_from_dict(lw, param, ann.h, &e, &e));
             }
         }
         Var *v;

@@ -63,6 +63,9 @@ snapshot(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
     if (e->kind == EX_LVALUE) {
         return lw_rvalue(lw, node, e, out);
     }
+    if (e->kind == EX_STRUCT) {
+        return lw_struct_load(lw, node, e, out);
+    }
     if (e->kind == EX_TUPLE) {
         *out = *e;
         out->items = QD_NEW_ARRAY(lw->arena, Expr, e->nitems ? e->nitems : 1);
@@ -93,6 +96,9 @@ assign_name(Lowerer *lw, const QdAst *target, const Expr *value, const QdType *a
     if (v && v->is_loop_var) {
         return lw_error(lw, target, QD_ERR_SYNTAX, "Loop variable \"%s\" cannot be assigned to",
                         target->name);
+    }
+    if (!is_static && (value->kind == EX_STRUCT || (v && v->e.kind == EX_STRUCT))) {
+        return lw_struct_assign_name(lw, target, v, value);
     }
     if (v && v->e.kind == EX_LVALUE && !is_static) {
         if (annotation && !qd_type_equal(annotation, v->e.ty)) {
@@ -141,9 +147,20 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
             RETURN_IF_ERROR(assign_target(lw, target->a.items[i], &value->items[i], is_static));
         }
         return 0;
+    case QD_AST_ATTRIBUTE: {
+        Expr base;
+        RETURN_IF_ERROR(lw_expr(lw, target->x, &base));
+        if (base.kind == EX_STRUCT) {
+            return lw_struct_store_attribute(lw, target, &base, value);
+        }
+        return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this attribute");
+    }
     case QD_AST_SUBSCRIPT: {
         Expr base, lv;
-        RETURN_IF_ERROR(lw_expr(lw, target->x, &base));
+        int rc = lw_subscript_base(lw, target, &base, &lv);
+        if (rc != 0) {
+            return rc < 0 ? -1 : lw_store(lw, target, &lv, value); /* obj.r[i], r unpacked */
+        }
         if (base.kind == EX_TUPLE || base.kind == EX_DICT) {
             /* An element of a kernel-scope list or dict: rebound to the new value. */
             Expr *item = lw_container_item(lw, target, &base, target->y);
@@ -154,6 +171,9 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
             return 0;
         }
         RETURN_IF_ERROR(lw_subscript(lw, target, &base, target->y, &lv));
+        if (lv.kind == EX_STRUCT) {
+            return lw_struct_store(lw, target, &lv, value); /* f[i] = s of a struct field */
+        }
         if (lv.kind != EX_LVALUE) {
             return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this subscript");
         }
@@ -678,6 +698,12 @@ iter_of(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it)
         return 0;
     }
     memset(it, 0, sizeof(*it));
+    Expr leaf;
+    if (e->kind == EX_PYOBJ && e->hkind == QD_HOST_STRUCT_FIELD) {
+        /* Struct-for over a struct field: over the shape of its members. */
+        RETURN_IF_ERROR(lw_struct_field_leaf(lw, node, e, &leaf));
+        e = &leaf;
+    }
     if (e->kind == EX_FIELD || e->kind == EX_NDARRAY) {
         /* Struct-for: one index per dimension over the shape. */
         it->kind = IT_NDRANGE;
@@ -799,6 +825,11 @@ lower_return(Lowerer *lw, const QdAst *node)
         RETURN_IF_ERROR(lw_expr(lw, ann_node, &ann));
     }
     lw_set_loc(lw, node);
+    if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_STRUCT_TYPE) {
+        RETURN_IF_ERROR(lw_struct_kernel_return(lw, node, &ann, &value));
+        fr->returned = true;
+        return 0;
+    }
     uint32_t n = ann.kind == EX_TUPLE ? ann.nitems : 1;
     if (n > 16) {
         return lw_error(lw, node, QD_ERR_SYNTAX, "a kernel returns at most 16 values");

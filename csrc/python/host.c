@@ -8,7 +8,8 @@
  * Quadrants' own Python objects are recognized by marker attributes set in the quadrants
  * package: `_qd_dtype` (data types; the id is the scalar's index in ir/types.def),
  * `_qd_field_id` (fields), `_qd_ndarray` (ndarrays), `_qd_func` (@qd.func), `_qd_kernel`,
- * `_qd_builtin` (kernel-scope builtins, by name), `_qd_template` and `_qd_ndarray_annotation`.
+ * `_qd_builtin` (kernel-scope builtins, by name), `_qd_template`, `_qd_ndarray_annotation` and
+ * the struct markers `_qd_struct_type`, `_qd_struct_value`, `_qd_struct_field`.
  * Python exceptions raised by user code while tracing become QuadrantsCompilationError, as in the
  * reference ("wrapping rule", spec/api.md E).
  */
@@ -293,6 +294,9 @@ describe_object(QdPyHost *h, QdCtx *ctx, PyObject *obj, QdHostValue *out)
         {"_qd_kernel", QD_HOST_KERNEL},
         {"_qd_template", QD_HOST_TEMPLATE_ANNOTATION},
         {"_qd_ndarray_annotation", QD_HOST_NDARRAY_ANNOTATION},
+        {"_qd_struct_type", QD_HOST_STRUCT_TYPE}, /* before _qd_struct_value: classes have both */
+        {"_qd_struct_value", QD_HOST_STRUCT},
+        {"_qd_struct_field", QD_HOST_STRUCT_FIELD},
     };
     for (size_t i = 0; i < QD_ARRAY_LEN(markers); i++) {
         if ((m = marker(obj, markers[i].attr))) {
