@@ -260,6 +260,12 @@ class _Keyer:
             if not self.ref(v):
                 self.put("class", v.__module__, v.__qualname__)
                 self.klass(v)
+        elif getattr(type(v), "_qd_cache_key", None) is not None:
+            # Types of the language (vector, matrix and struct types, host matrices) describe
+            # themselves: _qd_cache_key(obj) returns a value made of keyable parts.
+            if not self.ref(v):
+                self.put("custom", type(v).__module__, type(v).__qualname__)
+                self.value(type(v)._qd_cache_key(v))
         elif isinstance(v, type) and v.__module__.startswith(("quadrants", "numpy")):
             self.put("libtype", v.__module__, v.__qualname__)
         else:

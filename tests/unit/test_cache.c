@@ -167,7 +167,7 @@ test_cache_lru_eviction(void)
     char payload[912] = {0};
     QdDigest keys[5];
     for (int i = 0; i < 4; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "e%d", i);
         keys[i] = key_of(name);
         qd_cache_put(&cache, &keys[i], "test", payload, sizeof(payload));
@@ -206,7 +206,7 @@ test_cache_clear_and_stat(void)
     make_tmpdir(dir, sizeof(dir));
     qd_cache_init(&ctx, &cache, dir, 0, 0.25);
     for (int i = 0; i < 3; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "c%d", i);
         QdDigest k = key_of(name);
         qd_cache_put(&cache, &k, "test", "abc", 3);
