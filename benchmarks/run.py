@@ -5,6 +5,7 @@
   cpu_codegen_bench  the CPU code generator on hand-written QIR: compile time, launch overhead,
                      an element-wise kernel (CPU only; skipped for other archs)
   ir_parse_bench     the QIR parser, printer and verifier (no arch)
+  cache_bench        cold against warm start of 200 kernels through the offline cache (on --arch)
 
 Each benchmark prints its own table. `make bench` runs this script.
 
@@ -28,6 +29,7 @@ BENCHMARKS = {
     "cpu_lang_bench": ("cpu_lang_bench.py", None, True),
     "cpu_codegen_bench": ("cpu_codegen_bench.py", ("cpu",), False),
     "ir_parse_bench": ("ir_parse_bench.py", None, False),
+    "cache_bench": ("cache_bench.py", None, "arch-only"),
 }
 
 
@@ -54,7 +56,9 @@ def run_one(name, arch, threads, directory):
     script, archs, takes_arch = BENCHMARKS[name]
     out = os.path.join(directory, name + ".json")
     command = [sys.executable, os.path.join(HERE, script), "--json", out]
-    if takes_arch:
+    if takes_arch == "arch-only":
+        command += ["--arch", arch]
+    elif takes_arch:
         command += ["--arch", arch, "--threads", str(threads)]
     start = time.perf_counter()
     status = subprocess.call(command)

@@ -236,7 +236,7 @@ load_cpu(QdCache *cache, const QdDigest *key, QdCpuJit *jit, QdFieldResolver res
             QdCtx ctx;
             qd_ctx_init(&ctx);
             artifact.object = (void *)object;
-            ok = qd_cpu_jit_load(&ctx, jit, &artifact, resolve, resolve_user, out) == 0;
+            ok = qd_cpu_jit_load(&ctx, jit, &artifact, resolve, resolve_user, false, out) == 0;
             artifact.object = NULL;
         }
     }

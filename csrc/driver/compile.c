@@ -55,10 +55,8 @@ dump_module(const char *stage, const QdModule *m)
     }
 }
 
-/* Frontend, passes and the codegen-ready verification: the part shared by every target.
- * Returns the kernel in m, or NULL with a diag. */
-static QdFunc *
-lower_kernel(QdCtx *ctx, QdModule *m, QdCompileRequest *req, QdKernelInfo *info)
+QdFunc *
+qd_driver_lower(QdCtx *ctx, QdModule *m, QdCompileRequest *req, QdKernelInfo *info)
 {
     bool verify = req->verify || getenv("QD_VERIFY") != NULL;
     QdFunc *kernel = qd_frontend_lower_kernel(ctx, m, req->host, req->scope, req->def, req->name,
@@ -100,7 +98,7 @@ qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
     if (!m) {
         return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
     }
-    QdFunc *kernel = lower_kernel(ctx, m, req, info);
+    QdFunc *kernel = qd_driver_lower(ctx, m, req, info);
     if (kernel && req->cache) {
         rc = qd_cache_compile_cpu(ctx, jit, req, m, kernel->name, out, info);
     } else if (kernel) {
@@ -108,6 +106,28 @@ qd_compile_kernel_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
                                 out);
     }
     qd_module_free(m);
+    return rc;
+}
+
+int
+qd_driver_codegen_cuda(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
+                       const QdNvptxOptions *opts, const char *host_symbol, QdNvptxKernel *out,
+                       QdCompiledKernel *host, QdCpuArtifact *host_artifact)
+{
+    memset(host, 0, sizeof(*host));
+    if (qd_nvptx_compile(ctx, m, kernel_name, opts, out) < 0) {
+        return -1;
+    }
+    if (dump_enabled("ptx")) {
+        fprintf(stderr, "--- PTX of %s ---\n%s", kernel_name, out->ptx);
+    }
+    int rc = host_artifact != NULL
+                 ? qd_cpu_jit_compile_bounds_artifact(ctx, jit, m, kernel_name, host_symbol, host,
+                                                      host_artifact)
+                 : qd_cpu_jit_compile_bounds(ctx, jit, m, kernel_name, host);
+    if (rc < 0) {
+        qd_nvptx_kernel_release(out);
+    }
     return rc;
 }
 
@@ -122,15 +142,9 @@ qd_compile_kernel_cuda(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
     if (!m) {
         return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
     }
-    QdFunc *kernel = lower_kernel(ctx, m, req, info);
-    if (kernel && qd_nvptx_compile(ctx, m, kernel->name, opts, out) == 0) {
-        if (dump_enabled("ptx")) {
-            fprintf(stderr, "--- PTX of %s ---\n%s", kernel->name, out->ptx);
-        }
-        rc = qd_cpu_jit_compile_bounds(ctx, jit, m, kernel->name, host);
-        if (rc < 0) {
-            qd_nvptx_kernel_release(out);
-        }
+    QdFunc *kernel = qd_driver_lower(ctx, m, req, info);
+    if (kernel) {
+        rc = qd_driver_codegen_cuda(ctx, jit, m, kernel->name, opts, NULL, out, host, NULL);
     }
     qd_module_free(m);
     return rc;

@@ -47,6 +47,16 @@ int qd_compile_kernel_cuda(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req,
                            const QdNvptxOptions *opts, QdNvptxKernel *out, QdCompiledKernel *host,
                            QdKernelInfo *info);
 
+/* The steps the functions above chain, for callers that put the offline cache between them
+ * (python/cuda_compile.c): the frontend, passes and codegen-ready verification (the kernel in
+ * m, or NULL with a diag), and the CUDA code generation of a lowered kernel, optionally with
+ * the host bounds functions under `host_symbol` kept as an artifact. */
+QdFunc *qd_driver_lower(QdCtx *ctx, QdModule *m, QdCompileRequest *req, QdKernelInfo *info);
+int qd_driver_codegen_cuda(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
+                           const QdNvptxOptions *opts, const char *host_symbol,
+                           QdNvptxKernel *out, QdCompiledKernel *host,
+                           QdCpuArtifact *host_artifact);
+
 /***** cache_io.c: offline cache entries of compiled kernels *****/
 
 /* The code key of a kernel: tag ("cpu", "cuda"), compiler build, target identity, kernel name

@@ -429,6 +429,8 @@ static PyGetSetDef cuda_getset[] = {
 
 static PyMemberDef cuda_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(CudaKernelObject, vectorcall), READONLY, NULL},
+    {"from_cache", T_BOOL, offsetof(CudaKernelObject, from_cache), READONLY,
+     "whether the machine code came from the offline cache"},
     {NULL, 0, 0, 0, NULL},
 };
 

@@ -75,6 +75,7 @@ typedef struct CudaKernelObject {
     double ms_ptx;             /* compile: frontend, passes, PTX and host bounds functions */
     double ms_link;            /* compile: PTX -> cubin with the driver's linker */
     double ms_load;            /* compile: cuModuleLoadData */
+    bool from_cache;           /* the cubin came from the offline cache */
 } CudaKernelObject;
 
 /* A new CudaKernel of `module` (_core) with its vectorcall set and nothing compiled; NULL with

@@ -788,9 +788,6 @@ qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     if (has_key <= 0 || cache == NULL) {
         return has_key < 0 ? NULL : Py_NewRef(Py_None);
     }
-    if (qd_py_wants_cuda(options)) {
-        return qd_py_cuda_load_cached(module, cache, &source_key, descs, options);
-    }
     uint32_t n = (uint32_t)PyList_GET_SIZE(descs);
     QdArena arena;
     qd_arena_init(&arena);
@@ -818,6 +815,10 @@ qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t arg
         qd_py_raise_diag(module, &ctx.diag);
         goto done;
     }
+    if (qd_py_wants_cuda(options)) {
+        result = qd_py_cuda_load_cached(module, cache, &source_key, args, n, options);
+        goto done;
+    }
     PyTypeObject *tp = (PyTypeObject *)state->compiled_kernel_type;
     ck = (CompiledKernelObject *)tp->tp_alloc(tp, 0);
     if (!ck) {
@@ -826,12 +827,9 @@ qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     ck->vectorcall = ck_vectorcall;
     ck->module = Py_NewRef(module);
     QdKernelInfo info;
-    int hit;
-    Py_BEGIN_ALLOW_THREADS
-    hit = qd_cache_load_cpu(cache, &source_key, state->jit, resolve_field, state, &ck->code,
-                            &info);
-    Py_END_ALLOW_THREADS
-    if (hit != 1) {
+    /* With the GIL held: resolve_field reads the field registry (a dict). */
+    if (qd_cache_load_cpu(cache, &source_key, state->jit, resolve_field, state, &ck->code,
+                          &info) != 1) {
         result = Py_NewRef(Py_None);
         goto done;
     }

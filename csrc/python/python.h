@@ -116,10 +116,12 @@ bool qd_py_wants_cuda(PyObject *options);
  * NULL with the error raised. */
 PyObject *qd_py_cuda_compile(PyObject *module, QdCtx *ctx, struct QdCompileRequest *req,
                              PyObject *options);
-/* The CUDA side of load_cached_kernel: a CudaKernel from the cache (new reference), None on a
- * miss, NULL with an exception. */
+/* The CUDA side of load_cached_kernel, for parsed arguments: a CudaKernel from the cache (new
+ * reference), None on a miss, NULL with an exception. */
+struct QdKernelArg;
 PyObject *qd_py_cuda_load_cached(PyObject *module, struct QdCache *cache,
-                                 const struct QdDigest *source_key, PyObject *descs,
+                                 const struct QdDigest *source_key,
+                                 const struct QdKernelArg *args, uint32_t nargs,
                                  PyObject *options);
 /* Part of qd_py_runtime_reset: drops the CUDA field registry. */
 void qd_py_cuda_reset(QdPyState *state);

@@ -289,7 +289,8 @@ int qd_cpu_jit_compile_artifact(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const ch
  * before), and the task entry points are looked up. 0, or -1 with a diag (the caller then
  * compiles instead). */
 int qd_cpu_jit_load(QdCtx *ctx, QdCpuJit *jit, const QdCpuArtifact *artifact,
-                    QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *kernel);
+                    QdFieldResolver resolve, void *resolve_user, bool bounds_only,
+                    QdCompiledKernel *kernel);
 
 /* Compiles only what the CUDA launcher runs on the host: for each range_for task whose
  * prologue reads no device memory (only arguments, ndarray shapes and constants), its bounds
@@ -297,6 +298,11 @@ int qd_cpu_jit_load(QdCtx *ctx, QdCpuJit *jit, const QdCpuArtifact *artifact,
  * functions take a QdLaunchCtx whose args are the packed arguments. 0, or -1 with a diag. */
 int qd_cpu_jit_compile_bounds(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *kernel_name,
                               QdCompiledKernel *out);
+/* As qd_cpu_jit_compile_bounds, with a symbol prefix and the object kept for the cache (see
+ * qd_cpu_jit_compile_artifact; load it back with qd_cpu_jit_load, bounds_only). */
+int qd_cpu_jit_compile_bounds_artifact(QdCtx *ctx, QdCpuJit *jit, QdModule *m,
+                                       const char *kernel_name, const char *symbol,
+                                       QdCompiledKernel *out, QdCpuArtifact *artifact);
 
 /***** target_nvptx.c *****/
 

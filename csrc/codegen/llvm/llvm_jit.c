@@ -540,7 +540,8 @@ qd_cpu_jit_compile_artifact(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *
 
 int
 qd_cpu_jit_load(QdCtx *ctx, QdCpuJit *jit, const QdCpuArtifact *artifact,
-                QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *kernel)
+                QdFieldResolver resolve, void *resolve_user, bool bounds_only,
+                QdCompiledKernel *kernel)
 {
     int rc = -1;
     double t0 = now_ms();
@@ -562,7 +563,7 @@ qd_cpu_jit_load(QdCtx *ctx, QdCpuJit *jit, const QdCpuArtifact *artifact,
             goto done;
         }
     }
-    rc = lookup_tasks(ctx, jit, kernel, false);
+    rc = lookup_tasks(ctx, jit, kernel, bounds_only);
     kernel->ms_link = now_ms() - t0;
 done:
     pthread_mutex_unlock(&jit->lock);
@@ -574,4 +575,12 @@ qd_cpu_jit_compile_bounds(QdCtx *ctx, QdCpuJit *jit, QdModule *m, const char *ke
                           QdCompiledKernel *out)
 {
     return jit_compile(ctx, jit, m, kernel_name, NULL, NULL, NULL, true, out, NULL);
+}
+
+int
+qd_cpu_jit_compile_bounds_artifact(QdCtx *ctx, QdCpuJit *jit, QdModule *m,
+                                   const char *kernel_name, const char *symbol,
+                                   QdCompiledKernel *out, QdCpuArtifact *artifact)
+{
+    return jit_compile(ctx, jit, m, kernel_name, symbol, NULL, NULL, true, out, artifact);
 }

@@ -118,6 +118,12 @@ int qd_cuda_sync(QdCtx *ctx);
  * the linker's error log. */
 int qd_cuda_module_load(QdCtx *ctx, const char *ptx, size_t bytes, const char *what,
                         QdCuModule *out);
+/* As qd_cuda_module_load, and a malloc'd copy of the cubin in *cubin / *cubin_size (for the
+ * offline cache). */
+int qd_cuda_module_load_keep(QdCtx *ctx, const char *ptx, size_t bytes, const char *what,
+                             QdCuModule *out, void **cubin, size_t *cubin_size);
+/* Loads a cubin made by qd_cuda_module_load_keep (in this or an earlier process). */
+int qd_cuda_module_load_cubin(QdCtx *ctx, const void *cubin, const char *what, QdCuModule *out);
 /* Milliseconds the last qd_cuda_module_load of this thread spent linking the PTX to a cubin
  * (cuLinkAddData + cuLinkComplete) and loading the module (cuModuleLoadData). */
 void qd_cuda_module_load_times(double *link_ms, double *load_ms);

@@ -14,6 +14,7 @@
 #include "cuda.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -39,6 +40,32 @@ qd_cuda_module_load_times(double *link_ms, double *load_ms)
 
 int
 qd_cuda_module_load(QdCtx *ctx, const char *ptx, size_t bytes, const char *what, QdCuModule *out)
+{
+    return qd_cuda_module_load_keep(ctx, ptx, bytes, what, out, NULL, NULL);
+}
+
+int
+qd_cuda_module_load_cubin(QdCtx *ctx, const void *cubin, const char *what, QdCuModule *out)
+{
+    const QdCudaApi *cu = qd_cuda_load(ctx);
+    *out = NULL;
+    if (cu == NULL || qd_cuda_enter(ctx) < 0) {
+        return -1;
+    }
+    double t0 = now_ms();
+    QdCuResult r = cu->cuModuleLoadData(out, cubin);
+    last_link_ms = 0;
+    last_load_ms = now_ms() - t0;
+    if (qd_cuda_check(ctx, r, "loading the cached module of kernel %s", what) < 0) {
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int
+qd_cuda_module_load_keep(QdCtx *ctx, const char *ptx, size_t bytes, const char *what,
+                         QdCuModule *out, void **cubin_copy, size_t *cubin_copy_size)
 {
     const QdCudaApi *cu = qd_cuda_load(ctx);
     static _Thread_local char error_log[LOG_BYTES];
@@ -74,6 +101,13 @@ qd_cuda_module_load(QdCtx *ctx, const char *ptx, size_t bytes, const char *what,
             snprintf(ctx->diag.message + n, sizeof(ctx->diag.message) - n, "\n%s", error_log);
         }
         goto done;
+    }
+    if (cubin_copy != NULL) {
+        *cubin_copy = malloc(cubin_size ? cubin_size : 1);
+        *cubin_copy_size = cubin_size;
+        if (*cubin_copy != NULL) {
+            memcpy(*cubin_copy, cubin, cubin_size);
+        }
     }
     QdCuResult lr = cu->cuModuleLoadData(out, cubin);
     last_load_ms = now_ms() - t1;
