@@ -254,6 +254,23 @@ class _Keyer:
             for member in dataclasses.fields(v):
                 self.put(member.name)
                 self.value(getattr(v, member.name))
+        elif isinstance(v, type) and getattr(v, "_qd_struct_type", False):
+            # A struct type: its members (unpacked vectors expanded) and its methods.
+            if not self.ref(v):
+                self.put("struct", v.__module__, v.__qualname__)
+                self.value(v._qd_member_names)
+                self.value(v._qd_member_types)
+                self.value(v._qd_unpacked_names)
+                self.value(v._qd_unpacked_sizes)
+                self.klass(v)
+        elif getattr(v, "_qd_struct_value", False):
+            self.put("struct_value")
+            self.value(type(v))
+            self.value(tuple(getattr(v, name) for name in type(v)._qd_member_names))
+        elif getattr(v, "_qd_struct_field", False):
+            self.put("struct_field")
+            self.value(v._qd_struct_field_type)
+            self.value(v._qd_struct_field_members)
         elif isinstance(v, type) and (
             dataclasses.is_dataclass(v) or getattr(v, "_qd_data_oriented", False)
         ):

@@ -320,6 +320,14 @@ def _template_key(value, pins, raise_on_floats):
             id(kind),
             tuple(_template_key(item, pins, raise_on_floats) for item in value),
         )
+    if _struct.is_struct_type(kind):
+        # A struct instance is a constant of the kernel: keyed by its members' values.
+        pins.append(kind)
+        members = tuple(
+            _template_key(getattr(value, name), pins, raise_on_floats)
+            for name in kind._qd_member_names
+        )
+        return ("struct", id(kind), members)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         pins.append(kind)
         members = tuple(

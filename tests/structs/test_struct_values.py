@@ -289,3 +289,15 @@ def test_errors_name_the_line():
     with pytest.raises(qd.QuadrantsTypeError, match="non-struct value") as ei:
         mixed()
     check_line(ei.value, THIS_FILE, "<E-mixed>")
+
+
+def test_struct_template_argument_is_keyed_by_value():
+    @qd.kernel
+    def k(p: qd.template()) -> qd.f64:
+        return p.a + p.b
+
+    p = Pair(1.5, 2)
+    assert k(p) == 3.5
+    p.a = 10.0
+    assert k(p) == 12.0
+    assert len(k._compiled) == 2
