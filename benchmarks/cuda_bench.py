@@ -6,9 +6,10 @@
   compile      cold compile + load of a ~20-line kernel: frontend to PTX (core), PTX to cubin
                (driver linker) and module load, medians over distinct kernels
   launch       host time of launching an already-compiled kernel with two ndarrays and a
-               scalar, 20000 calls without waiting: through the qd.kernel object (the normal
-               path), through the compiled CudaKernel directly, a bare cuLaunchKernel loop in C
-               on the same kernel and arguments, and CuPy's RawKernel of the same saxpy
+               scalar (median of 9 alternating rounds of 5000 calls): through the qd.kernel
+               object (the normal path), through the compiled CudaKernel directly, a bare
+               cuLaunchKernel loop in C on the same kernel and arguments, and CuPy's RawKernel
+               of the same saxpy
 
 Needs a CUDA device, torch for the timing events (wall-clock timing otherwise) and optionally
 CuPy. Prints a table; --json PATH writes the numbers.
@@ -62,23 +63,6 @@ def device_time_us(fn, warm=5, iters=50):
         return (time.perf_counter() - t0) / iters * 1e6
 
 
-def host_us(fn, n=20000, repeat=3):
-    """Host microseconds per call of fn: the best of `repeat` runs of n calls (as the raw
-    cuLaunchKernel loop is measured), after a warm-up."""
-    for _ in range(200):
-        fn()
-    qd.sync()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        elapsed = time.perf_counter() - t0
-        qd.sync()
-        best = min(best, elapsed / n * 1e6)
-    return best
-
-
 def bench_saxpy(res, n):
     x = qd.ndarray(qd.f32, n)
     y = qd.ndarray(qd.f32, n)
@@ -118,21 +102,22 @@ def sweep_saxpy(res, n):
     qd.init(arch=qd.cuda, enable_fallback=False, offline_cache=False)
 
 
-def bench_launch(res):
+def bench_launch(res, rounds=9, calls=5000):
+    """Host time per launch of each contender, measured in alternating rounds of `calls`
+    launches each (a sync after every round, so no contender inherits another's queue), and
+    reported as the median over the rounds: the contenders see the same machine state."""
     n = 1024
     x = qd.ndarray(qd.f32, n)
     y = qd.ndarray(qd.f32, n)
     saxpy(1.0, x, y)
-    res["qd_kernel_call_host_us"] = host_us(lambda: saxpy(1.0, x, y))
     compiled = next(iter(saxpy._compiled.values()))[0]
     xa, ya = x._qd_array, y._qd_array
-    res["qd_compiled_call_host_us"] = host_us(lambda: compiled(1.0, xa, ya))
-    for _ in range(200):
-        _testing.cuda_raw_launch_us(compiled, (1.0, xa, ya), 100)
-    res["raw_culaunchkernel_host_us"] = min(
-        _testing.cuda_raw_launch_us(compiled, (1.0, xa, ya), 20000) for _ in range(3)
-    )
-    qd.sync()
+    contenders = {
+        "qd_kernel_call_host_us": lambda k: loop_us(lambda: saxpy(1.0, x, y), k),
+        "qd_compiled_call_host_us": lambda k: loop_us(lambda: compiled(1.0, xa, ya), k),
+        "raw_culaunchkernel_host_us": lambda k: _testing.cuda_raw_launch_us(
+            compiled, (1.0, xa, ya), k),
+    }
     try:
         import cupy as cp
 
@@ -145,10 +130,29 @@ def bench_launch(res):
         cy = cp.zeros(n, cp.float32)
         a = np.float32(1.0)
         nn = np.int32(n)
-        res["cupy_rawkernel_host_us"] = host_us(lambda: kern((8,), (128,), (a, cx, cy, nn)))
-        cp.cuda.Device().synchronize()
+        contenders["cupy_rawkernel_host_us"] = lambda k: loop_us(
+            lambda: kern((8,), (128,), (a, cx, cy, nn)), k)
     except Exception as exc:  # CuPy missing or broken: report without it
         print("cupy baseline skipped:", exc)
+    times = {name: [] for name in contenders}
+    for name, run in contenders.items():  # warm-up
+        run(500)
+        qd.sync()
+    for _ in range(rounds):
+        for name, run in contenders.items():
+            times[name].append(run(calls))
+            qd.sync()
+    for name, values in times.items():
+        res[name] = statistics.median(values)
+    res["qd_kernel_vs_raw_launch"] = res["qd_kernel_call_host_us"] / res["raw_culaunchkernel_host_us"]
+
+
+def loop_us(fn, calls):
+    """Host microseconds per call of `calls` calls of fn (no sync inside)."""
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls * 1e6
 
 
 def bench_compile(res, count=10):

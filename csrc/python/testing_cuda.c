@@ -172,7 +172,25 @@ cuda_raw_launch_us(PyObject *core, PyObject *const *args, Py_ssize_t nargs)
                                     PyTuple_GET_SIZE(args[1]), iterations);
 }
 
+/* cuda_clear_current_context(): makes no context current on the calling thread, as foreign code
+ * on the thread might, so that tests can check that launches enter the device's context again. */
+static PyObject *
+cuda_clear_current_context(PyObject *core, PyObject *unused)
+{
+    QdCtx ctx;
+    (void)unused;
+    qd_ctx_init(&ctx);
+    const QdCudaApi *cu = qd_cuda_load(&ctx);
+    if (cu == NULL || qd_cuda_check(&ctx, cu->cuCtxSetCurrent(NULL), "cuCtxSetCurrent") < 0) {
+        qd_py_raise_diag(core, &ctx.diag);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef cuda_testing_methods[] = {
+    {"cuda_clear_current_context", cuda_clear_current_context, METH_NOARGS,
+     "cuda_clear_current_context(): no CUDA context current on this thread"},
     {"cuda_raw_launch_us", (PyCFunction)(void (*)(void))cuda_raw_launch_us, METH_FASTCALL,
      "cuda_raw_launch_us(kernel, args, iterations) -> host us per raw cuLaunchKernel"},
     {"compile_qir_cuda", (PyCFunction)(void (*)(void))compile_qir_cuda,

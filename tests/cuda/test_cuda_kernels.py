@@ -31,6 +31,29 @@ def test_device_info(cuda):
     assert info["target_sm"] <= 90 and qd.cfg.arch is qd.cuda
 
 
+def test_launch_after_foreign_context_change(cuda):
+    """Launches trust the context this thread entered last; when other code on the thread made
+    another (here: no) context current, the launch enters the device's context and succeeds."""
+    from quadrants._core import _testing
+
+    rng = np.random.default_rng()
+    x = qd.ndarray(qd.f32, 1000)
+    y = qd.ndarray(qd.f32, 1000)
+    xs = rng.standard_normal(1000).astype(np.float32)
+    ys = rng.standard_normal(1000).astype(np.float32)
+    x.from_numpy(xs)
+    y.from_numpy(ys)
+    saxpy(2.0, x, y)
+    for _ in range(3):
+        _testing.cuda_clear_current_context()
+        saxpy(2.0, x, y)
+    qd.sync()
+    want = ys.astype(np.float64)
+    for _ in range(4):
+        want = 2.0 * xs.astype(np.float64) + want
+    np.testing.assert_allclose(y.to_numpy(), want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("n", [0, 1, 127, 128, 129, 100003, 1 << 22])
 def test_saxpy_numpy_arrays(cuda, n):
     rng = np.random.default_rng(n)

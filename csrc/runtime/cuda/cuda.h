@@ -51,6 +51,9 @@ typedef struct QdCuLinkStateOpaque *QdCuLinkState; /* CUlinkState */
 /* CUresult values the runtime tells apart. */
 #define QD_CU_ERROR_OUT_OF_MEMORY 2
 #define QD_CU_ERROR_NO_DEVICE     100
+#define QD_CU_ERROR_INVALID_CONTEXT 201
+#define QD_CU_ERROR_INVALID_HANDLE 400
+#define QD_CU_ERROR_CONTEXT_IS_DESTROYED 709
 
 /* The driver's entry points, one function pointer per row of cuda_api.def. */
 typedef struct QdCudaApi {
@@ -88,6 +91,12 @@ const QdCudaDevice *qd_cuda_device(QdCtx *ctx);
 /* Makes the device's primary context current on the calling thread (opening it if needed).
  * Cheap when it already is. 0, or -1 with a diag. */
 int qd_cuda_enter(QdCtx *ctx);
+/* As qd_cuda_enter, but trusts this thread's last successful entry: no driver call when the
+ * thread entered before. Only for launches, which retry through qd_cuda_enter when the driver
+ * reports a missing or foreign context (qd_cuda_launch). */
+int qd_cuda_enter_cached(QdCtx *ctx);
+/* Forgets this thread's entry: the next qd_cuda_enter_cached asks the driver again. */
+void qd_cuda_forget_entry(void);
 /* 0 when r is success; else -1 with a QD_ERR_RUNTIME diag "<what>: <NAME>: <description>"
  * plus the last kernel launched on this thread when there was one. `what` is printf-style. */
 int qd_cuda_check(QdCtx *ctx, QdCuResult r, const char *what, ...)

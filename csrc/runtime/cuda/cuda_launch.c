@@ -68,7 +68,7 @@ qd_cuda_launch(QdCtx *ctx, QdCuFunction function, uint32_t blocks, uint32_t thre
     const QdCudaApi *cu = qd_cuda_load(ctx);
     void *param_ptrs[1] = {params};
 
-    if (cu == NULL || qd_cuda_enter(ctx) < 0) {
+    if (cu == NULL || qd_cuda_enter_cached(ctx) < 0) {
         return -1;
     }
     size_t len = strnlen(kernel, sizeof(last_kernel) - 1);
@@ -76,6 +76,16 @@ qd_cuda_launch(QdCtx *ctx, QdCuFunction function, uint32_t blocks, uint32_t thre
     last_kernel[len] = '\0';
     QdCuResult r =
         cu->cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1, 0, NULL, param_ptrs, NULL);
+    if (r == QD_CU_ERROR_INVALID_CONTEXT || r == QD_CU_ERROR_INVALID_HANDLE ||
+        r == QD_CU_ERROR_CONTEXT_IS_DESTROYED) {
+        /* Something on this thread changed the current context since it last entered ours:
+         * enter again (a driver call) and retry once. */
+        qd_cuda_forget_entry();
+        if (qd_cuda_enter(ctx) < 0) {
+            return -1;
+        }
+        r = cu->cuLaunchKernel(function, blocks, 1, 1, threads, 1, 1, 0, NULL, param_ptrs, NULL);
+    }
     if (r == 0) {
         return 0;
     }

@@ -224,8 +224,34 @@ qd_cuda_device(QdCtx *ctx)
     return &device;
 }
 
+/* The context this thread made current through qd_cuda_enter, as far as this file knows. Other
+ * code on the thread (a user's context push) may have changed it since: only launches trust it,
+ * and they check the driver's answer. */
+static _Thread_local QdCuContext entered_context;
+
 int
 qd_cuda_enter(QdCtx *ctx)
 {
-    return qd_cuda_device(ctx) ? 0 : -1;
+    const QdCudaDevice *d = qd_cuda_device(ctx);
+    if (d == NULL) {
+        return -1;
+    }
+    entered_context = d->context;
+    return 0;
+}
+
+int
+qd_cuda_enter_cached(QdCtx *ctx)
+{
+    if (entered_context != NULL && __atomic_load_n(&is_device_open, __ATOMIC_ACQUIRE) &&
+        entered_context == device.context) {
+        return 0;
+    }
+    return qd_cuda_enter(ctx);
+}
+
+void
+qd_cuda_forget_entry(void)
+{
+    entered_context = NULL;
 }
