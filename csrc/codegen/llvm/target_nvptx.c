@@ -4,7 +4,9 @@
  *     verify (concrete), argument layout
  *     -> llvm_emit*.c with Emitter.target = NVPTX: one kernel per task, in a fresh context
  *     -> LLVM verifier
- *     -> libdevice linked when a __nv_* function is called (LLVMLinkModules2)
+ *     -> libdevice linked when a __nv_* function is called: only the functions called and
+ *        what they call (its call graph is read once per process), from a lazily loaded
+ *        module (LLVMLinkModules2)
  *     -> everything but the task kernels and the field globals internalized, fast-math
  *        attributes and the nvvm-reflect-ftz flag set
  *     -> default<On> with the NVPTX target machine (its pipeline runs NVVMReflect, so
@@ -160,21 +162,179 @@ load_libdevice(QdCtx *ctx, const QdNvptxOptions *opts)
                     searched[0] ? searched : "(no candidate paths)");
 }
 
-/* Links libdevice into mod (caller holds nvptx_lock). */
-static int
-link_libdevice(QdCtx *ctx, LLVMModuleRef mod, const QdNvptxOptions *opts)
-{
-    LLVMMemoryBufferRef buffer = NULL;
-    LLVMModuleRef lib = NULL;
+/* libdevice's call graph, built once per process (under nvptx_lock): for each function it
+ * defines, its name and the functions it calls directly. A compile links only the functions its
+ * kernel calls and what they call in turn; the rest of libdevice's ~350 functions are never read
+ * (the module is loaded lazily) nor optimized. */
+typedef struct LibFunction {
+    char *name;       /* e.g. "__nv_expf" */
+    uint32_t *callees; /* indices into lib_functions */
+    uint32_t ncallees;
+} LibFunction;
 
-    RETURN_IF_ERROR(load_libdevice(ctx, opts));
-    buffer = LLVMCreateMemoryBufferWithMemoryRange(libdevice_bytes, libdevice_size, "libdevice", 0);
-    if (LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), buffer, &lib)) {
-        LLVMDisposeMemoryBuffer(buffer);
+static LibFunction *lib_functions; /* sorted by name (under nvptx_lock) */
+static uint32_t lib_nfunctions;
+
+static int
+compare_lib_names(const void *a, const void *b)
+{
+    return strcmp(((const LibFunction *)a)->name, ((const LibFunction *)b)->name);
+}
+
+/* Index of function `name` in lib_functions, or -1. */
+static int64_t
+lib_find(const char *name)
+{
+    LibFunction key = {.name = (char *)name};
+    const LibFunction *hit =
+        bsearch(&key, lib_functions, lib_nfunctions, sizeof(LibFunction), compare_lib_names);
+    return hit ? hit - lib_functions : -1;
+}
+
+/* Builds lib_functions from libdevice_bytes (caller holds nvptx_lock). */
+static int
+build_lib_graph(QdCtx *ctx)
+{
+    if (lib_functions != NULL) {
+        return 0;
+    }
+    LLVMContextRef llctx = LLVMContextCreate();
+    LLVMMemoryBufferRef buffer =
+        LLVMCreateMemoryBufferWithMemoryRange(libdevice_bytes, libdevice_size, "libdevice", 0);
+    LLVMModuleRef lib = NULL;
+    bool bad = LLVMParseBitcodeInContext2(llctx, buffer, &lib);
+    LLVMDisposeMemoryBuffer(buffer);
+    if (bad) {
+        LLVMContextDispose(llctx);
         return qd_error(ctx, (QdLoc){0}, QD_ERR_COMPILATION,
                         "libdevice.10.bc is not valid LLVM bitcode");
     }
-    LLVMDisposeMemoryBuffer(buffer);
+    uint32_t n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(lib); f; f = LLVMGetNextFunction(f)) {
+        n += !LLVMIsDeclaration(f);
+    }
+    LibFunction *fns = calloc(n ? n : 1, sizeof(LibFunction));
+    uint32_t k = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(lib); fns && f; f = LLVMGetNextFunction(f)) {
+        if (!LLVMIsDeclaration(f)) {
+            size_t len = 0;
+            const char *name = LLVMGetValueName2(f, &len);
+            fns[k++].name = strndup(name, len);
+        }
+    }
+    bool ok = fns != NULL;
+    for (uint32_t i = 0; ok && i < n; i++) {
+        ok = fns[i].name != NULL;
+    }
+    if (ok) {
+        lib_functions = fns;
+        lib_nfunctions = n;
+        qsort(lib_functions, n, sizeof(LibFunction), compare_lib_names);
+    }
+    /* the callees of each function: direct calls to functions libdevice defines */
+    for (uint32_t i = 0; ok && i < n; i++) {
+        LLVMValueRef f = LLVMGetNamedFunction(lib, lib_functions[i].name);
+        uint32_t cap = 0;
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); ok && bb;
+             bb = LLVMGetNextBasicBlock(bb)) {
+            for (LLVMValueRef in = LLVMGetFirstInstruction(bb); ok && in;
+                 in = LLVMGetNextInstruction(in)) {
+                if (LLVMGetInstructionOpcode(in) != LLVMCall) {
+                    continue;
+                }
+                LLVMValueRef callee = LLVMGetCalledValue(in);
+                size_t len = 0;
+                const char *name = callee && LLVMIsAFunction(callee)
+                                       ? LLVMGetValueName2(callee, &len) : NULL;
+                int64_t j = name ? lib_find(name) : -1;
+                if (j < 0) {
+                    continue;
+                }
+                if (lib_functions[i].ncallees == cap) {
+                    cap = cap ? 2 * cap : 8;
+                    uint32_t *grown = realloc(lib_functions[i].callees, cap * sizeof(uint32_t));
+                    ok = grown != NULL;
+                    if (!ok) {
+                        break;
+                    }
+                    lib_functions[i].callees = grown;
+                }
+                lib_functions[i].callees[lib_functions[i].ncallees++] = (uint32_t)j;
+            }
+        }
+    }
+    LLVMDisposeModule(lib);
+    LLVMContextDispose(llctx);
+    if (!ok) {
+        if (lib_functions == NULL) {
+            for (uint32_t i = 0; fns && i < n; i++) {
+                free(fns[i].name);
+            }
+            free(fns);
+        }
+        /* a partial graph would drop needed functions: forget it (and leak what it holds) */
+        lib_functions = NULL;
+        lib_nfunctions = 0;
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_INTERNAL, "out of memory reading libdevice");
+    }
+    return 0;
+}
+
+/* Marks function i and everything it calls. */
+static void
+mark_needed(uint8_t *needed, uint32_t i)
+{
+    if (needed[i]) {
+        return;
+    }
+    needed[i] = 1;
+    for (uint32_t c = 0; c < lib_functions[i].ncallees; c++) {
+        mark_needed(needed, lib_functions[i].callees[c]);
+    }
+}
+
+/* Links the part of libdevice that mod calls into mod (caller holds nvptx_lock). */
+static int
+link_libdevice(QdCtx *ctx, LLVMModuleRef mod, const QdNvptxOptions *opts)
+{
+    LLVMModuleRef lib = NULL;
+
+    RETURN_IF_ERROR(load_libdevice(ctx, opts));
+    RETURN_IF_ERROR(build_lib_graph(ctx));
+    uint8_t *needed = calloc(lib_nfunctions ? lib_nfunctions : 1, 1);
+    if (needed == NULL) {
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_INTERNAL, "out of memory linking libdevice");
+    }
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+        size_t len = 0;
+        const char *name = LLVMGetValueName2(f, &len);
+        int64_t i = LLVMIsDeclaration(f) ? lib_find(name) : -1;
+        if (i >= 0) {
+            mark_needed(needed, (uint32_t)i);
+        }
+    }
+    /* Lazily loaded: only the bodies of the functions kept below are ever read (by the linker).
+     * On success the module owns the buffer (not the bytes, which stay for the process). */
+    LLVMMemoryBufferRef buffer =
+        LLVMCreateMemoryBufferWithMemoryRange(libdevice_bytes, libdevice_size, "libdevice", 0);
+    if (LLVMGetBitcodeModuleInContext2(LLVMGetModuleContext(mod), buffer, &lib)) {
+        LLVMDisposeMemoryBuffer(buffer);
+        free(needed);
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_COMPILATION,
+                        "libdevice.10.bc is not valid LLVM bitcode");
+    }
+    LLVMValueRef f = LLVMGetFirstFunction(lib);
+    while (f != NULL) {
+        LLVMValueRef next = LLVMGetNextFunction(f);
+        size_t len = 0;
+        int64_t i = lib_find(LLVMGetValueName2(f, &len));
+        /* bodies not yet read hold no uses: an unneeded function is referenced by nothing */
+        if (i >= 0 && !needed[i] && LLVMGetFirstUse(f) == NULL) {
+            LLVMDeleteFunction(f);
+        }
+        f = next;
+    }
+    free(needed);
     /* libdevice says nvptx64-nvidia-gpulibs; take ours so the linker does not warn */
     LLVMSetTarget(lib, LLVMGetTarget(mod));
     LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(mod));
