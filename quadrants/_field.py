@@ -26,7 +26,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _core, _device, _runtime, _types
+from quadrants import _core, _device, _external, _runtime, _types
 from quadrants._core import QuadrantsRuntimeError, QuadrantsSyntaxError
 
 MAX_FIELD_DIMS = 12
@@ -371,6 +371,14 @@ class Field:
             )
         _types.copy_converting(view, arr)
         self._push()
+
+    def to_torch(self, device=None):
+        """The elements as a new torch tensor (a copy), on `device` when given."""
+        return _external.to_torch(self.to_numpy(), device)
+
+    def from_torch(self, tensor):
+        """Copies torch tensor `tensor` (same shape) into the field, converting its dtype."""
+        self.from_numpy(_external.torch_to_numpy(tensor))
 
     def copy_from(self, other):
         """Copies all elements of field `other` (same shape) into this field."""

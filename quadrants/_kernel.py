@@ -48,7 +48,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _cache, _core, _runtime, _source, _struct, _types
+from quadrants import _cache, _core, _device, _external, _runtime, _source, _struct, _types
 from quadrants._annotations import NdarrayType, Template
 from quadrants._core import (
     QuadrantsCompilationError,
@@ -243,22 +243,7 @@ def _array_value(param, value, callbacks):
             )
         return value.dtype, value._qd_array  # on CUDA its DeviceBuffer
     if isinstance(value, np.ndarray):
-        dtype = _types.from_numpy_dtype(value.dtype)
-        if dtype is None:
-            raise ValueError(
-                f"Invalid value for argument {name} - arrays of dtype {value.dtype} are not "
-                "supported"
-            )
-        if wanted_dtype is not None and dtype is not wanted_dtype:
-            raise ValueError(
-                f"Invalid value for argument {name} - required array has dtype={wanted_dtype}, "
-                f"array with dtype={dtype} is provided"
-            )
-        if wanted_ndim is not None and value.ndim != wanted_ndim:
-            raise ValueError(
-                f"Invalid value for argument {name} - required array has ndim={wanted_ndim}, array "
-                f"with {value.ndim} dimensions is provided"
-            )
+        dtype = _foreign_array_dtype(param, value.dtype, value.ndim)
         if value.flags.c_contiguous:
             return dtype, value
         if value.flags.f_contiguous:
@@ -270,10 +255,37 @@ def _array_value(param, value, callbacks):
             "Non contiguous numpy arrays are not supported, please call np.ascontiguousarray(arr) "
             "before passing it into quadrants kernel."
         )
+    external = _external.adapt(value, _device.on_cuda(), callbacks)
+    if isinstance(external, np.ndarray):
+        return _array_value(param, external, callbacks)
+    if external is not None:
+        return _foreign_array_dtype(param, external.dtype, external.ndim), external.buffer
     raise QuadrantsRuntimeTypeError(
         f"Argument {name} (type={type(value)}) cannot be converted into required type "
-        f"{param.annotation}: pass a qd.ndarray or a numpy array"
+        f"{param.annotation}: pass a qd.ndarray, a numpy array or a torch tensor"
     )
+
+
+def _foreign_array_dtype(param, np_dtype, ndim):
+    """The DataType of an array argument that is not a qd.ndarray (NumPy, torch, CuPy) with
+    NumPy dtype `np_dtype` and `ndim` dimensions, checked against the annotation."""
+    wanted_dtype, wanted_ndim, name = param.annotation.dtype, param.annotation.ndim, param.name
+    dtype = _types.from_numpy_dtype(np_dtype)
+    if dtype is None:
+        raise ValueError(
+            f"Invalid value for argument {name} - arrays of dtype {np_dtype} are not supported"
+        )
+    if wanted_dtype is not None and dtype is not wanted_dtype:
+        raise ValueError(
+            f"Invalid value for argument {name} - required array has dtype={wanted_dtype}, "
+            f"array with dtype={dtype} is provided"
+        )
+    if wanted_ndim is not None and ndim != wanted_ndim:
+        raise ValueError(
+            f"Invalid value for argument {name} - required array has ndim={wanted_ndim}, array "
+            f"with {ndim} dimensions is provided"
+        )
+    return dtype
 
 
 # Scalar arguments the fast path takes as they are (NumPy scalars go through _scalar_value).

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _device, _runtime, _types
+from quadrants import _device, _external, _runtime, _types
 from quadrants._annotations import Layout
 from quadrants._core import QuadrantsIndexError, QuadrantsRuntimeError
 from quadrants._field import _check_alive, _to_numpy
@@ -98,6 +98,14 @@ class Ndarray:
             )
         _types.copy_converting(data, arr)
         self._push()
+
+    def to_torch(self, device=None):
+        """The elements as a new torch tensor (a copy), on `device` when given."""
+        return _external.to_torch(self.to_numpy(), device)
+
+    def from_torch(self, tensor):
+        """Copies torch tensor `tensor` (same shape) into the ndarray, converting its dtype."""
+        self.from_numpy(_external.torch_to_numpy(tensor))
 
     def copy_from(self, other):
         """Copies all elements of ndarray `other` (same shape) into this one."""

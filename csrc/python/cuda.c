@@ -141,21 +141,13 @@ raise_ctx(PyObject *module, QdCtx *ctx)
     return qd_py_raise_diag(module, &ctx->diag);
 }
 
-static PyObject *
-buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+/* A DeviceBuffer of `shape` (a sequence of ints) and `itemsize` with no memory yet (ptr 0);
+ * NULL with an exception. */
+static DeviceBufferObject *
+buffer_shaped(PyTypeObject *type, PyObject *shape, unsigned int itemsize)
 {
-    PyObject *shape = NULL;
-    unsigned int itemsize = 0;
-    static char *names[] = {"shape", "itemsize", NULL};
-    QdCtx ctx;
-
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OI:DeviceBuffer", names, &shape, &itemsize)) {
-        return NULL;
-    }
-    PyObject *module = PyType_GetModule(type);
     PyObject *items = PySequence_Fast(shape, "DeviceBuffer: shape must be a sequence of ints");
-    if (items == NULL || module == NULL) {
-        Py_XDECREF(items);
+    if (items == NULL) {
         return NULL;
     }
     Py_ssize_t ndim = PySequence_Fast_GET_SIZE(items);
@@ -187,6 +179,25 @@ buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         self->nbytes *= (size_t)extent;
     }
     Py_DECREF(items);
+    return self;
+}
+
+static PyObject *
+buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *shape = NULL;
+    unsigned int itemsize = 0;
+    static char *names[] = {"shape", "itemsize", NULL};
+    QdCtx ctx;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OI:DeviceBuffer", names, &shape, &itemsize)) {
+        return NULL;
+    }
+    PyObject *module = PyType_GetModule(type);
+    DeviceBufferObject *self = module ? buffer_shaped(type, shape, itemsize) : NULL;
+    if (self == NULL) {
+        return NULL;
+    }
     qd_ctx_init(&ctx);
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -200,10 +211,37 @@ buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
+/* DeviceBuffer.wrap(ptr, shape, itemsize, owner): a DeviceBuffer over device memory that
+ * `owner` (a torch tensor, a CuPy array...) keeps alive; it is never freed here. */
+static PyObject *
+buffer_wrap(PyObject *cls, PyObject *args)
+{
+    unsigned long long ptr = 0;
+    PyObject *shape = NULL, *owner = NULL;
+    unsigned int itemsize = 0;
+
+    if (!PyArg_ParseTuple(args, "KOIO:DeviceBuffer.wrap", &ptr, &shape, &itemsize, &owner)) {
+        return NULL;
+    }
+    DeviceBufferObject *self = buffer_shaped((PyTypeObject *)cls, shape, itemsize);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->ptr = (QdCuDeviceptr)ptr;
+    self->owner = Py_NewRef(owner);
+    return (PyObject *)self;
+}
+
 static void
 buffer_dealloc(DeviceBufferObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
+    if (self->owner != NULL) {
+        Py_CLEAR(self->owner); /* not our memory */
+        tp->tp_free((PyObject *)self);
+        Py_DECREF(tp);
+        return;
+    }
     qd_cuda_free(self->ptr);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -365,6 +403,8 @@ static PyMethodDef buffer_methods[] = {
     {"read", (PyCFunction)(void (*)(void))buffer_read, METH_FASTCALL, "read(offset, n) -> bytes"},
     {"write", (PyCFunction)(void (*)(void))buffer_write, METH_FASTCALL, "write(offset, data)"},
     {"copy_from", (PyCFunction)buffer_copy_from, METH_O, "device-to-device copy"},
+    {"wrap", (PyCFunction)buffer_wrap, METH_VARARGS | METH_CLASS,
+     "wrap(ptr, shape, itemsize, owner): another library's device memory, kept alive by owner"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -23,6 +23,8 @@ typedef struct DeviceBufferObject {
     uint32_t itemsize;                  /* bytes per element */
     uint32_t ndim;                      /* number of dimensions (0: one element) */
     int32_t shape[QD_DEVICE_MAX_NDIM];  /* extents */
+    PyObject *owner;                    /* memory of another library (DeviceBuffer.wrap): the
+                                           object keeping it alive (strong); NULL: ours */
 } DeviceBufferObject;
 
 /***** cuda_kernel.c: quadrants._core.CudaKernel *****/
