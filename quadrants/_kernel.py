@@ -48,7 +48,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _cache, _core, _runtime, _source, _struct, _types
+from quadrants import _cache, _core, _matrix, _runtime, _source, _struct, _types
 from quadrants._annotations import NdarrayType, Template
 from quadrants._core import (
     QuadrantsCompilationError,
@@ -63,6 +63,7 @@ MAX_ARG_NUM = 512
 
 # Parameter kinds.
 SCALAR, NDARRAY, TEMPLATE, DATACLASS = "scalar", "ndarray", "template", "dataclass"
+MATRIX = "matrix"  # a vector/matrix passed by value: one scalar argument per element
 
 _live_kernels = weakref.WeakSet()
 
@@ -97,6 +98,8 @@ def _classify(annotation):
         raise _struct.unpacked_error("invalid kernel or function parameter annotation")
     if _struct.is_struct_type(annotation):
         return DATACLASS, annotation
+    if isinstance(annotation, _matrix.MatrixType):
+        return MATRIX, annotation
     if isinstance(annotation, NdarrayType):
         return NDARRAY, annotation
     if annotation is NdarrayType:
@@ -230,6 +233,8 @@ def _scalar_value(index, value, dtype):
 def _array_value(param, value, callbacks):
     """(element DataType, NumPy array) of an array argument, checked against the annotation."""
     wanted_dtype, wanted_ndim, name = param.annotation.dtype, param.annotation.ndim, param.name
+    if wanted_ndim is not None:
+        wanted_ndim += getattr(param.annotation, "element_ndim", 0)  # vector/matrix elements
     if isinstance(value, Ndarray):
         array = value._data()
         if wanted_dtype is not None and value.dtype is not wanted_dtype:
@@ -354,11 +359,20 @@ class Kernel(_core.Dispatcher, _Source):
             function, is_kernel=True, requires_annotations=True
         )
         self._function = function
+        # Evaluated parameter annotations, for the compiler (vector/matrix parameters).
+        function._qd_annotations = types.SimpleNamespace(
+            **{param.name: param.annotation for param in params}
+        )
         # A struct result comes back as one value per scalar member, rebuilt in Python.
         self._returns_struct = bool(
             self.return_types
             and len(self.return_types) == 1
             and _struct.is_struct_type(self.return_types[0])
+        )
+        self._returns_matrix = bool(
+            self.return_types
+            and len(self.return_types) == 1
+            and isinstance(self.return_types[0], _matrix.MatrixType)
         )
         self._params = tuple(params)
         self._param_index = {param.name: index for index, param in enumerate(params)}
@@ -448,6 +462,11 @@ class Kernel(_core.Dispatcher, _Source):
                     fast.append("q")
                 else:
                     fast.append("n" if array is value and type(value) is np.ndarray else "-")
+            elif kind is MATRIX:
+                members = _matrix.flatten_argument(param.name, param.annotation, value, launch)
+                key.append(("d", tuple((path, part) for path, part, _ in members)))
+                member_values.setdefault(index, members)
+                fast.append("-")
             elif kind is DATACLASS:
                 if not isinstance(value, param.annotation):
                     raise QuadrantsRuntimeTypeError(
@@ -471,6 +490,8 @@ class Kernel(_core.Dispatcher, _Source):
                 entry = self._compile(key, args, pins, member_values)
             if self._returns_struct:
                 return _struct.from_results(self.return_types[0], entry[0](*launch))
+            if self._returns_matrix:
+                return _matrix.from_results(self.return_types[0], entry[0](*launch))
             if not callbacks and "-" not in fast:
                 self._dispatch_add(entry[0], "".join(fast), tuple(args))
             return entry[0](*launch)

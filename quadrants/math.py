@@ -54,6 +54,7 @@ from quadrants._builtins import (
 from quadrants._builtins import _int_bits
 from quadrants._builtins import abs as _abs
 from quadrants._kernel import Func, pyfunc
+from quadrants import _matrix
 from quadrants._types import i32, u32
 
 e = _pymath.e
@@ -256,80 +257,54 @@ class _NoVectors:
 _no_vectors = _NoVectors()
 
 
-class _MissingVectorType(Func):
-    """A vector or matrix type of qd.math (vec3, mat4, ...) that cannot exist yet: calling it (in
-    Python scope or in a kernel), or using any of its attributes, raises NotImplementedError."""
-
-    def __init__(self, name):
-        self._type_name = name
-
-        def construct(a=None, b=None, c=None, d=None, e=None, f=None, g=None, h=None,
-                      i=None, j=None, k=None, l=None, m=None, n=None, o=None, p=None):  # fmt: skip
-            return _needs_vectors(name)
-
-        construct.__name__ = construct.__qualname__ = name
-        super().__init__(construct, is_pyfunc=True)
-
-    def __call__(self, *args, **kwargs):
-        _needs_vectors(self._type_name)
-
-    def __getattr__(self, attr):
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        _needs_vectors(f"{self._type_name}.{attr}")
-
-    def __repr__(self):
-        return f"<qd.math.{self._type_name}: not available (needs qd.Vector / qd.Matrix)>"
-
-
-vec2 = _MissingVectorType("vec2")
-vec3 = _MissingVectorType("vec3")
-vec4 = _MissingVectorType("vec4")
-ivec2 = _MissingVectorType("ivec2")
-ivec3 = _MissingVectorType("ivec3")
-ivec4 = _MissingVectorType("ivec4")
-uvec2 = _MissingVectorType("uvec2")
-uvec3 = _MissingVectorType("uvec3")
-uvec4 = _MissingVectorType("uvec4")
-mat2 = _MissingVectorType("mat2")
-mat3 = _MissingVectorType("mat3")
-mat4 = _MissingVectorType("mat4")
+vec2 = _matrix.vector(2, float)
+vec3 = _matrix.vector(3, float)
+vec4 = _matrix.vector(4, float)
+ivec2 = _matrix.vector(2, int)
+ivec3 = _matrix.vector(3, int)
+ivec4 = _matrix.vector(4, int)
+uvec2 = _matrix.vector(2, u32)
+uvec3 = _matrix.vector(3, u32)
+uvec4 = _matrix.vector(4, u32)
+mat2 = _matrix.matrix(2, 2, float)
+mat3 = _matrix.matrix(3, 3, float)
+mat4 = _matrix.matrix(4, 4, float)
 
 
 @pyfunc
 def normalize(v):
-    """`v / length(v)`. Not available yet: needs qd.Vector (raises NotImplementedError)."""
-    return _no_vectors.normalize()
+    """`v / length(v)`."""
+    return v.normalized()
 
 
 @pyfunc
 def length(x):
-    """The Euclidean norm of a vector. Not available yet: needs qd.Vector."""
-    return _no_vectors.length()
+    """The Euclidean norm of a vector."""
+    return x.norm()
 
 
 @pyfunc
 def distance(x, y):
-    """``length(x - y)``. Not available yet: needs qd.Vector."""
-    return _no_vectors.distance()
+    """``length(x - y)``."""
+    return (x - y).norm()
 
 
 @pyfunc
 def dot(x, y):
-    """Dot product of two vectors. Not available yet: needs qd.Vector."""
-    return _no_vectors.dot()
+    """Dot product of two vectors."""
+    return x.dot(y)
 
 
 @pyfunc
 def cross(x, y):
-    """Cross product of two vectors. Not available yet: needs qd.Vector."""
-    return _no_vectors.cross()
+    """Cross product of two vectors (a scalar for 2-D vectors)."""
+    return x.cross(y)
 
 
 @pyfunc
 def reflect(x, n):
-    """``x - 2 * dot(x, n) * n``. Not available yet: needs qd.Vector."""
-    return _no_vectors.reflect()
+    """``x - 2 * dot(x, n) * n``."""
+    return x - 2 * x.dot(n) * n
 
 
 @pyfunc

@@ -121,6 +121,9 @@ lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
             *out = v->e;
             return 0;
         }
+        if (v && v->e.kind == EX_MATRIX) {
+            return lw_matrix_as_tuple(lw, &v->e, out); /* for x in qd.static(v) */
+        }
     }
     uint32_t base = lw->frame->vars_base;
     uint32_t cap = lw->vars.len - base;
@@ -1229,6 +1232,90 @@ static const Builtin builtins[] = {
     {"list", b_sequence, QD_OP_COUNT_},
 };
 
+/***** vectors and matrices *****/
+
+int
+lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b, Expr *out)
+{
+    Expr args[2] = {*a, *b};
+    CallArgs c = {node, args, 2, NULL, NULL, 0};
+    return b_minmax(lw, &c, op, out);
+}
+
+/* Builtins applied element by element when an argument is a vector or matrix (scalars broadcast). */
+static const char *const elementwise_builtins[] = {
+    "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "asin", "acos", "atan", "floor",
+    "ceil", "round", "abs", "popcnt", "clz", "atan2", "pow", "raw_div", "raw_mod", "bit_shr",
+    "min", "max", "select", "cast", "bit_cast", "atomic_add", "atomic_sub", "atomic_mul",
+    "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_exchange",
+};
+
+/* Returns 1 when no argument is a matrix (not handled here). */
+static int
+matrix_call(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
+{
+    MatrixCall mc = {c->pos, c->npos, c->kw, c->kwv, c->nkw};
+    if (strncmp(fn->str, "matrix.", 7) == 0 && fn->items) {
+        return lw_matrix_method(lw, c->node, fn->str + 7, &fn->items[0], &mc, out);
+    }
+    if (strcmp(fn->str, "Matrix") == 0 || strcmp(fn->str, "Vector") == 0 ||
+        strncmp(fn->str, "Matrix.", 7) == 0) {
+        return lw_matrix_builtin(lw, c->node, fn->str, &mc, out);
+    }
+    const Expr *shape = NULL;
+    for (uint32_t i = 0; i < c->npos && !shape; i++) {
+        shape = c->pos[i].kind == EX_MATRIX ? &c->pos[i] : NULL;
+    }
+    if (!shape) {
+        return 1;
+    }
+    if (strcmp(fn->str, "len") == 0) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_INT;
+        out->ival = shape->rows;
+        return 0;
+    }
+    const Builtin *b = NULL;
+    for (size_t i = 0; i < QD_ARRAY_LEN(elementwise_builtins) && !b; i++) {
+        if (strcmp(elementwise_builtins[i], fn->str) == 0) {
+            for (size_t k = 0; k < QD_ARRAY_LEN(builtins); k++) {
+                b = strcmp(builtins[k].name, fn->str) == 0 ? &builtins[k] : b;
+            }
+        }
+    }
+    if (!b) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "qd.%s does not take a vector or matrix", fn->str);
+    }
+    for (uint32_t i = 0; i < c->npos; i++) {
+        const Expr *e = &c->pos[i];
+        if (e->kind == EX_MATRIX && (e->rows != shape->rows || e->cols != shape->cols)) {
+            return lw_error(lw, c->node, QD_ERR_TYPE, "qd.%s: vector/matrix arguments of different shapes",
+                            fn->str);
+        }
+    }
+    Expr *results = QD_NEW_ARRAY(lw->arena, Expr, shape->nitems ? shape->nitems : 1);
+    Expr *args = QD_NEW_ARRAY(lw->arena, Expr, c->npos + c->nkw + 1);
+    if (!results || !args) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    bool is_void = false;
+    for (uint32_t k = 0; k < shape->nitems; k++) {
+        for (uint32_t i = 0; i < c->npos; i++) {
+            args[i] = c->pos[i].kind == EX_MATRIX ? c->pos[i].items[k] : c->pos[i];
+        }
+        memcpy(args + c->npos, c->kwv, sizeof(Expr) * c->nkw);
+        CallArgs ck = {c->node, args, c->npos, c->kw, args + c->npos, c->nkw};
+        RETURN_IF_ERROR(b->fn(lw, &ck, b->op, &results[k]));
+        is_void |= results[k].kind == EX_VOID;
+    }
+    if (is_void) {
+        out->kind = EX_VOID;
+        return 0;
+    }
+    return lw_matrix_from_scalars(lw, c->node, results, shape->rows, shape->cols, shape->is_vector,
+                                  NULL, out);
+}
+
 /***** calls *****/
 
 static int
@@ -1310,13 +1397,18 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
     RETURN_IF_ERROR(eval_args(lw, node, &c));
     lw_set_loc(lw, node);
     switch (fn.kind) {
-    case EX_BUILTIN:
+    case EX_BUILTIN: {
+        int rc = matrix_call(lw, &fn, &c, out);
+        if (rc <= 0) {
+            return rc;
+        }
         for (size_t i = 0; i < QD_ARRAY_LEN(builtins); i++) {
             if (strcmp(builtins[i].name, fn.str) == 0) {
                 return builtins[i].fn(lw, &c, builtins[i].op, out);
             }
         }
         return lw_error(lw, node, QD_ERR_SYNTAX, "qd.%s is not supported in kernels yet", fn.str);
+    }
     case EX_FUNC: {
         if (fn.items && fn.nitems == 1) {
             /* A @qd.func method of a struct: `self` (by reference) comes first. */
@@ -1383,6 +1475,10 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
         }
         if (fn.hkind == QD_HOST_STRUCT_TYPE) {
             return lw_struct_construct(lw, node, &fn, c.pos, c.npos, c.nkw, out);
+        }
+        if (fn.hkind == QD_HOST_MATRIX_TYPE) {
+            MatrixCall mc = {c.pos, c.npos, c.kw, c.kwv, c.nkw};
+            return lw_matrix_type_call(lw, node, &fn, &mc, out);
         }
         if (fn.hkind == QD_HOST_KERNEL) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "Kernels cannot call other kernels");

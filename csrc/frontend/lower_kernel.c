@@ -355,7 +355,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
                 ann = a.ty;
             }
         }
-        if (value.kind == EX_STRUCT && i >= nbound) {
+        if ((value.kind == EX_STRUCT && i >= nbound) || value.kind == EX_MATRIX) {
             /* A struct is copied, except the bound `self` of a method. */
             rc = lw_struct_new_var(lw, param, &value, &value);
         } else if (lw_is_runtime(&value) && value.kind != EX_NDARRAY) {
@@ -482,6 +482,9 @@ bind_kernel_params(Lowerer *lw, const QdAst *def, const QdKernelArg *args, uint3
                 RETURN_IF_ERROR(insert_member(lw, &e, args[next].name + plen + 1, &member));
                 next++;
             }
+        }
+        if ((e.kind == EX_DICT || e.kind == EX_NDARRAY) && param->x) {
+            RETURN_IF_ERROR(lw_matrix_param(lw, param, &e)); /* vectors, vector ndarrays */
         }
         if (e.kind == EX_DICT && param->x) {
             /* A struct argument (flattened like a dataclass): rebuilt as a struct value. */
