@@ -565,6 +565,8 @@ def _flatten_dataclass(path, value, members, launch, pins, callbacks, cfg):
             dataclasses.is_dataclass(member) or _struct.is_struct_type(type(member))
         ):
             _flatten_dataclass(member_path, member, members, launch, pins, callbacks, cfg)
+        elif kind is MATRIX:
+            members.extend(_matrix.flatten_argument(member_path, classified[1], member, launch))
         elif kind is SCALAR:
             dtype = _types.cook_dtype(classified[1])
             launch.append(_scalar_value((member_path,), member, dtype))

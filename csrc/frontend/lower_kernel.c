@@ -546,7 +546,8 @@ qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, QdHandle s
         }
         return NULL;
     }
-    if (def->x && !frame.returned) {
+    bool returns_none = def->x && def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE;
+    if (def->x && !returns_none && !frame.returned) {
         lw_error(lw, def, QD_ERR_SYNTAX, "Kernel has a return type but does not have a return statement");
         return NULL;
     }
