@@ -531,6 +531,17 @@ dot_items(Lowerer *lw, const QdAst *node, const Expr *a, uint32_t sa, const Expr
     return 0;
 }
 
+/* Operands whose items are used more than once are loaded once (lvalues become values). */
+static int
+loaded(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp)
+{
+    if (*e && (*e)->kind == EX_MATRIX) {
+        RETURN_IF_ERROR(lw_struct_load(lw, node, *e, tmp));
+        *e = tmp;
+    }
+    return 0;
+}
+
 static int
 matmul(Lowerer *lw, const QdAst *node, const Expr *a, const Expr *b, Expr *out)
 {
@@ -538,6 +549,9 @@ matmul(Lowerer *lw, const QdAst *node, const Expr *a, const Expr *b, Expr *out)
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for @: both operands "
                                                "must be vectors or matrices");
     }
+    Expr la, lb;
+    RETURN_IF_ERROR(loaded(lw, node, &a, &la));
+    RETURN_IF_ERROR(loaded(lw, node, &b, &lb));
     const QdType *ty = lw_promote(a->ty, b->ty);
     if (a->is_vector && b->is_vector) {
         if (a->rows != b->rows) {
@@ -707,6 +721,11 @@ lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *s
     const Expr *a = self;
     const Expr *other = arg_at(c, 0, "other");
     lw_set_loc(lw, node);
+    Expr la, lo;
+    if (strcmp(name, "fill") != 0) {
+        RETURN_IF_ERROR(loaded(lw, node, &a, &la));
+        RETURN_IF_ERROR(loaded(lw, node, &other, &lo));
+    }
     if (strcmp(name, "dot") == 0 || strcmp(name, "frobenius_inner") == 0) {
         if (!other || other->kind != EX_MATRIX || other->nitems != a->nitems) {
             return lw_error(lw, node, QD_ERR_COMPILATION, "%s() needs a matrix of the same shape", name);
