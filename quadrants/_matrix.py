@@ -528,11 +528,13 @@ class MatrixType:
         return ("matrix_type", self.n, self.m, self.ndim, str(self._raw_dtype), self.unpacked)
 
 
+@_builtin("types.vector")
 def vector(n=None, dtype=None, *, unpacked=False):
     """The vector type of `n` elements of `dtype`."""
     return MatrixType(n, 1, 1, dtype, unpacked=unpacked)
 
 
+@_builtin("types.matrix")
 def matrix(n=None, m=None, dtype=None):
     """The n x m matrix type of `dtype`."""
     return MatrixType(n, m, 2, dtype)

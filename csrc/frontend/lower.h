@@ -313,8 +313,9 @@ int lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Ex
 int lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
 /* Indexing, slicing, swizzles. */
 int lw_matrix_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
+/* `base[index] = value`, or with `aug` (an AUG_ASSIGN node) `base[index] <op>= value`. */
 int lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
-                              const Expr *value);
+                              const Expr *value, const QdAst *aug);
 int lw_matrix_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 int lw_matrix_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value);
 int lw_matrix_as_tuple(Lowerer *lw, const Expr *m, Expr *out);
@@ -332,5 +333,7 @@ int lw_matrix_param(Lowerer *lw, const QdAst *param, Expr *e);
 /***** lower_stmt.c *****/
 
 int lw_stmt(Lowerer *lw, const QdAst *node);
+/* `target <op>= value` of AUG_ASSIGN node `node` for a scalar target (atomic on global data). */
+int lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 
 #endif /* QD_FRONTEND_LOWER_H */

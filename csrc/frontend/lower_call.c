@@ -970,7 +970,20 @@ print_value(Lowerer *lw, const QdAst *node, const Expr *e, const char *spec, QdS
         put_literal(fmt, e->ival ? "True" : "False");
         return 0;
     }
-    if (e->kind == EX_TUPLE) {
+    if (e->kind == EX_MATRIX && !e->is_vector) {
+        /* [[a, b], [c, d]]: row by row. */
+        put_literal(fmt, "[");
+        for (uint32_t r = 0; r < e->rows; r++) {
+            Expr row;
+            RETURN_IF_ERROR(lw_matrix_new(lw, e->cols, 1, true, e->ty, &row));
+            memcpy(row.items, &e->items[r * e->cols], sizeof(Expr) * e->cols);
+            put_literal(fmt, r ? ", " : "");
+            RETURN_IF_ERROR(print_value(lw, node, &row, spec, fmt, args));
+        }
+        put_literal(fmt, "]");
+        return 0;
+    }
+    if (e->kind == EX_TUPLE || e->kind == EX_MATRIX) {
         put_literal(fmt, "[");
         for (uint32_t i = 0; i < e->nitems; i++) {
             if (i) {
@@ -1250,6 +1263,8 @@ static const char *const elementwise_builtins[] = {
     "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_exchange",
 };
 
+static int call_python(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out);
+
 /* Returns 1 when no argument is a matrix (not handled here). */
 static int
 matrix_call(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
@@ -1262,12 +1277,33 @@ matrix_call(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
         strncmp(fn->str, "Matrix.", 7) == 0) {
         return lw_matrix_builtin(lw, c->node, fn->str, &mc, out);
     }
+    if (strcmp(fn->str, "types.vector") == 0 || strcmp(fn->str, "types.matrix") == 0) {
+        Expr type_factory = *fn; /* qd.types.vector(3, qd.f32) in a kernel: made at compile time */
+        type_factory.kind = EX_PYOBJ;
+        type_factory.hkind = QD_HOST_OBJECT;
+        return call_python(lw, &type_factory, c, out);
+    }
     const Expr *shape = NULL;
     for (uint32_t i = 0; i < c->npos && !shape; i++) {
         shape = c->pos[i].kind == EX_MATRIX ? &c->pos[i] : NULL;
     }
-    if (!shape) {
+    if (!shape || strcmp(fn->str, "print") == 0) {
         return 1;
+    }
+    if (c->npos == 1 && (strcmp(fn->str, "any") == 0 || strcmp(fn->str, "all") == 0)) {
+        MatrixCall none = {NULL, 0, NULL, NULL, 0};
+        return lw_matrix_method(lw, c->node, fn->str, shape, &none, out);
+    }
+    if (c->npos == 1 && (strcmp(fn->str, "zero") == 0 || strcmp(fn->str, "one") == 0)) {
+        Expr k = {0}, z;
+        k.kind = EX_INT;
+        RETURN_IF_ERROR(lw_matrix_binary(lw, c->node, QD_BIN_MUL, shape, &k, &z));
+        if (fn->str[0] == 'z') {
+            *out = z;
+            return 0;
+        }
+        k.ival = 1;
+        return lw_matrix_binary(lw, c->node, QD_BIN_ADD, &z, &k, out);
     }
     if (strcmp(fn->str, "len") == 0) {
         memset(out, 0, sizeof(*out));

@@ -354,6 +354,13 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
             if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_DTYPE) {
                 ann = a.ty;
             }
+            if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_MATRIX_TYPE && value.kind == EX_MATRIX) {
+                MatrixCall mc = {&value, 1, NULL, NULL, 0}; /* converted to the annotated type */
+                rc = lw_matrix_type_call(lw, param, &a, &mc, &value);
+                if (rc < 0) {
+                    break;
+                }
+            }
         }
         if ((value.kind == EX_STRUCT && i >= nbound) || value.kind == EX_MATRIX) {
             /* A struct is copied, except the bound `self` of a method. */

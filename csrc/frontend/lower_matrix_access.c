@@ -265,15 +265,43 @@ lw_matrix_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAs
     return 0;
 }
 
-/* `base[index] = value` for a matrix base; runtime indices store through selects. */
+/* Runs `target op= value` (aug) or `target = value` inside `if cond`. */
+static int
+guarded_update(Lowerer *lw, const QdAst *node, uint32_t cond, const Expr *target, const Expr *value,
+               const QdAst *aug)
+{
+    QdInst *ifi = lw_emit(lw, QD_OP_IF, 1);
+    if (!ifi) {
+        return -1;
+    }
+    ifi->args[0] = cond;
+    QdRegion *saved = lw->cur;
+    bool saved_top = lw->at_top;
+    lw->at_top = false;
+    lw->cur = ifi->regions[0];
+    int rc = aug ? lw_aug_assign(lw, aug, target, value) : lw_store(lw, node, target, value);
+    lw->cur = saved;
+    lw->at_top = saved_top;
+    return rc;
+}
+
+/* `base[index] = value` (aug NULL) or `base[index] op= value` for a matrix base. A runtime index
+ * stores into local elements through selects (they stay in registers); global elements and
+ * augmented assignments are updated under a guard per element, so that only the selected element
+ * is written (atomically where `op=` is atomic). */
 int
 lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
-                          const Expr *value)
+                          const Expr *value, const QdAst *aug)
 {
     MatIndex ix[2];
     uint32_t n;
     RETURN_IF_ERROR(index_list(lw, node, base, index, ix, &n));
     bool runtime = ix[0].is_runtime || (n == 2 && ix[1].is_runtime);
+    if (!runtime && aug) {
+        Expr target;
+        RETURN_IF_ERROR(lw_matrix_subscript(lw, node, base, index, &target));
+        return lw_aug_assign(lw, aug, &target, value);
+    }
     if (!runtime) {
         Expr target;
         RETURN_IF_ERROR(lw_matrix_subscript(lw, node, base, index, &target));
@@ -295,8 +323,16 @@ lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
     if (value->kind == EX_MATRIX) {
         return lw_error(lw, node, QD_ERR_TYPE, "a matrix element takes a scalar value");
     }
-    RETURN_IF_ERROR(lw_matrix_item(lw, node, value, base->ty, &v));
-    RETURN_IF_ERROR(lw_convert(lw, node, &v, base->ty, &v));
+    bool guarded = aug != NULL;
+    for (uint32_t k = 0; k < base->nitems; k++) {
+        guarded |= base->items[k].kind == EX_LVALUE && base->items[k].is_global;
+    }
+    if (guarded) {
+        RETURN_IF_ERROR(lw_rvalue(lw, node, value, &v));
+    } else {
+        RETURN_IF_ERROR(lw_matrix_item(lw, node, value, base->ty, &v));
+        RETURN_IF_ERROR(lw_convert(lw, node, &v, base->ty, &v));
+    }
     for (uint32_t k = 0; k < base->nitems; k++) {
         const Expr *t = &base->items[k];
         if (t->kind != EX_LVALUE) {
@@ -326,6 +362,10 @@ lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
             } else if ((int64_t)ck.ival != ix[1].k) {
                 continue;
             }
+        }
+        if (guarded) {
+            RETURN_IF_ERROR(guarded_update(lw, node, cond.id, t, &v, aug));
+            continue;
         }
         RETURN_IF_ERROR(lw_rvalue(lw, node, t, &old));
         QdInst *sel = lw_emit(lw, QD_OP_SELECT, 3);

@@ -177,7 +177,7 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
             return 0;
         }
         if (base.kind == EX_MATRIX) {
-            return lw_matrix_store_subscript(lw, target, &base, target->y, value);
+            return lw_matrix_store_subscript(lw, target, &base, target->y, value, NULL);
         }
         RETURN_IF_ERROR(lw_subscript(lw, target, &base, target->y, &lv));
         if (lv.kind == EX_STRUCT) {
@@ -277,17 +277,22 @@ lower_aug_assign(Lowerer *lw, const QdAst *node)
     }
     if (target.kind != EX_LVALUE && node->x->kind == QD_AST_SUBSCRIPT) {
         /* An element of a matrix with a runtime index: read, combine, store through selects. */
-        Expr base, lv, r;
+        Expr base, lv;
         int rc = lw_subscript_base(lw, node->x, &base, &lv);
         if (rc < 0) {
             return -1;
         }
         if (rc == 0 && base.kind == EX_MATRIX) {
-            RETURN_IF_ERROR(lw_binary(lw, node, node->op, &target, &value, &r));
-            return lw_matrix_store_subscript(lw, node->x, &base, node->x->y, &r);
+            return lw_matrix_store_subscript(lw, node->x, &base, node->x->y, &value, node);
         }
     }
     return aug_assign_scalar(lw, node, &target, &value);
+}
+
+int
+lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
+{
+    return aug_assign_scalar(lw, node, target, value);
 }
 
 static int
@@ -837,6 +842,13 @@ lower_return(Lowerer *lw, const QdAst *node)
             RETURN_IF_ERROR(lw_expr(lw, fr->ret_annotation, &ann));
             if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_DTYPE) {
                 RETURN_IF_ERROR(lw_convert(lw, node, &snap, ann.ty, &snap));
+            }
+        } else if (fr->ret_annotation && snap.kind == EX_MATRIX) {
+            Expr ann;
+            RETURN_IF_ERROR(lw_expr(lw, fr->ret_annotation, &ann));
+            if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_MATRIX_TYPE) {
+                MatrixCall mc = {&snap, 1, NULL, NULL, 0}; /* converted to the annotated type */
+                RETURN_IF_ERROR(lw_matrix_type_call(lw, node, &ann, &mc, &snap));
             }
         } else if (fr->ret_annotation && snap.kind == EX_VALUE) {
             Expr ann;

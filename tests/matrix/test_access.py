@@ -31,9 +31,9 @@ def test_runtime_index_read_and_write():
     v, m = rng.standard_normal(4), rng.standard_normal((3, 3))
     out = np.zeros(26, np.float32)
     k(v.tolist(), qd.Matrix(m.tolist()), out)
-    np.testing.assert_allclose(out[:4], v, rtol=1e-6)
-    np.testing.assert_allclose(out[4:8], v * 2 + np.arange(4), rtol=1e-5)
-    np.testing.assert_allclose(out[8:17], m.reshape(-1), rtol=1e-6)
+    np.testing.assert_allclose(out[:4], v, rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(out[4:8], v * 2 + np.arange(4), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out[8:17], m.reshape(-1), rtol=1e-6, atol=1e-5)
     np.testing.assert_allclose(out[17:26], m.reshape(-1) + 1, rtol=1e-5, atol=1e-6)
 
 
@@ -56,7 +56,7 @@ def test_slices_read():
     out = np.zeros(15, np.float32)
     k(qd.Matrix(m.tolist()), v.tolist(), out)
     expect = np.concatenate([m[:, 2], m[1, :], m[0:2, 1], v[1:3], v[::2], [m[1, 0], m[2, 2]], [v[:3:2][1]]])
-    np.testing.assert_allclose(out, expect, rtol=1e-6)
+    np.testing.assert_allclose(out, expect, rtol=1e-6, atol=1e-5)
 
 
 def test_slice_with_runtime_row_index():
@@ -71,7 +71,7 @@ def test_slice_with_runtime_row_index():
     m = rng.standard_normal((3, 3))
     out = np.zeros((3, 3), np.float32)
     k(qd.Matrix(m.tolist()), out)
-    np.testing.assert_allclose(out, m + 10 * m.T, rtol=1e-5)
+    np.testing.assert_allclose(out, m + 10 * m.T, rtol=1e-5, atol=1e-5)
 
 
 def test_slice_writes():
@@ -90,7 +90,7 @@ def test_slice_writes():
     a[1, 1:3] = [7, 8]
     a[:2, :] += [[1, 1, 1], [2, 2, 2]]
     a[:, 2] *= -1
-    np.testing.assert_allclose(k(qd.Matrix(m.tolist()), v.tolist()).to_numpy(), a, rtol=1e-5)
+    np.testing.assert_allclose(k(qd.Matrix(m.tolist()), v.tolist()).to_numpy(), a, rtol=1e-5, atol=1e-5)
 
 
 def test_swizzles():
@@ -112,7 +112,7 @@ def test_swizzles():
     d[2], d[1] = 5, 6
     d[[2, 0, 1]] += 1
     expect = np.stack([[v[0], v[1], v[2], v[2]], v[[2, 1, 0, 3]], d, v])
-    np.testing.assert_allclose(k(v.tolist()).to_numpy(), expect, rtol=1e-6)
+    np.testing.assert_allclose(k(v.tolist()).to_numpy(), expect, rtol=1e-6, atol=1e-5)
 
 
 def test_swapping_through_swizzle():
@@ -143,7 +143,7 @@ def test_single_index_of_matrix_is_row():
         return m[1]
 
     m = rng.standard_normal((3, 3))
-    np.testing.assert_allclose(k(qd.Matrix(m.tolist())).to_numpy(), m[1], rtol=1e-6)
+    np.testing.assert_allclose(k(qd.Matrix(m.tolist())).to_numpy(), m[1], rtol=1e-6, atol=1e-5)
 
 
 def test_nested_subscript_of_vector_field():
