@@ -235,6 +235,9 @@ def _array_value(param, value, callbacks):
     wanted_dtype, wanted_ndim, name = param.annotation.dtype, param.annotation.ndim, param.name
     if wanted_ndim is not None:
         wanted_ndim += getattr(param.annotation, "element_ndim", 0)  # vector/matrix elements
+    if isinstance(value, (Ndarray, np.ndarray)):
+        shape = value._data().shape if isinstance(value, Ndarray) else value.shape
+        _matrix.check_element_shape(param.annotation, name, shape)
     if isinstance(value, Ndarray):
         array = value._data()
         if wanted_dtype is not None and value.dtype is not wanted_dtype:

@@ -576,3 +576,17 @@ def from_results(mtype, results):
     if mtype.ndim == 1:
         return Vector(values, dt=dt)
     return Matrix([values[r * mtype.m:(r + 1) * mtype.m] for r in range(mtype.n)], dt=dt)
+
+
+def check_element_shape(annotation, name, shape):
+    """Raises ValueError when an array passed for an ndarray parameter annotated with a
+    vector/matrix element type does not end in that element's shape."""
+    raw = getattr(annotation, "_raw_dtype", None)
+    if not isinstance(raw, MatrixType):
+        return
+    element = (raw.n,) if raw.ndim == 1 else (raw.n, raw.m)
+    if len(shape) < len(element) or tuple(shape[len(shape) - len(element):]) != element:
+        raise ValueError(
+            f"Invalid value for argument {name} - elements of shape {element} ({raw!r}) expected, "
+            f"but the array has shape {tuple(shape)}"
+        )

@@ -249,3 +249,18 @@ def test_print_vectors(capfd):
     qd.sync()
     out = capfd.readouterr().out
     assert "[1, 2] [[1, 2], [3, 4]] [0, 0] [[1, 1], [1, 1]] 1 0" in out
+
+
+def test_ndarray_element_shape_is_checked():
+    @qd.kernel
+    def k(a: qd.types.NDArray[vec3, 1]):
+        for i in range(a.shape[0]):
+            a[i] = qd.Vector([1.0, 2.0, 3.0])
+
+    with pytest.raises(ValueError, match="elements of shape"):
+        k(np.zeros((4, 4), np.float32))
+    with pytest.raises(ValueError, match="elements of shape"):
+        k(qd.Vector.ndarray(2, qd.f32, shape=(4,)))
+    a = np.zeros((4, 3), np.float32)
+    k(a)
+    np.testing.assert_array_equal(a, np.tile([1, 2, 3], (4, 1)))

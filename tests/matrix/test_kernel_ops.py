@@ -196,3 +196,80 @@ def test_captured_python_matrix_is_constant():
         return m @ qd.Vector([1.0, 1.0])
 
     close(k().to_numpy(), [3, 7])
+
+
+def test_more_operators():
+    ivec3 = qd.types.vector(3, qd.i32)
+
+    @qd.kernel
+    def k(a: ivec3, out: qd.types.NDArray[qd.types.matrix(9, 3, qd.i32), 0]):
+        out[None] = qd.Matrix.rows([~a, abs(a), a**2, a << 2, a >> 1, (a <= 0).cast(qd.i32),
+                                    qd.cast(a != 1, qd.i32), qd.cast(a >= 1, qd.i32),
+                                    qd.cast(a > -2, qd.i32)])
+
+    a = rng.integers(-20, 20, 3)
+    out = np.zeros((9, 3), np.int32)
+    k(a.tolist(), out)
+    expect = np.stack([~a, np.abs(a), a**2, a << 2, a >> 1, a <= 0, a != 1, a >= 1, a > -2]).astype(np.int32)
+    np.testing.assert_array_equal(out, expect)
+
+
+def test_positional_dtype_unit_default_and_norm_eps():
+    @qd.kernel
+    def k() -> qd.types.vector(4, qd.f32):
+        a = qd.Matrix([0, 1, 2], qd.f32)
+        u = qd.Matrix.unit(3, 0)
+        v = qd.Vector([3.0, 4.0])
+        return qd.Vector([a[2] + qd.f32(u[0]), v.norm(1.0), v.norm_inv(), v.normalized(1.0)[0]])
+
+    r = k().to_numpy()
+    np.testing.assert_allclose(r, [3.0, np.sqrt(26.0), 0.2, 3.0 / 6.0], rtol=1e-6)
+
+
+def test_top_level_vector_shared_by_tasks():
+    f = qd.field(qd.f32, shape=8)
+
+    @qd.kernel
+    def k(s: qd.f32):
+        v = qd.Vector([s, 2 * s])
+        v.y += 1.0
+        for i in range(8):
+            f[i] = v.x * i + v.y
+        w = v * 2.0
+        for i in range(8):
+            f[i] += w[1]
+
+    s = float(rng.standard_normal())
+    k(s)
+    np.testing.assert_allclose(f.to_numpy(), s * np.arange(8) + (2 * s + 1) * 3, rtol=1e-5, atol=1e-5)
+
+
+def test_matrix_in_runtime_control_flow():
+    @qd.kernel
+    def k(n: qd.i32) -> qd.types.vector(2, qd.f32):
+        acc = qd.Vector([0.0, 0.0])
+        rot = qd.Matrix([[0.0, -1.0], [1.0, 0.0]])
+        p = qd.Vector([1.0, 0.0])
+        for i in range(n):
+            if i % 2 == 0:
+                acc += p
+            p = rot @ p
+        return acc
+
+    n = int(rng.integers(1, 20))
+    p, acc = np.array([1.0, 0.0]), np.zeros(2)
+    rot = np.array([[0, -1], [1, 0.0]])
+    for i in range(n):
+        if i % 2 == 0:
+            acc += p
+        p = rot @ p
+    np.testing.assert_allclose(k(n).to_numpy(), acc, atol=1e-6)
+
+
+def test_empty_matrix():
+    @qd.kernel
+    def k() -> qd.i32:
+        m = qd.Matrix([])
+        return m.n + len(m)
+
+    assert k() == 0
