@@ -280,6 +280,14 @@ typedef struct MatrixCall {
     uint32_t nkw;           /* how many */
 } MatrixCall;
 
+/* Shared helpers of the lower_matrix*.c files. */
+int lw_matrix_dot(Lowerer *lw, const QdAst *node, const Expr *a, uint32_t sa, const Expr *b, uint32_t sb,
+                  uint32_t n, Expr *out);                    /* sum of a[k*sa] * b[k*sb] */
+const Expr *lw_matrix_arg(const MatrixCall *c, uint32_t i, const char *name); /* or NULL */
+const char *lw_matrix_shape_str(Lowerer *lw, const Expr *e); /* "(n, m)" / "(n,)" */
+int lw_matrix_loaded(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp); /* items loaded */
+int lw_matrix_dtype_arg(Lowerer *lw, const QdAst *node, const Expr *e, const QdType **ty);
+int lw_matrix_scalar(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out); /* loaded once */
 /* A new rows x cols matrix Expr of element type ty with uninitialised items. */
 int lw_matrix_new(Lowerer *lw, uint32_t rows, uint32_t cols, bool is_vector, const QdType *ty, Expr *out);
 /* A scalar as an element of type ty (compile-time values stay typed constants). */

@@ -1,5 +1,5 @@
 /* frontend/lower_matrix.c -- qd.Vector / qd.Matrix values in kernels: construction, operators,
- * methods.
+ * stores.
  *
  * A vector or matrix is an EX_MATRIX Expr: rows x cols scalar items in row-major order (a vector
  * of n is n x 1 with is_vector set), all of element type ty. Every item is its own scalar: a
@@ -12,8 +12,9 @@
  * The constructors are builtins named "Matrix", "Vector" and "Matrix.<name>"; type objects
  * (qd.types.vector / matrix, qd.math.vec3, ...) are host objects of kind QD_HOST_MATRIX_TYPE
  * carrying n, m, ndim and dtype; a method `v.name` is an EX_BUILTIN named "matrix.<name>" with
- * the matrix in items[0]. Element access, slices and swizzles are in lower_matrix_access.c;
- * determinant() and inverse() go to lw_matrix_linalg_method (lower_matrix_linalg.c).
+ * the matrix in items[0]. Methods are in lower_matrix_methods.c (determinant() and inverse() go to
+ * lw_matrix_linalg_method, lower_matrix_linalg.c), element access, slices and swizzles in
+ * lower_matrix_access.c, fields, ndarrays and the kernel boundary in lower_matrix_field.c.
  */
 #include "lower.h"
 
@@ -60,8 +61,8 @@ lw_matrix_item(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, 
 }
 
 /* A scalar operand used many times: lvalues are loaded once. */
-static int
-scalar_operand(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
+int
+lw_matrix_scalar(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
 {
     if (e->kind == EX_LVALUE) {
         return lw_rvalue(lw, node, e, out);
@@ -137,8 +138,8 @@ flatten(Lowerer *lw, const QdAst *node, const Expr *e, ScalarList *out)
 }
 
 /* The element type argument `dt` of a constructor (NULL when absent or None). */
-static int
-dtype_arg(Lowerer *lw, const QdAst *node, const Expr *e, const QdType **ty)
+int
+lw_matrix_dtype_arg(Lowerer *lw, const QdAst *node, const Expr *e, const QdType **ty)
 {
     *ty = NULL;
     if (!e || e->kind == EX_NONE) {
@@ -156,7 +157,7 @@ static int
 construct(Lowerer *lw, const QdAst *node, bool vector, const Expr *arg, const Expr *dt, Expr *out)
 {
     const QdType *ty;
-    RETURN_IF_ERROR(dtype_arg(lw, node, dt, &ty));
+    RETURN_IF_ERROR(lw_matrix_dtype_arg(lw, node, dt, &ty));
     if (arg->kind == EX_MATRIX) {
         ScalarList s = {0};
         RETURN_IF_ERROR(flatten(lw, node, arg, &s));
@@ -226,8 +227,8 @@ int_arg(Lowerer *lw, const QdAst *node, const Expr *e, const char *what, int64_t
 }
 
 /* Argument i of a call: positional, or the keyword `name`; NULL when absent. */
-static const Expr *
-arg_at(const MatrixCall *c, uint32_t i, const char *name)
+const Expr *
+lw_matrix_arg(const MatrixCall *c, uint32_t i, const char *name)
 {
     if (i < c->npos) {
         return &c->pos[i];
@@ -268,22 +269,22 @@ int
 lw_matrix_builtin(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c, Expr *out)
 {
     if (strcmp(name, "Matrix") == 0 || strcmp(name, "Vector") == 0) {
-        const Expr *arg = arg_at(c, 0, "arr");
+        const Expr *arg = lw_matrix_arg(c, 0, "arr");
         if (!arg) {
-            arg = arg_at(c, 0, "n");
+            arg = lw_matrix_arg(c, 0, "n");
         }
         if (!arg) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "qd.%s needs a list of elements", name);
         }
-        return construct(lw, node, name[0] == 'V', arg, arg_at(c, 1, "dt"), out);
+        return construct(lw, node, name[0] == 'V', arg, lw_matrix_arg(c, 1, "dt"), out);
     }
     const char *what = name + strlen("Matrix.");
     if (strcmp(what, "zero") == 0 || strcmp(what, "one") == 0 || strcmp(what, "identity") == 0) {
         const QdType *ty;
         int64_t n = 0, m = 0;
-        RETURN_IF_ERROR(dtype_arg(lw, node, arg_at(c, 0, "dt"), &ty));
-        RETURN_IF_ERROR(int_arg(lw, node, arg_at(c, 1, "n"), "n", &n));
-        const Expr *me = arg_at(c, 2, "m");
+        RETURN_IF_ERROR(lw_matrix_dtype_arg(lw, node, lw_matrix_arg(c, 0, "dt"), &ty));
+        RETURN_IF_ERROR(int_arg(lw, node, lw_matrix_arg(c, 1, "n"), "n", &n));
+        const Expr *me = lw_matrix_arg(c, 2, "m");
         if (me && me->kind != EX_NONE) {
             RETURN_IF_ERROR(int_arg(lw, node, me, "m", &m));
         }
@@ -302,9 +303,9 @@ lw_matrix_builtin(Lowerer *lw, const QdAst *node, const char *name, const Matrix
     if (strcmp(what, "unit") == 0) {
         int64_t n = 0, i = 0;
         const QdType *ty;
-        RETURN_IF_ERROR(int_arg(lw, node, arg_at(c, 0, "n"), "n", &n));
-        RETURN_IF_ERROR(int_arg(lw, node, arg_at(c, 1, "i"), "i", &i));
-        RETURN_IF_ERROR(dtype_arg(lw, node, arg_at(c, 2, "dt"), &ty));
+        RETURN_IF_ERROR(int_arg(lw, node, lw_matrix_arg(c, 0, "n"), "n", &n));
+        RETURN_IF_ERROR(int_arg(lw, node, lw_matrix_arg(c, 1, "i"), "i", &i));
+        RETURN_IF_ERROR(lw_matrix_dtype_arg(lw, node, lw_matrix_arg(c, 2, "dt"), &ty));
         if (i >= n) {
             return lw_error(lw, node, QD_ERR_COMPILATION, "qd.Matrix.unit: index %lld out of range [0, %lld)",
                             (long long)i, (long long)n);
@@ -321,18 +322,18 @@ lw_matrix_builtin(Lowerer *lw, const QdAst *node, const char *name, const Matrix
     }
     if (strcmp(what, "diag") == 0) {
         int64_t n = 0;
-        RETURN_IF_ERROR(int_arg(lw, node, arg_at(c, 0, "dim"), "qd.Matrix.diag: dim", &n));
-        const Expr *val = arg_at(c, 1, "val");
+        RETURN_IF_ERROR(int_arg(lw, node, lw_matrix_arg(c, 0, "dim"), "qd.Matrix.diag: dim", &n));
+        const Expr *val = lw_matrix_arg(c, 1, "val");
         if (!val) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "qd.Matrix.diag(dim, val) needs val");
         }
         Expr v;
-        RETURN_IF_ERROR(scalar_operand(lw, node, val, &v));
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, val, &v));
         const QdType *ty = lw_dtype_of(lw, &v);
         return filled(lw, node, ty, (uint32_t)n, (uint32_t)n, true, &v, out);
     }
     if (strcmp(what, "rows") == 0 || strcmp(what, "cols") == 0) {
-        const Expr *list = arg_at(c, 0, what);
+        const Expr *list = lw_matrix_arg(c, 0, what);
         if (!list) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "qd.Matrix.%s needs a list", what);
         }
@@ -457,8 +458,8 @@ binary_type(Lowerer *lw, int op, const QdType *ta, const QdType *tb)
 }
 
 /* Shape of a matrix operand as "(n, m)" / "(n,)". */
-static const char *
-shape_str(Lowerer *lw, const Expr *e)
+const char *
+lw_matrix_shape_str(Lowerer *lw, const Expr *e)
 {
     char buf[48];
     if (e->is_vector) {
@@ -480,14 +481,14 @@ elementwise(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b
     if (a->kind == EX_MATRIX && b->kind == EX_MATRIX &&
         (a->rows != b->rows || a->cols != b->cols)) {
         return lw_error(lw, node, QD_ERR_TYPE, "Dimension mismatch between shapes %s, %s",
-                        shape_str(lw, a), shape_str(lw, b));
+                        lw_matrix_shape_str(lw, a), lw_matrix_shape_str(lw, b));
     }
     Expr sa, sb;
     if (a->kind != EX_MATRIX) {
-        RETURN_IF_ERROR(scalar_operand(lw, node, a, &sa));
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, a, &sa));
     }
     if (b->kind != EX_MATRIX) {
-        RETURN_IF_ERROR(scalar_operand(lw, node, b, &sb));
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, b, &sb));
     }
     const QdType *ta = a->kind == EX_MATRIX ? a->ty : lw_dtype_of(lw, &sa);
     const QdType *tb = b->kind == EX_MATRIX ? b->ty : lw_dtype_of(lw, &sb);
@@ -510,8 +511,8 @@ binary_elem(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b
 }
 
 /* Σ a[i] * b[i] over n items with strides. */
-static int
-dot_items(Lowerer *lw, const QdAst *node, const Expr *a, uint32_t sa, const Expr *b, uint32_t sb,
+int
+lw_matrix_dot(Lowerer *lw, const QdAst *node, const Expr *a, uint32_t sa, const Expr *b, uint32_t sb,
           uint32_t n, Expr *out)
 {
     Expr acc = {0};
@@ -532,8 +533,8 @@ dot_items(Lowerer *lw, const QdAst *node, const Expr *a, uint32_t sa, const Expr
 }
 
 /* Operands whose items are used more than once are loaded once (lvalues become values). */
-static int
-loaded(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp)
+int
+lw_matrix_loaded(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp)
 {
     if (*e && (*e)->kind == EX_MATRIX) {
         RETURN_IF_ERROR(lw_struct_load(lw, node, *e, tmp));
@@ -550,40 +551,40 @@ matmul(Lowerer *lw, const QdAst *node, const Expr *a, const Expr *b, Expr *out)
                                                "must be vectors or matrices");
     }
     Expr la, lb;
-    RETURN_IF_ERROR(loaded(lw, node, &a, &la));
-    RETURN_IF_ERROR(loaded(lw, node, &b, &lb));
+    RETURN_IF_ERROR(lw_matrix_loaded(lw, node, &a, &la));
+    RETURN_IF_ERROR(lw_matrix_loaded(lw, node, &b, &lb));
     const QdType *ty = lw_promote(a->ty, b->ty);
     if (a->is_vector && b->is_vector) {
         if (a->rows != b->rows) {
             return lw_error(lw, node, QD_ERR_TYPE, "Dimension mismatch between shapes %s, %s",
-                            shape_str(lw, a), shape_str(lw, b));
+                            lw_matrix_shape_str(lw, a), lw_matrix_shape_str(lw, b));
         }
         Expr r;
-        RETURN_IF_ERROR(dot_items(lw, node, a->items, 1, b->items, 1, a->rows, &r));
+        RETURN_IF_ERROR(lw_matrix_dot(lw, node, a->items, 1, b->items, 1, a->rows, &r));
         return lw_convert(lw, node, &r, ty, out);
     }
     if (a->is_vector) { /* v @ M = M^T v */
         if (a->rows != b->rows) {
             return lw_error(lw, node, QD_ERR_TYPE, "Dimension mismatch between shapes %s, %s",
-                            shape_str(lw, a), shape_str(lw, b));
+                            lw_matrix_shape_str(lw, a), lw_matrix_shape_str(lw, b));
         }
         RETURN_IF_ERROR(lw_matrix_new(lw, b->cols, 1, true, ty, out));
         for (uint32_t j = 0; j < b->cols; j++) {
             Expr r;
-            RETURN_IF_ERROR(dot_items(lw, node, a->items, 1, &b->items[j], b->cols, a->rows, &r));
+            RETURN_IF_ERROR(lw_matrix_dot(lw, node, a->items, 1, &b->items[j], b->cols, a->rows, &r));
             RETURN_IF_ERROR(lw_matrix_item(lw, node, &r, ty, &out->items[j]));
         }
         return 0;
     }
     if (a->cols != b->rows) {
         return lw_error(lw, node, QD_ERR_TYPE, "Dimension mismatch between shapes %s, %s",
-                        shape_str(lw, a), shape_str(lw, b));
+                        lw_matrix_shape_str(lw, a), lw_matrix_shape_str(lw, b));
     }
     RETURN_IF_ERROR(lw_matrix_new(lw, a->rows, b->cols, b->is_vector, ty, out));
     for (uint32_t i = 0; i < a->rows; i++) {
         for (uint32_t j = 0; j < b->cols; j++) {
             Expr r;
-            RETURN_IF_ERROR(dot_items(lw, node, &a->items[i * a->cols], 1, &b->items[j], b->cols,
+            RETURN_IF_ERROR(lw_matrix_dot(lw, node, &a->items[i * a->cols], 1, &b->items[j], b->cols,
                                       a->cols, &r));
             RETURN_IF_ERROR(lw_matrix_item(lw, node, &r, ty, &out->items[i * b->cols + j]));
         }
@@ -631,286 +632,6 @@ lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out
     return 0;
 }
 
-/***** methods *****/
-
-int
-lw_matrix_transpose(Lowerer *lw, const QdAst *node, const Expr *a, Expr *out)
-{
-    if (a->is_vector) {
-        return lw_error(lw, node, QD_ERR_COMPILATION,
-                        "transpose() of a vector is not supported: use a.outer_product(b) for "
-                        "v @ w.transpose()");
-    }
-    RETURN_IF_ERROR(lw_matrix_new(lw, a->cols, a->rows, false, a->ty, out));
-    for (uint32_t i = 0; i < a->rows; i++) {
-        for (uint32_t j = 0; j < a->cols; j++) {
-            out->items[j * a->rows + i] = a->items[i * a->cols + j];
-        }
-    }
-    return 0;
-}
-
-/* Reduction of all items with binary op (or min/max through lw_minmax when op < 0). */
-static int
-reduce(Lowerer *lw, const QdAst *node, const Expr *a, int op, QdOp minmax, Expr *out)
-{
-    if (a->nitems == 0) {
-        return lw_error(lw, node, QD_ERR_COMPILATION, "reduction of an empty matrix");
-    }
-    Expr acc = a->items[0];
-    if (acc.kind == EX_LVALUE) {
-        RETURN_IF_ERROR(lw_rvalue(lw, node, &acc, &acc));
-    }
-    for (uint32_t i = 1; i < a->nitems; i++) {
-        if (op >= 0) {
-            RETURN_IF_ERROR(lw_binary(lw, node, op, &acc, &a->items[i], &acc));
-        } else {
-            RETURN_IF_ERROR(lw_minmax(lw, node, minmax, &acc, &a->items[i], &acc));
-        }
-    }
-    return lw_matrix_item(lw, node, &acc, a->ty, out);
-}
-
-static int
-need_vector(Lowerer *lw, const QdAst *node, const Expr *a, const char *what)
-{
-    if (a->kind != EX_MATRIX || !a->is_vector) {
-        return lw_error(lw, node, QD_ERR_COMPILATION, "%s needs vectors", what);
-    }
-    return 0;
-}
-
-static int
-need_square(Lowerer *lw, const QdAst *node, const Expr *a, const char *what)
-{
-    if (a->is_vector || a->rows != a->cols) {
-        return lw_error(lw, node, QD_ERR_COMPILATION, "%s needs a square matrix, got shape %s",
-                        what, shape_str(lw, a));
-    }
-    return 0;
-}
-
-static int
-norm_sqr(Lowerer *lw, const QdAst *node, const Expr *a, Expr *out)
-{
-    return dot_items(lw, node, a->items, 1, a->items, 1, a->nitems, out);
-}
-
-/* A float scalar argument (eps) or 0. */
-static const Expr *
-eps_arg(const MatrixCall *c)
-{
-    return arg_at(c, 0, "eps");
-}
-
-static int
-float_of(Lowerer *lw, const QdAst *node, const Expr *x, Expr *out)
-{
-    const QdType *t = lw_dtype_of(lw, x);
-    if (t && !qd_type_is_float(t)) {
-        return lw_convert(lw, node, x, qd_type_scalar(lw->opt->default_fp), out);
-    }
-    *out = *x;
-    return 0;
-}
-
-int
-lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
-                 const MatrixCall *c, Expr *out)
-{
-    const Expr *a = self;
-    const Expr *other = arg_at(c, 0, "other");
-    lw_set_loc(lw, node);
-    Expr la, lo;
-    if (strcmp(name, "fill") != 0) {
-        RETURN_IF_ERROR(loaded(lw, node, &a, &la));
-        RETURN_IF_ERROR(loaded(lw, node, &other, &lo));
-    }
-    if (strcmp(name, "dot") == 0 || strcmp(name, "frobenius_inner") == 0) {
-        if (!other || other->kind != EX_MATRIX || other->nitems != a->nitems) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "%s() needs a matrix of the same shape", name);
-        }
-        if (name[0] == 'd') {
-            RETURN_IF_ERROR(need_vector(lw, node, a, "dot()"));
-            RETURN_IF_ERROR(need_vector(lw, node, other, "dot()"));
-        }
-        Expr r;
-        RETURN_IF_ERROR(dot_items(lw, node, a->items, 1, other->items, 1, a->nitems, &r));
-        return lw_convert(lw, node, &r, lw_promote(a->ty, other->ty), out);
-    }
-    if (strcmp(name, "cross") == 0) {
-        RETURN_IF_ERROR(need_vector(lw, node, a, "cross()"));
-        if (!other) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "cross() needs another vector");
-        }
-        RETURN_IF_ERROR(need_vector(lw, node, other, "cross()"));
-        if (a->rows != other->rows || (a->rows != 2 && a->rows != 3)) {
-            return lw_error(lw, node, QD_ERR_COMPILATION,
-                            "cross() needs two vectors of the same size 2 or 3");
-        }
-        const Expr *x = a->items, *y = other->items;
-        const QdType *ty = lw_promote(a->ty, other->ty);
-        static const uint8_t ij[3][2] = {{1, 2}, {2, 0}, {0, 1}};
-        uint32_t n = a->rows == 2 ? 1 : 3;
-        Expr res[3];
-        for (uint32_t k = 0; k < n; k++) {
-            uint32_t i = a->rows == 2 ? 0 : ij[k][0], j = a->rows == 2 ? 1 : ij[k][1];
-            Expr p, q;
-            RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_MUL, &x[i], &y[j], &p));
-            RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_MUL, &x[j], &y[i], &q));
-            RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_SUB, &p, &q, &res[k]));
-        }
-        if (n == 1) {
-            return lw_convert(lw, node, &res[0], ty, out);
-        }
-        return lw_matrix_from_scalars(lw, node, res, 3, 1, true, ty, out);
-    }
-    if (strcmp(name, "outer_product") == 0) {
-        RETURN_IF_ERROR(need_vector(lw, node, a, "outer_product()"));
-        if (!other) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "outer_product() needs another vector");
-        }
-        RETURN_IF_ERROR(need_vector(lw, node, other, "outer_product()"));
-        const QdType *ty = lw_promote(a->ty, other->ty);
-        RETURN_IF_ERROR(lw_matrix_new(lw, a->rows, other->rows, false, ty, out));
-        for (uint32_t i = 0; i < a->rows; i++) {
-            for (uint32_t j = 0; j < other->rows; j++) {
-                Expr p;
-                RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_MUL, &a->items[i], &other->items[j], &p));
-                RETURN_IF_ERROR(lw_matrix_item(lw, node, &p, ty, &out->items[i * other->rows + j]));
-            }
-        }
-        return 0;
-    }
-    if (strcmp(name, "norm_sqr") == 0) {
-        Expr r;
-        RETURN_IF_ERROR(norm_sqr(lw, node, a, &r));
-        return lw_matrix_item(lw, node, &r, a->ty, out);
-    }
-    if (strcmp(name, "norm") == 0 || strcmp(name, "norm_inv") == 0 || strcmp(name, "normalized") == 0) {
-        Expr s, f;
-        RETURN_IF_ERROR(norm_sqr(lw, node, a, &s));
-        RETURN_IF_ERROR(float_of(lw, node, &s, &s));
-        const Expr *eps = eps_arg(c);
-        if (eps && name[4] != 'a') { /* norm / norm_inv: sqrt(Σx² + eps) */
-            RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_ADD, &s, eps, &s));
-        }
-        RETURN_IF_ERROR(lw_rvalue(lw, node, &s, &s));
-        QdOp op = strcmp(name, "norm_inv") == 0 ? QD_OP_RSQRT : QD_OP_SQRT;
-        uint32_t id = lw_emit_value(lw, op, s.ty, s.id, 0);
-        if (id == QD_NO_VALUE) {
-            return -1;
-        }
-        memset(&f, 0, sizeof(f));
-        f.kind = EX_VALUE;
-        f.id = id;
-        f.ty = s.ty;
-        if (strcmp(name, "normalized") != 0) {
-            *out = f;
-            return 0;
-        }
-        RETURN_IF_ERROR(need_vector(lw, node, a, "normalized()"));
-        if (eps) {
-            RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_ADD, &f, eps, &f));
-        }
-        Expr one = {0}, inv;
-        one.kind = EX_FLOAT;
-        one.fval = 1.0;
-        RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_DIV, &one, &f, &inv));
-        return lw_matrix_binary(lw, node, QD_BIN_MUL, a, &inv, out);
-    }
-    if (strcmp(name, "transpose") == 0) {
-        return lw_matrix_transpose(lw, node, a, out);
-    }
-    if (strcmp(name, "trace") == 0) {
-        RETURN_IF_ERROR(need_square(lw, node, a, "trace()"));
-        Expr acc = a->items[0];
-        for (uint32_t i = 1; i < a->rows; i++) {
-            RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_ADD, &acc, &a->items[i * a->cols + i], &acc));
-        }
-        return lw_matrix_item(lw, node, &acc, a->ty, out);
-    }
-    if (strcmp(name, "determinant") == 0 || strcmp(name, "inverse") == 0) {
-        if (a->is_vector || a->rows != a->cols) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "%s() needs a square matrix, got shape %s",
-                            name, shape_str(lw, a));
-        }
-        return lw_matrix_linalg_method(lw, node, name, a, out);
-    }
-    if (strcmp(name, "sum") == 0) {
-        return reduce(lw, node, a, QD_BIN_ADD, QD_OP_COUNT_, out);
-    }
-    if (strcmp(name, "max") == 0 || strcmp(name, "min") == 0) {
-        return reduce(lw, node, a, -1, name[1] == 'a' ? QD_OP_MAX : QD_OP_MIN, out);
-    }
-    if (strcmp(name, "any") == 0 || strcmp(name, "all") == 0) {
-        Expr zero = {0}, ne, acc = {0};
-        zero.kind = EX_INT;
-        for (uint32_t i = 0; i < a->nitems; i++) {
-            RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_NE, &a->items[i], &zero, &ne));
-            if (i == 0) {
-                acc = ne;
-            } else {
-                RETURN_IF_ERROR(lw_binary(lw, node, name[1] == 'n' ? QD_BIN_BITOR : QD_BIN_BITAND,
-                                          &acc, &ne, &acc));
-            }
-        }
-        return lw_matrix_item(lw, node, &acc, qd_type_scalar(QD_TY_U1), out);
-    }
-    if (strcmp(name, "cast") == 0) {
-        const QdType *ty;
-        RETURN_IF_ERROR(dtype_arg(lw, node, arg_at(c, 0, "dtype"), &ty));
-        if (!ty) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "cast() needs a dtype");
-        }
-        RETURN_IF_ERROR(lw_matrix_new(lw, a->rows, a->cols, a->is_vector, ty, out));
-        for (uint32_t i = 0; i < a->nitems; i++) {
-            RETURN_IF_ERROR(lw_matrix_item(lw, node, &a->items[i], ty, &out->items[i]));
-        }
-        return 0;
-    }
-    if (strcmp(name, "fill") == 0) {
-        const Expr *v = arg_at(c, 0, "val");
-        if (!v) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "fill() needs a value");
-        }
-        RETURN_IF_ERROR(lw_matrix_store(lw, node, a, v));
-        out->kind = EX_VOID;
-        return 0;
-    }
-    if (strcmp(name, "get_shape") == 0) {
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_TUPLE;
-        out->nitems = a->is_vector ? 1 : 2;
-        out->items = QD_NEW_ARRAY(lw->arena, Expr, 2);
-        if (!out->items) {
-            return nomem(lw);
-        }
-        out->items[0].kind = out->items[1].kind = EX_INT;
-        out->items[0].ival = a->rows;
-        out->items[1].ival = a->cols;
-        return 0;
-    }
-    return lw_error(lw, node, QD_ERR_SYNTAX, "matrix method '%s' is not supported in kernels", name);
-}
-
-static const char *const method_names[] = {
-    "dot", "frobenius_inner", "cross", "outer_product", "norm_sqr", "norm", "norm_inv",
-    "normalized", "transpose", "trace", "determinant", "inverse", "sum", "max", "min", "any",
-    "all", "cast", "fill", "get_shape",
-};
-
-bool
-lw_matrix_is_method(const char *name)
-{
-    for (size_t i = 0; i < QD_ARRAY_LEN(method_names); i++) {
-        if (strcmp(method_names[i], name) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /***** stores *****/
 
 int
@@ -921,7 +642,7 @@ lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *
             if (value->nitems != target->nitems || !(value->is_vector || target->is_vector)) {
                 return lw_error(lw, node, QD_ERR_TYPE,
                                 "cannot assign a matrix of shape %s to one of shape %s",
-                                shape_str(lw, value), shape_str(lw, target));
+                                lw_matrix_shape_str(lw, value), lw_matrix_shape_str(lw, target));
             }
         }
     } else if (value->kind == EX_TUPLE) {
@@ -929,7 +650,7 @@ lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *
         RETURN_IF_ERROR(flatten(lw, node, value, &s));
         if (s.len != target->nitems) {
             return lw_error(lw, node, QD_ERR_TYPE, "cannot assign %zu values to a matrix of shape %s",
-                            (size_t)s.len, shape_str(lw, target));
+                            (size_t)s.len, lw_matrix_shape_str(lw, target));
         }
         Expr m;
         RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, s.data, target->rows, target->cols,
@@ -938,7 +659,7 @@ lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *
     }
     Expr scalar;
     if (value->kind != EX_MATRIX) {
-        RETURN_IF_ERROR(scalar_operand(lw, node, value, &scalar));
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, value, &scalar));
     }
     /* Load every source first: `v = v.yx` must not see its own partial writes. */
     Expr *src = QD_NEW_ARRAY(lw->arena, Expr, target->nitems ? target->nitems : 1);
