@@ -20,6 +20,38 @@ from quadrants import _field, _ndarray, _types
 from quadrants._matrix import Matrix, MatrixType, Vector, _flatten_args
 
 
+def _element(owner, key, values, dtype, shape):
+    """A Vector/Matrix of `values` whose writes (``e[j] = x``, ``e.x = x``) go back to
+    ``owner[key]`` (a field or ndarray element read in Python scope)."""
+    if len(shape) == 1:
+        e = _ElementVector(values, dt=dtype)
+    else:
+        e = _ElementMatrix([values[r * shape[1]:(r + 1) * shape[1]] for r in range(shape[0])],
+                           dt=dtype)
+    object.__setattr__(e, "_qd_owner", owner)
+    object.__setattr__(e, "_qd_key", key)
+    return e
+
+
+class _WritesBack:
+    def __setitem__(self, index, value):
+        Matrix.__setitem__(self, index, value)
+        self._qd_owner[self._qd_key] = self.entries.reshape(-1).tolist()
+
+    def __setattr__(self, name, value):
+        Matrix.__setattr__(self, name, value)
+        if not name.startswith("_") and name not in ("entries", "dtype"):
+            self._qd_owner[self._qd_key] = self.entries.reshape(-1).tolist()
+
+
+class _ElementVector(_WritesBack, Vector):
+    pass
+
+
+class _ElementMatrix(_WritesBack, Matrix):
+    pass
+
+
 class MatrixField:
     """A field of vectors or matrices (see the module docstring)."""
 
@@ -84,9 +116,7 @@ class MatrixField:
 
     def __getitem__(self, key):
         values = [f[key] for f in self._qd_fields]
-        if self.ndim == 1:
-            return Vector(values, dt=self.dtype)
-        return Matrix([values[r * self.m:(r + 1) * self.m] for r in range(self.n)], dt=self.dtype)
+        return _element(self, key, values, self.dtype, self.element_shape)
 
     def __setitem__(self, key, value):
         values = _flatten_args([value]) if not isinstance(value, numbers.Number) else [value]
@@ -158,10 +188,8 @@ class MatrixNdarray(_ndarray.Ndarray):
 
     def __getitem__(self, key):
         key = self._outer(key)
-        values = self._pull()[key]
-        if len(self.element_shape) == 1:
-            return Vector(values.tolist(), dt=self.dtype)
-        return Matrix(values.tolist(), dt=self.dtype)
+        values = self._pull()[key].reshape(-1).tolist()
+        return _element(self, key, values, self.dtype, self.element_shape)
 
     def __setitem__(self, key, value):
         key = self._outer(key)

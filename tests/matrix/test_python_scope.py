@@ -89,3 +89,20 @@ def test_type_objects():
 def test_size_warning_in_python_scope():
     with pytest.warns(UserWarning, match="> 144 entries"):
         qd.Matrix([[0.0] * 13] * 12)
+
+
+def test_field_and_ndarray_elements_write_back():
+    f = qd.Vector.field(3, qd.f32, shape=4)
+    f[1][2] = 5.0
+    f[2].y = 7.0
+    assert f.to_numpy()[1, 2] == 5.0 and f.to_numpy()[2, 1] == 7.0
+    m = qd.Matrix.field(2, 2, qd.i32, shape=(2, 3))
+    m[1, 2][0, 1] = 9
+    assert m.to_numpy()[1, 2, 0, 1] == 9
+    a = qd.Matrix.ndarray(2, 2, qd.f32, shape=(3,))
+    a[1][1, 0] = 4.0
+    assert a.to_numpy()[1, 1, 0] == 4.0
+    v = qd.Vector.ndarray(3, qd.i32, shape=(2,))
+    v[0].z = 3
+    assert v.to_numpy().tolist() == [[0, 0, 3], [0, 0, 0]]
+    assert isinstance(f[0], qd.Vector) and isinstance(m[0, 0], qd.Matrix)
