@@ -459,7 +459,8 @@ class Kernel(_core.Dispatcher, _Source):
                     fast.append("-")
             elif kind is NDARRAY:
                 dtype, array = _array_value(param, value, callbacks)
-                key.append(("a", dtype._qd_dtype, array.ndim))
+                element = _matrix.element_key(param.annotation, value)  # vector elements
+                key.append(("a", dtype._qd_dtype, array.ndim) + element)
                 launch.append(array)
                 if type(value) is Ndarray:
                     fast.append("q")
@@ -512,6 +513,7 @@ class Kernel(_core.Dispatcher, _Source):
                     descs.append((path, _desc(member_part, member_value)))
             else:
                 descs.append(_desc(part, value))
+        _matrix.set_compile_annotations(self._function, self._params, key)
         options = _runtime.compile_options()
         name = self._function.__name__
         compiled = None

@@ -15,6 +15,7 @@ row-major Python scalars), ``n``, ``m``, ``ndim`` and ``dtype``.
 
 import numbers
 import warnings
+from types import SimpleNamespace as _SimpleNamespace
 
 import numpy as np
 
@@ -590,3 +591,30 @@ def check_element_shape(annotation, name, shape):
             f"Invalid value for argument {name} - elements of shape {element} ({raw!r}) expected, "
             f"but the array has shape {tuple(shape)}"
         )
+
+
+def element_key(annotation, value):
+    """() for an ndarray argument whose element type the annotation gives (or a scalar one); for
+    a vector/matrix ndarray passed to a parameter annotated without an element type,
+    ((n, m, ndim),): the element is then part of the kernel's specialization."""
+    if isinstance(getattr(annotation, "_raw_dtype", None), MatrixType):
+        return ()
+    mtype = getattr(value, "_matrix_type", None)
+    if not isinstance(mtype, MatrixType):
+        return ()
+    return ((mtype.n, mtype.m, mtype.ndim),)
+
+
+def set_compile_annotations(function, params, key):
+    """Sets function._qd_annotations (what the compiler reads for vector/matrix parameters) for
+    the specialization `key`: the declared annotations, with the element type of vector/matrix
+    ndarrays passed to parameters annotated without one."""
+    from quadrants._annotations import NdarrayType
+
+    annotations = {param.name: param.annotation for param in params}
+    for param, part in zip(params, key):
+        if part[0] == "a" and len(part) == 4:
+            n, m, ndim = part[3]
+            element = MatrixType(n, m, ndim, _types.dtype_from_id(part[1]))
+            annotations[param.name] = NdarrayType(dtype=element, ndim=part[2] - ndim)
+    function._qd_annotations = _SimpleNamespace(**annotations)

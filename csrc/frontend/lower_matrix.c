@@ -18,7 +18,6 @@
  */
 #include "lower.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 

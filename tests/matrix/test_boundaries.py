@@ -264,3 +264,24 @@ def test_ndarray_element_shape_is_checked():
     a = np.zeros((4, 3), np.float32)
     k(a)
     np.testing.assert_array_equal(a, np.tile([1, 2, 3], (4, 1)))
+
+
+def test_untyped_ndarray_annotation_takes_vector_ndarrays():
+    @qd.kernel
+    def k(a: qd.types.ndarray(), b: qd.types.ndarray()):
+        for i in range(a.shape[0]):
+            b[i] = a[i] * 2.0
+
+    a = qd.Vector.ndarray(3, qd.f32, shape=(5,))
+    b = qd.Vector.ndarray(3, qd.f32, shape=(5,))
+    data = rng.standard_normal((5, 3)).astype(np.float32)
+    a.from_numpy(data)
+    k(a, b)
+    np.testing.assert_allclose(b.to_numpy(), data * 2, rtol=1e-6)
+    # A plain 2-D array of the same shape is another specialization: scalar elements.
+
+    @qd.kernel
+    def s(a: qd.types.ndarray()) -> qd.f32:
+        return a[1, 2]
+
+    assert s(data) == pytest.approx(float(data[1, 2]))
