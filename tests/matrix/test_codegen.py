@@ -80,7 +80,24 @@ def methods_kernel():
     return methods
 
 
-CASES = {"transform": transform_kernel, "methods": methods_kernel}
+def updates_kernel():
+    f = qd.Vector.field(4, qd.f32, shape=16)
+
+    @qd.kernel
+    def updates(a: qd.types.NDArray[qd.f32, 1]):
+        for i in range(a.shape[0]):
+            j = i % 4
+            f[i % 16][j] += a[i]
+            qd.atomic_max(f[(i + 1) % 16], qd.Vector([a[i], 0.0, 1.0, 2.0]))
+            v = qd.Vector([a[i], 1.0, 2.0, 3.0])
+            v[j] = v[(j + 1) % 4] * 2.0
+            a[i] = v.xzy.sum() + v[j]
+
+    updates(np.zeros(32, np.float32))
+    return updates
+
+
+CASES = {"transform": transform_kernel, "methods": methods_kernel, "updates": updates_kernel}
 
 
 def check_golden(path, text, update):
