@@ -59,3 +59,39 @@ def test_struct_field_with_vector_members():
     np.testing.assert_allclose(d["pos"], np.arange(8)[:, None] * [1, 2, 3])
     np.testing.assert_allclose(d["vel"], np.ones((8, 3)))
     np.testing.assert_allclose(d["mass"], np.arange(8) * 6)
+
+
+@qd.dataclass
+class Body:
+    x: qd.types.vector(2, qd.f32)
+    v: qd.types.vector(2, qd.f32)
+
+    @qd.func
+    def step(self, dt: qd.f32):
+        self.x += self.v * dt
+        self.v.y -= 9.8 * dt
+
+
+def test_method_updates_vector_members_in_place():
+    @qd.kernel
+    def k(n: qd.i32) -> qd.types.vector(4, qd.f32):
+        b = Body(x=[0.0, 0.0], v=qd.Vector([1.0, 5.0]))
+        for _ in range(n):
+            b.step(0.1)
+        return qd.Vector([b.x.x, b.x.y, b.v[0], b.v[1]])
+
+    x, v = np.zeros(2), np.array([1.0, 5.0])
+    for _ in range(7):
+        x += v * 0.1
+        v[1] -= 9.8 * 0.1
+    np.testing.assert_allclose(k(7).to_numpy(), np.concatenate([x, v]), rtol=1e-5, atol=1e-5)
+
+
+def test_list_comprehension_and_repetition_constructors():
+    @qd.kernel
+    def k(s: qd.f32) -> qd.types.vector(4, qd.f32):
+        a = qd.Vector([s * i for i in range(4)])
+        b = qd.Vector([1.0] * 4)
+        return a + b
+
+    np.testing.assert_allclose(k(2.0).to_numpy(), [1, 3, 5, 7])
