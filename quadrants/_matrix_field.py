@@ -84,6 +84,14 @@ class MatrixField:
             return (self.n,)
         return (self.n, self.m)
 
+    def _place_fields(self):
+        """The scalar fields to place (qd.root.dense(...).place(vector_field))."""
+        return list(self._qd_fields)
+
+    def _leaves(self):
+        """For struct fields holding this one as a member."""
+        return iter(self._qd_fields)
+
     def get_scalar_field(self, i, j=0):
         return self._qd_fields[i * self.m + j]
 

@@ -354,8 +354,8 @@ class StructField:
 
     def _leaves(self):
         for value in self._members.values():
-            if isinstance(value, StructField):
-                yield from value._leaves()
+            if isinstance(value, StructField) or hasattr(value, "_qd_fields"):
+                yield from value._leaves()  # nested structs, vector/matrix members
             else:
                 yield value
 

@@ -285,3 +285,27 @@ def test_untyped_ndarray_annotation_takes_vector_ndarrays():
         return a[1, 2]
 
     assert s(data) == pytest.approx(float(data[1, 2]))
+
+
+def test_placed_vector_field_and_struct_field():
+    f = qd.Vector.field(3, qd.f32)
+    qd.root.dense(qd.i, 6).place(f)
+
+    @qd.dataclass
+    class P:
+        pos: qd.types.vector(2, qd.f32)
+        w: qd.f32
+
+    s = P.field()
+    qd.root.dense(qd.i, 6).place(s)
+
+    @qd.kernel
+    def k():
+        for i in f:
+            f[i] = qd.Vector([i, 1.0, 2.0])
+            s[i].pos = f[i].xy
+            s[i].w = 1.0
+
+    k()
+    assert f.shape == (6,) and f.to_numpy()[5].tolist() == [5.0, 1.0, 2.0]
+    assert s.to_numpy()["pos"][4].tolist() == [4.0, 1.0]
