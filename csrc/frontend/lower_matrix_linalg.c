@@ -3,8 +3,10 @@
  * These two methods are the entry point for the per-thread linear algebra of matrices: the
  * closed forms (n <= 4) and the unrolled Gauss elimination (inverse, n <= 12) come from the
  * per-thread linalg IR templates. lower_matrix.c calls lw_matrix_linalg_method after checking
- * that `m` is a square matrix; the implementation receives the matrix's items (row-major scalars
- * of type m->ty) and returns a scalar (determinant) or a matrix Expr of the same shape (inverse).
+ * that `m` is a square matrix of at most 4x4 (determinant) or 12x12 (inverse); the implementation
+ * receives the matrix with its items loaded (row-major runtime values or typed constants of type
+ * m->ty, see lower_matrix.c) and returns a scalar (determinant) or a matrix Expr of the same shape
+ * (inverse), e.g. built with lw_matrix_from_scalars.
  */
 #include "lower.h"
 

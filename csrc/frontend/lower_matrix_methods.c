@@ -217,7 +217,13 @@ lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *s
             return lw_error(lw, node, QD_ERR_COMPILATION, "%s() needs a square matrix, got shape %s",
                             name, lw_matrix_shape_str(lw, a));
         }
-        return lw_matrix_linalg_method(lw, node, name, a, out);
+        uint32_t limit = name[0] == 'd' ? 4 : 12; /* closed forms to 4x4, elimination to 12x12 */
+        if (a->rows > limit) {
+            return lw_error(lw, node, QD_ERR_COMPILATION,
+                            "%s() supports matrices up to %ux%u, got %ux%u", name, limit, limit,
+                            a->rows, a->cols);
+        }
+        return lw_matrix_linalg_method(lw, node, name, a, out); /* items loaded (values) */
     }
     if (strcmp(name, "sum") == 0) {
         return reduce(lw, node, a, QD_BIN_ADD, QD_OP_COUNT_, out);

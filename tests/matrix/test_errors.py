@@ -179,3 +179,20 @@ def test_wrong_kernel_argument():
 
     with pytest.raises(qd.QuadrantsRuntimeTypeError):
         k([1.0, 2.0])
+
+
+def test_linalg_size_limits():
+    @qd.kernel
+    def k():
+        m = qd.Matrix.identity(qd.f32, 5)
+        d = m.determinant()  # here
+
+    check(k, qd.QuadrantsCompilationError, "up to 4x4", "# here")
+
+    @qd.kernel
+    def k2():
+        m = qd.Matrix.identity(qd.f32, 13)
+        d = m.inverse()  # here
+
+    with pytest.warns(UserWarning):
+        check(k2, qd.QuadrantsCompilationError, "up to 12x12", "# here")
