@@ -304,6 +304,9 @@ int lw_matrix_type_info(Lowerer *lw, const QdAst *node, QdHandle type, uint32_t 
                         bool *is_vector, const QdType **ty);
 /* Calling a type object: vec3f(1, 2, 3), vec4f(v.xyz, 1), mat2f(0). */
 int lw_matrix_type_call(Lowerer *lw, const QdAst *node, const Expr *type, const MatrixCall *c, Expr *out);
+/* The value of `if` instruction ifi whose regions computed vals[0] (then) and vals[1] (else),
+ * two matrices of one shape: merged through one slot per element. */
+int lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out);
 /* A Python-scope Matrix captured at compile time. */
 int lw_matrix_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 /* Operators with at least one matrix operand (scalars broadcast). */

@@ -893,6 +893,12 @@ merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void 
         lw->cur = ifi->regions[s];
         rc = side(lw, node, s, &vals[s], data);
     }
+    if (rc == 0 && (vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
+        rc = lw_matrix_merge(lw, node, ifi, vals, out); /* element by element */
+        lw->cur = saved;
+        lw->at_top = saved_top;
+        return rc;
+    }
     const QdType *t0 = rc == 0 ? lw_dtype_of(lw, &vals[0]) : NULL;
     const QdType *t1 = rc == 0 ? lw_dtype_of(lw, &vals[1]) : NULL;
     if (rc == 0 && (!t0 || !t1)) {

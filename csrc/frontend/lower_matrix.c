@@ -696,3 +696,24 @@ lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *valu
     RETURN_IF_ERROR(lw_struct_new_var(lw, target, value, &slots));
     return lw_bind(lw, target->name, &slots, NULL);
 }
+
+int
+lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out)
+{
+    const Expr *a = &vals[0], *b = &vals[1];
+    if (a->kind != EX_MATRIX || b->kind != EX_MATRIX || a->rows != b->rows || a->cols != b->cols) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "both branches must be vectors/matrices of one shape, or both scalars");
+    }
+    Expr slots;
+    RETURN_IF_ERROR(lw_matrix_new(lw, a->rows, a->cols, a->is_vector, lw_promote(a->ty, b->ty), &slots));
+    for (uint32_t i = 0; i < slots.nitems; i++) {
+        RETURN_IF_ERROR(lw_new_slot(lw, slots.ty, &slots.items[i]));
+    }
+    for (int s = 0; s < 2; s++) {
+        lw->cur = ifi->regions[s];
+        RETURN_IF_ERROR(lw_matrix_store(lw, node, &slots, &vals[s]));
+    }
+    lw->cur = ifi->parent;
+    return lw_struct_load(lw, node, &slots, out);
+}

@@ -159,3 +159,14 @@ def test_nested_subscript_of_vector_field():
     r = f.to_numpy()
     np.testing.assert_allclose(r[:, 1], np.arange(4) * 1.5)
     np.testing.assert_allclose(r[:, 2], -np.arange(4))
+
+
+def test_conditional_expression_of_vectors():
+    @qd.kernel
+    def k(x: qd.f32) -> qd.types.vector(2, qd.f32):
+        a = qd.Vector([1.0, 2.0])
+        b = qd.Vector([3, 4])
+        return a * 2.0 if x > 0 else b
+
+    assert k(1.0).to_list() == [2.0, 4.0]
+    assert k(-1.0).to_list() == [3.0, 4.0]
