@@ -315,74 +315,99 @@ lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
         }
         return lw_store(lw, node, &target, value);
     }
-    if ((n == 2 && (ix[0].is_slice || ix[1].is_slice))) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "assigning to a slice with a runtime index is not supported");
+    /* Position of every row / column of base in the selection (-1: not selected); a runtime
+     * index selects position 0 of its axis under a condition. */
+    uint32_t naxes[2] = {base->rows, n == 2 ? base->cols : 1}, nsel[2] = {1, 1};
+    int32_t *pos[2];
+    for (int axis = 0; axis < 2; axis++) {
+        pos[axis] = QD_NEW_ARRAY(lw->arena, int32_t, naxes[axis] + 1);
+        if (!pos[axis]) {
+            return nomem(lw);
+        }
+        for (uint32_t k = 0; k < naxes[axis]; k++) {
+            pos[axis][k] = axis == 1 && n == 1 ? 0 : ix[axis].is_runtime ? 0 : -1;
+        }
+        if ((axis == 1 && n == 1) || ix[axis].is_runtime) {
+            continue;
+        }
+        uint32_t *list = QD_NEW_ARRAY(lw->arena, uint32_t, naxes[axis] + 1);
+        if (!list) {
+            return nomem(lw);
+        }
+        nsel[axis] = positions(&ix[axis], list);
+        for (uint32_t p = 0; p < nsel[axis]; p++) {
+            pos[axis][list[p]] = (int32_t)p;
+        }
     }
-    Expr v;
+    Expr v, src;
     if (value->kind == EX_MATRIX) {
-        return lw_error(lw, node, QD_ERR_TYPE, "a matrix element takes a scalar value");
+        if (value->nitems != nsel[0] * nsel[1]) {
+            return lw_error(lw, node, QD_ERR_TYPE, "cannot assign %u values to %u elements",
+                            value->nitems, nsel[0] * nsel[1]);
+        }
+        RETURN_IF_ERROR(lw_struct_load(lw, node, value, &src));
+    } else {
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, value, &src));
     }
     bool guarded = aug != NULL;
     for (uint32_t k = 0; k < base->nitems; k++) {
         guarded |= base->items[k].kind == EX_LVALUE && base->items[k].is_global;
     }
-    if (guarded) {
-        RETURN_IF_ERROR(lw_rvalue(lw, node, value, &v));
-    } else {
-        RETURN_IF_ERROR(lw_matrix_item(lw, node, value, base->ty, &v));
-        RETURN_IF_ERROR(lw_convert(lw, node, &v, base->ty, &v));
-    }
-    for (uint32_t k = 0; k < base->nitems; k++) {
-        const Expr *t = &base->items[k];
-        if (t->kind != EX_LVALUE) {
-            return lw_error(lw, node, QD_ERR_SYNTAX,
-                            "cannot assign to an element of a temporary matrix value");
-        }
-        Expr rk = {0}, ck = {0}, c1, c2, old;
-        rk.kind = ck.kind = EX_INT;
-        rk.ival = n == 2 ? k / base->cols : k;
-        ck.ival = k % base->cols;
-        const Expr *r = ix[0].is_runtime ? &ix[0].value : NULL;
-        Expr cond = {0};
-        if (r) {
-            RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_EQ, r, &rk, &c1));
-            cond = c1;
-        } else if ((int64_t)rk.ival != ix[0].k) {
-            continue;
-        }
-        if (n == 2) {
-            if (ix[1].is_runtime) {
-                RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_EQ, &ix[1].value, &ck, &c2));
-                if (r) {
-                    RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_BITAND, &cond, &c2, &cond));
-                } else {
-                    cond = c2;
-                }
-            } else if ((int64_t)ck.ival != ix[1].k) {
+    for (uint32_t r = 0; r < naxes[0]; r++) {
+        for (uint32_t c = 0; c < naxes[1]; c++) {
+            if (pos[0][r] < 0 || pos[1][c] < 0) {
                 continue;
             }
+            const Expr *t = &base->items[r * base->cols + c];
+            if (t->kind != EX_LVALUE) {
+                return lw_error(lw, node, QD_ERR_SYNTAX,
+                                "cannot assign to an element of a temporary matrix value");
+            }
+            const Expr *x = src.kind == EX_MATRIX ? &src.items[pos[0][r] * nsel[1] + pos[1][c]] : &src;
+            if (guarded) {
+                RETURN_IF_ERROR(lw_rvalue(lw, node, x, &v));
+            } else {
+                RETURN_IF_ERROR(lw_matrix_item(lw, node, x, base->ty, &v));
+                RETURN_IF_ERROR(lw_convert(lw, node, &v, base->ty, &v));
+            }
+            Expr cond = {0}, here = {0}, eq, old;
+            for (int axis = 0; axis < 2; axis++) {
+                if (axis == 1 && n == 1) {
+                    break;
+                }
+                if (!ix[axis].is_runtime) {
+                    continue;
+                }
+                here.kind = EX_INT;
+                here.ival = axis == 0 ? r : c;
+                RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_EQ, &ix[axis].value, &here, &eq));
+                if (cond.kind == EX_VOID) {
+                    cond = eq;
+                } else {
+                    RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_BITAND, &cond, &eq, &cond));
+                }
+            }
+            if (guarded) {
+                RETURN_IF_ERROR(guarded_update(lw, node, cond.id, t, &v, aug));
+                continue;
+            }
+            RETURN_IF_ERROR(lw_rvalue(lw, node, t, &old));
+            QdInst *sel = lw_emit(lw, QD_OP_SELECT, 3);
+            if (!sel) {
+                return -1;
+            }
+            sel->args[0] = cond.id;
+            sel->args[1] = v.id;
+            sel->args[2] = old.id;
+            Expr nv = {0};
+            nv.kind = EX_VALUE;
+            nv.ty = base->ty;
+            nv.id = qd_inst_set_result(lw->f, sel, base->ty, NULL);
+            if (nv.id == QD_NO_VALUE) {
+                return nomem(lw);
+            }
+            RETURN_IF_ERROR(lw_store(lw, node, t, &nv));
         }
-        if (guarded) {
-            RETURN_IF_ERROR(guarded_update(lw, node, cond.id, t, &v, aug));
-            continue;
-        }
-        RETURN_IF_ERROR(lw_rvalue(lw, node, t, &old));
-        QdInst *sel = lw_emit(lw, QD_OP_SELECT, 3);
-        if (!sel) {
-            return -1;
-        }
-        sel->args[0] = cond.id;
-        sel->args[1] = v.id;
-        sel->args[2] = old.id;
-        Expr nv = {0};
-        nv.kind = EX_VALUE;
-        nv.ty = base->ty;
-        nv.id = qd_inst_set_result(lw->f, sel, base->ty, NULL);
-        if (nv.id == QD_NO_VALUE) {
-            return nomem(lw);
-        }
-        RETURN_IF_ERROR(lw_store(lw, node, t, &nv));
     }
     return 0;
 }

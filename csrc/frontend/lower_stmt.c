@@ -262,6 +262,21 @@ lower_aug_assign(Lowerer *lw, const QdAst *node)
     RETURN_IF_ERROR(lw_expr(lw, node->x, &target));
     RETURN_IF_ERROR(lw_expr(lw, node->y, &value));
     lw_set_loc(lw, node);
+    bool lvalues = target.kind == EX_LVALUE || target.kind == EX_MATRIX;
+    for (uint32_t i = 0; target.kind == EX_MATRIX && i < target.nitems; i++) {
+        lvalues &= target.items[i].kind == EX_LVALUE;
+    }
+    if (!lvalues && node->x->kind == QD_AST_SUBSCRIPT) {
+        /* Elements of a matrix selected with a runtime index: updated under guards. */
+        Expr base, lv;
+        int rc = lw_subscript_base(lw, node->x, &base, &lv);
+        if (rc < 0) {
+            return -1;
+        }
+        if (rc == 0 && base.kind == EX_MATRIX) {
+            return lw_matrix_store_subscript(lw, node->x, &base, node->x->y, &value, node);
+        }
+    }
     if (target.kind == EX_MATRIX) {
         /* Element by element (atomic per element on global data); a scalar value broadcasts. */
         if (value.kind == EX_MATRIX && (value.rows != target.rows || value.cols != target.cols)) {
@@ -274,17 +289,6 @@ lower_aug_assign(Lowerer *lw, const QdAst *node)
                                               snap.kind == EX_MATRIX ? &snap.items[i] : &snap));
         }
         return 0;
-    }
-    if (target.kind != EX_LVALUE && node->x->kind == QD_AST_SUBSCRIPT) {
-        /* An element of a matrix with a runtime index: read, combine, store through selects. */
-        Expr base, lv;
-        int rc = lw_subscript_base(lw, node->x, &base, &lv);
-        if (rc < 0) {
-            return -1;
-        }
-        if (rc == 0 && base.kind == EX_MATRIX) {
-            return lw_matrix_store_subscript(lw, node->x, &base, node->x->y, &value, node);
-        }
     }
     return aug_assign_scalar(lw, node, &target, &value);
 }

@@ -170,3 +170,27 @@ def test_conditional_expression_of_vectors():
 
     assert k(1.0).to_list() == [2.0, 4.0]
     assert k(-1.0).to_list() == [3.0, 4.0]
+
+
+def test_slice_writes_with_runtime_index():
+    f = qd.Matrix.field(3, 3, qd.f32, shape=2)
+
+    @qd.kernel
+    def k(m: mat3, v: qd.types.vector(3, qd.f32), i: qd.i32, j: qd.i32) -> mat3:
+        a = m
+        a[i, :] = v
+        a[:, j] += 1.0
+        f[1][:, i] = v
+        f[1][j, :] += v
+        return a
+
+    m, v = rng.standard_normal((3, 3)), rng.standard_normal(3)
+    i, j = int(rng.integers(0, 3)), int(rng.integers(0, 3))
+    a = m.copy()
+    a[i, :] = v
+    a[:, j] += 1
+    np.testing.assert_allclose(k(qd.Matrix(m.tolist()), v.tolist(), i, j).to_numpy(), a, rtol=1e-5, atol=1e-5)
+    g = np.zeros((3, 3))
+    g[:, i] = v
+    g[j, :] += v
+    np.testing.assert_allclose(f.to_numpy()[1], g, rtol=1e-5, atol=1e-5)
