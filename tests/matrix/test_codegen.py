@@ -17,6 +17,9 @@ import quadrants as qd
 from quadrants import _runtime
 from quadrants._core import _testing
 
+# The QIR is taken from kernels compiled on the CPU; the PTX comes from that QIR without a GPU.
+pytestmark = pytest.mark.cpu_only
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden")
 vec3f = qd.types.vector(3, qd.f32)
