@@ -273,3 +273,36 @@ def test_empty_matrix():
         return m.n + len(m)
 
     assert k() == 0
+
+
+@pytest.mark.parametrize("dt, np_dt", [(qd.f64, np.float64), (qd.i64, np.int64), (qd.u8, np.uint8),
+                                       (qd.f16, np.float16), (qd.i16, np.int16)])
+def test_element_types(dt, np_dt):
+    vt = qd.types.vector(3, dt)
+
+    @qd.kernel
+    def k(a: vt, b: vt, out: qd.types.NDArray[vt, 1]):
+        out[0] = a + b
+        out[1] = a * b
+        out[2] = qd.max(a, b)
+
+    if np.issubdtype(np_dt, np.integer):
+        a, b = rng.integers(0, 10, 3).astype(np_dt), rng.integers(0, 10, 3).astype(np_dt)
+    else:
+        a, b = rng.standard_normal(3).astype(np_dt), rng.standard_normal(3).astype(np_dt)
+    out = np.zeros((3, 3), np_dt)
+    k(a.tolist(), b.tolist(), out)
+    tol = 1e-2 if np_dt == np.float16 else 1e-12
+    np.testing.assert_allclose(out, np.stack([a + b, a * b, np.maximum(a, b)]).astype(np_dt), rtol=tol, atol=tol)
+
+
+def test_f64_precision_kept():
+    v2 = qd.types.vector(2, qd.f64)
+
+    @qd.kernel
+    def k(a: v2) -> v2:
+        return a * 3.0 + qd.Vector([1e-12, 0.0], dt=qd.f64)
+
+    r = k([1.0 / 3.0, 2.0 / 3.0]).to_numpy()
+    assert r.dtype == np.float64
+    np.testing.assert_allclose(r, [1.0 + 1e-12, 2.0], rtol=0, atol=1e-15)
