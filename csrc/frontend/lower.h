@@ -229,6 +229,11 @@ int lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr
 /* Evaluates `qd.static(arg)`-style compile-time expressions through the host. */
 int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);
 
+/* Calls builtin `name` (the kernel-scope builtin table) with the given arguments. */
+struct MatrixCall;
+int lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
+                    Expr *out);
+
 /***** lower_random.c *****/
 
 /* 64 random bits (a u64 value) from the per-iteration state of the current task. */
@@ -318,6 +323,9 @@ int lw_matrix_transpose(Lowerer *lw, const QdAst *node, const Expr *a, Expr *out
 int lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
                      const MatrixCall *c, Expr *out);
 bool lw_matrix_is_method(const char *name);
+/* A builtin call where an argument may be a vector/matrix: constructors, methods, element-wise
+ * math and atomics, any/all, len, qd.zero/one. Returns 1 when it is none of those. */
+int lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out);
 /* Element-wise store of a matrix, list or scalar (broadcast) into a matrix of lvalues. */
 int lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 /* `name = value` where the value or the variable v (NULL when new) is a matrix. */

@@ -1255,101 +1255,34 @@ lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b,
     return b_minmax(lw, &c, op, out);
 }
 
-/* Builtins applied element by element when an argument is a vector or matrix (scalars broadcast). */
-static const char *const elementwise_builtins[] = {
-    "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "asin", "acos", "atan", "floor",
-    "ceil", "round", "abs", "popcnt", "clz", "atan2", "pow", "raw_div", "raw_mod", "bit_shr",
-    "min", "max", "select", "cast", "bit_cast", "atomic_add", "atomic_sub", "atomic_mul",
-    "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_exchange",
-};
+/* Calls builtin `name` with the given arguments (for element-wise vector/matrix calls). */
+int
+lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *mc, Expr *out)
+{
+    for (size_t i = 0; i < QD_ARRAY_LEN(builtins); i++) {
+        if (strcmp(builtins[i].name, name) == 0) {
+            CallArgs c = {node, (Expr *)mc->pos, mc->npos, (const QdAst **)mc->kw, (Expr *)mc->kwv,
+                          mc->nkw};
+            return builtins[i].fn(lw, &c, builtins[i].op, out);
+        }
+    }
+    return lw_error(lw, node, QD_ERR_SYNTAX, "qd.%s is not supported in kernels yet", name);
+}
 
 static int call_python(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out);
 
-/* Returns 1 when no argument is a matrix (not handled here). */
+/* Returns 1 when the call is not one of vectors/matrices (lower_matrix.c decides). */
 static int
 matrix_call(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
 {
-    MatrixCall mc = {c->pos, c->npos, c->kw, c->kwv, c->nkw};
-    if (strncmp(fn->str, "matrix.", 7) == 0 && fn->items) {
-        return lw_matrix_method(lw, c->node, fn->str + 7, &fn->items[0], &mc, out);
-    }
-    if (strcmp(fn->str, "Matrix") == 0 || strcmp(fn->str, "Vector") == 0 ||
-        strncmp(fn->str, "Matrix.", 7) == 0) {
-        return lw_matrix_builtin(lw, c->node, fn->str, &mc, out);
-    }
     if (strcmp(fn->str, "types.vector") == 0 || strcmp(fn->str, "types.matrix") == 0) {
         Expr type_factory = *fn; /* qd.types.vector(3, qd.f32) in a kernel: made at compile time */
         type_factory.kind = EX_PYOBJ;
         type_factory.hkind = QD_HOST_OBJECT;
         return call_python(lw, &type_factory, c, out);
     }
-    const Expr *shape = NULL;
-    for (uint32_t i = 0; i < c->npos && !shape; i++) {
-        shape = c->pos[i].kind == EX_MATRIX ? &c->pos[i] : NULL;
-    }
-    if (!shape || strcmp(fn->str, "print") == 0) {
-        return 1;
-    }
-    if (c->npos == 1 && (strcmp(fn->str, "any") == 0 || strcmp(fn->str, "all") == 0)) {
-        MatrixCall none = {NULL, 0, NULL, NULL, 0};
-        return lw_matrix_method(lw, c->node, fn->str, shape, &none, out);
-    }
-    if (c->npos == 1 && (strcmp(fn->str, "zero") == 0 || strcmp(fn->str, "one") == 0)) {
-        Expr k = {0}, z;
-        k.kind = EX_INT;
-        RETURN_IF_ERROR(lw_matrix_binary(lw, c->node, QD_BIN_MUL, shape, &k, &z));
-        if (fn->str[0] == 'z') {
-            *out = z;
-            return 0;
-        }
-        k.ival = 1;
-        return lw_matrix_binary(lw, c->node, QD_BIN_ADD, &z, &k, out);
-    }
-    if (strcmp(fn->str, "len") == 0) {
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_INT;
-        out->ival = shape->rows;
-        return 0;
-    }
-    const Builtin *b = NULL;
-    for (size_t i = 0; i < QD_ARRAY_LEN(elementwise_builtins) && !b; i++) {
-        if (strcmp(elementwise_builtins[i], fn->str) == 0) {
-            for (size_t k = 0; k < QD_ARRAY_LEN(builtins); k++) {
-                b = strcmp(builtins[k].name, fn->str) == 0 ? &builtins[k] : b;
-            }
-        }
-    }
-    if (!b) {
-        return lw_error(lw, c->node, QD_ERR_TYPE, "qd.%s does not take a vector or matrix", fn->str);
-    }
-    for (uint32_t i = 0; i < c->npos; i++) {
-        const Expr *e = &c->pos[i];
-        if (e->kind == EX_MATRIX && (e->rows != shape->rows || e->cols != shape->cols)) {
-            return lw_error(lw, c->node, QD_ERR_TYPE, "qd.%s: vector/matrix arguments of different shapes",
-                            fn->str);
-        }
-    }
-    Expr *results = QD_NEW_ARRAY(lw->arena, Expr, shape->nitems ? shape->nitems : 1);
-    Expr *args = QD_NEW_ARRAY(lw->arena, Expr, c->npos + c->nkw + 1);
-    if (!results || !args) {
-        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-    }
-    bool is_void = false;
-    for (uint32_t k = 0; k < shape->nitems; k++) {
-        for (uint32_t i = 0; i < c->npos; i++) {
-            args[i] = c->pos[i].kind == EX_MATRIX ? c->pos[i].items[k] : c->pos[i];
-        }
-        memcpy(args + c->npos, c->kwv, sizeof(Expr) * c->nkw);
-        CallArgs ck = {c->node, args, c->npos, c->kw, args + c->npos, c->nkw};
-        RETURN_IF_ERROR(b->fn(lw, &ck, b->op, &results[k]));
-        is_void |= results[k].kind == EX_VOID;
-    }
-    if (is_void) {
-        out->kind = EX_VOID;
-        return 0;
-    }
-    return lw_matrix_from_scalars(lw, c->node, results, shape->rows, shape->cols, shape->is_vector,
-                                  NULL, out);
+    MatrixCall mc = {c->pos, c->npos, c->kw, c->kwv, c->nkw};
+    return lw_matrix_call(lw, c->node, fn, &mc, out);
 }
 
 /***** calls *****/

@@ -1,4 +1,5 @@
-/* frontend/lower_matrix_methods.c -- methods of vector and matrix values in kernels.
+/* frontend/lower_matrix_methods.c -- methods of vector and matrix values in kernels, and the
+ * builtins that take them (element-wise math and atomics, any/all, len, qd.zero/one).
  *
  * `v.dot(w)`, `v.cross(w)`, norms, `transpose()`, `trace()`, reductions, `cast`, `fill` and the
  * rest of spec 1.3: each unrolls into scalar operations on the items (lower_matrix.c). Operands
@@ -299,3 +300,89 @@ lw_matrix_is_method(const char *name)
     return false;
 }
 
+/***** builtin calls with vector/matrix arguments *****/
+
+/* Builtins applied element by element when an argument is a vector or matrix (scalars broadcast). */
+static const char *const elementwise_builtins[] = {
+    "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "asin", "acos", "atan", "floor",
+    "ceil", "round", "abs", "popcnt", "clz", "atan2", "pow", "raw_div", "raw_mod", "bit_shr",
+    "min", "max", "select", "cast", "bit_cast", "atomic_add", "atomic_sub", "atomic_mul",
+    "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_exchange",
+};
+
+int
+lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out)
+{
+    if (strncmp(fn->str, "matrix.", 7) == 0 && fn->items) {
+        return lw_matrix_method(lw, node, fn->str + 7, &fn->items[0], c, out);
+    }
+    if (strcmp(fn->str, "Matrix") == 0 || strcmp(fn->str, "Vector") == 0 ||
+        strncmp(fn->str, "Matrix.", 7) == 0) {
+        return lw_matrix_builtin(lw, node, fn->str, c, out);
+    }
+    const Expr *shape = NULL;
+    for (uint32_t i = 0; i < c->npos && !shape; i++) {
+        shape = c->pos[i].kind == EX_MATRIX ? &c->pos[i] : NULL;
+    }
+    if (!shape || strcmp(fn->str, "print") == 0) {
+        return 1;
+    }
+    if (c->npos == 1 && (strcmp(fn->str, "any") == 0 || strcmp(fn->str, "all") == 0)) {
+        MatrixCall none = {NULL, 0, NULL, NULL, 0};
+        return lw_matrix_method(lw, node, fn->str, shape, &none, out);
+    }
+    if (c->npos == 1 && (strcmp(fn->str, "zero") == 0 || strcmp(fn->str, "one") == 0)) {
+        Expr k = {0}, z;
+        k.kind = EX_INT;
+        RETURN_IF_ERROR(lw_matrix_binary(lw, node, QD_BIN_MUL, shape, &k, &z));
+        if (fn->str[0] == 'z') {
+            *out = z;
+            return 0;
+        }
+        k.ival = 1;
+        return lw_matrix_binary(lw, node, QD_BIN_ADD, &z, &k, out);
+    }
+    if (strcmp(fn->str, "len") == 0) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_INT;
+        out->ival = shape->rows;
+        return 0;
+    }
+    bool elementwise = false;
+    for (size_t i = 0; i < QD_ARRAY_LEN(elementwise_builtins); i++) {
+        elementwise |= strcmp(elementwise_builtins[i], fn->str) == 0;
+    }
+    if (!elementwise) {
+        return lw_error(lw, node, QD_ERR_TYPE, "qd.%s does not take a vector or matrix", fn->str);
+    }
+    for (uint32_t i = 0; i < c->npos; i++) {
+        const Expr *e = &c->pos[i];
+        if (e->kind == EX_MATRIX && (e->rows != shape->rows || e->cols != shape->cols)) {
+            return lw_error(lw, node, QD_ERR_TYPE, "qd.%s: vector/matrix arguments of different shapes",
+                            fn->str);
+        }
+    }
+    Expr *results = QD_NEW_ARRAY(lw->arena, Expr, shape->nitems ? shape->nitems : 1);
+    Expr *args = QD_NEW_ARRAY(lw->arena, Expr, c->npos + c->nkw + 1);
+    if (!results || !args) {
+        return nomem(lw);
+    }
+    bool is_void = false;
+    for (uint32_t k = 0; k < shape->nitems; k++) {
+        for (uint32_t i = 0; i < c->npos; i++) {
+            args[i] = c->pos[i].kind == EX_MATRIX ? c->pos[i].items[k] : c->pos[i];
+        }
+        if (c->nkw) {
+            memcpy(args + c->npos, c->kwv, sizeof(Expr) * c->nkw);
+        }
+        MatrixCall ck = {args, c->npos, c->kw, args + c->npos, c->nkw};
+        RETURN_IF_ERROR(lw_call_builtin(lw, node, fn->str, &ck, &results[k]));
+        is_void |= results[k].kind == EX_VOID;
+    }
+    if (is_void) {
+        out->kind = EX_VOID;
+        return 0;
+    }
+    return lw_matrix_from_scalars(lw, node, results, shape->rows, shape->cols, shape->is_vector,
+                                  NULL, out);
+}
