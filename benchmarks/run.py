@@ -6,6 +6,8 @@
                      an element-wise kernel (CPU only; skipped for other archs)
   ir_parse_bench     the QIR parser, printer and verifier (no arch)
   cache_bench        cold against warm start of 200 kernels through the offline cache (on --arch)
+  matrix_bench       a 3x3-matrix-times-vec3 kernel over 2^22 positions against a saxpy of the
+                     same bytes (on --arch)
 
 Each benchmark prints its own table. `make bench` runs this script.
 
@@ -30,6 +32,7 @@ BENCHMARKS = {
     "cpu_codegen_bench": ("cpu_codegen_bench.py", ("cpu",), False),
     "ir_parse_bench": ("ir_parse_bench.py", None, False),
     "cache_bench": ("cache_bench.py", None, "arch-only"),
+    "matrix_bench": ("matrix_bench.py", None, "arch-only"),
 }
 
 

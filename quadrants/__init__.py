@@ -96,6 +96,7 @@ from quadrants._field import (
 )
 from quadrants._kernel import data_oriented, func, kernel, pyfunc, real_func
 from quadrants._struct import Struct, dataclass
+from quadrants._matrix import Matrix, Vector
 from quadrants import math
 from quadrants._ndarray import ndarray
 from quadrants._runtime import (
@@ -176,6 +177,8 @@ __all__ = [
     "python",
     "gpu",
     # types
+    "Matrix",
+    "Vector",
     "u1",
     "i8",
     "i16",

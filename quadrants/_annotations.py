@@ -8,7 +8,7 @@
   ``ndarray(dtype=qd.f32, ndim=2)``. Instances carry ``_qd_ndarray_annotation = True``,
   ``dtype`` (a DataType, or None when free; ``float``/``int`` resolve at use time) and ``ndim``.
 - ``Layout`` (``AOS``, ``SOA``) and ``Backend`` (``FIELD``, ``NDARRAY``).
-- Placeholders for the compound types of Tier 1 (vector, matrix, quant), which raise
+- Placeholders for the quantized types (quant), which raise
   NotImplementedError until they exist.
 """
 
@@ -16,6 +16,7 @@ import enum
 import types as _pytypes
 
 from quadrants import _types
+from quadrants._matrix import MatrixType, matrix, vector
 
 
 class Template:
@@ -72,7 +73,7 @@ class NdarrayType:
             )
         if (
             dtype is not None
-            and not isinstance(dtype, _types.DataType)
+            and not isinstance(dtype, (_types.DataType, MatrixType))
             and dtype not in (int, float, bool)
         ):
             try:
@@ -103,7 +104,15 @@ class NdarrayType:
     def dtype(self):
         """The element DataType, or None when any element type matches."""
         raw = self._raw_dtype
+        if isinstance(raw, MatrixType):
+            return raw.dtype  # vector/matrix elements: the scalar type (element axes last)
         return None if raw is None else _types.cook_dtype(raw)
+
+    @property
+    def element_ndim(self):
+        """1 for vector elements, 2 for matrix elements, 0 for scalars."""
+        raw = self._raw_dtype
+        return raw.ndim if isinstance(raw, MatrixType) else 0
 
     def __repr__(self):
         return (
@@ -139,8 +148,6 @@ def _not_yet(name):
     return unsupported
 
 
-vector = _not_yet("vector")
-matrix = _not_yet("matrix")
 quant = _pytypes.SimpleNamespace(
     int=_not_yet("quant.int"), fixed=_not_yet("quant.fixed"), float=_not_yet("quant.float")
 )

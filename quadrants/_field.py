@@ -482,6 +482,9 @@ def field(dtype, shape=None, order=None, name="", offset=None, needs_grad=False,
     `order` is a permutation of ``"ijkl..."`` giving the physical axis order, `offset` the index
     origin of every axis."""
     _runtime.require_init()
+    if getattr(dtype, "_qd_matrix_type", False):
+        # A vector/matrix type: one scalar field per element (quadrants/_matrix_field.py).
+        return dtype.field(shape=shape, order=order, name=name, offset=offset)
     if getattr(dtype, "_qd_struct_type", False):
         # A struct type: a struct field (quadrants/_struct.py).
         return dtype.field(

@@ -48,7 +48,17 @@ import weakref
 
 import numpy as np
 
-from quadrants import _cache, _core, _device, _external, _runtime, _source, _struct, _types
+from quadrants import (
+    _cache,
+    _core,
+    _device,
+    _external,
+    _matrix,
+    _runtime,
+    _source,
+    _struct,
+    _types,
+)
 from quadrants._annotations import NdarrayType, Template
 from quadrants._core import (
     QuadrantsCompilationError,
@@ -63,6 +73,7 @@ MAX_ARG_NUM = 512
 
 # Parameter kinds.
 SCALAR, NDARRAY, TEMPLATE, DATACLASS = "scalar", "ndarray", "template", "dataclass"
+MATRIX = "matrix"  # a vector/matrix passed by value: one scalar argument per element
 
 _live_kernels = weakref.WeakSet()
 
@@ -97,6 +108,8 @@ def _classify(annotation):
         raise _struct.unpacked_error("invalid kernel or function parameter annotation")
     if _struct.is_struct_type(annotation):
         return DATACLASS, annotation
+    if isinstance(annotation, _matrix.MatrixType):
+        return MATRIX, annotation
     if isinstance(annotation, NdarrayType):
         return NDARRAY, annotation
     if annotation is NdarrayType:
@@ -230,8 +243,11 @@ def _scalar_value(index, value, dtype):
 def _array_value(param, value, callbacks):
     """(element DataType, NumPy array) of an array argument, checked against the annotation."""
     wanted_dtype, wanted_ndim, name = param.annotation.dtype, param.annotation.ndim, param.name
+    if wanted_ndim is not None:
+        wanted_ndim += getattr(param.annotation, "element_ndim", 0)  # vector/matrix elements
     if isinstance(value, Ndarray):
         array = value._data()
+        _matrix.check_element_shape(param.annotation, name, array.shape)
         if wanted_dtype is not None and value.dtype is not wanted_dtype:
             raise TypeError(
                 f"Expect element type {wanted_dtype} for argument {name}, but get {value.dtype}"
@@ -243,7 +259,7 @@ def _array_value(param, value, callbacks):
             )
         return value.dtype, value._qd_array  # on CUDA its DeviceBuffer
     if isinstance(value, np.ndarray):
-        dtype = _foreign_array_dtype(param, value.dtype, value.ndim)
+        dtype = _foreign_array_dtype(param, value.dtype, value.shape)
         if value.flags.c_contiguous:
             return dtype, value
         if value.flags.f_contiguous:
@@ -259,17 +275,22 @@ def _array_value(param, value, callbacks):
     if isinstance(external, np.ndarray):
         return _array_value(param, external, callbacks)
     if external is not None:
-        return _foreign_array_dtype(param, external.dtype, external.ndim), external.buffer
+        return _foreign_array_dtype(param, external.dtype, external.shape), external.buffer
     raise QuadrantsRuntimeTypeError(
         f"Argument {name} (type={type(value)}) cannot be converted into required type "
         f"{param.annotation}: pass a qd.ndarray, a numpy array or a torch tensor"
     )
 
 
-def _foreign_array_dtype(param, np_dtype, ndim):
+def _foreign_array_dtype(param, np_dtype, shape):
     """The DataType of an array argument that is not a qd.ndarray (NumPy, torch, CuPy) with
-    NumPy dtype `np_dtype` and `ndim` dimensions, checked against the annotation."""
+    NumPy dtype `np_dtype` and `shape`, checked against the annotation (vector/matrix element
+    dimensions last)."""
     wanted_dtype, wanted_ndim, name = param.annotation.dtype, param.annotation.ndim, param.name
+    if wanted_ndim is not None:
+        wanted_ndim += getattr(param.annotation, "element_ndim", 0)
+    _matrix.check_element_shape(param.annotation, name, shape)
+    ndim = len(shape)
     dtype = _types.from_numpy_dtype(np_dtype)
     if dtype is None:
         raise ValueError(
@@ -366,11 +387,20 @@ class Kernel(_core.Dispatcher, _Source):
             function, is_kernel=True, requires_annotations=True
         )
         self._function = function
+        # Evaluated parameter annotations, for the compiler (vector/matrix parameters).
+        function._qd_annotations = types.SimpleNamespace(
+            **{param.name: param.annotation for param in params}
+        )
         # A struct result comes back as one value per scalar member, rebuilt in Python.
         self._returns_struct = bool(
             self.return_types
             and len(self.return_types) == 1
             and _struct.is_struct_type(self.return_types[0])
+        )
+        self._returns_matrix = bool(
+            self.return_types
+            and len(self.return_types) == 1
+            and isinstance(self.return_types[0], _matrix.MatrixType)
         )
         self._params = tuple(params)
         self._param_index = {param.name: index for index, param in enumerate(params)}
@@ -454,12 +484,18 @@ class Kernel(_core.Dispatcher, _Source):
                     fast.append("-")
             elif kind is NDARRAY:
                 dtype, array = _array_value(param, value, callbacks)
-                key.append(("a", dtype._qd_dtype, array.ndim))
+                element = _matrix.element_key(param.annotation, value)  # vector elements
+                key.append(("a", dtype._qd_dtype, array.ndim) + element)
                 launch.append(array)
                 if type(value) is Ndarray:
                     fast.append("q")
                 else:
                     fast.append("n" if array is value and type(value) is np.ndarray else "-")
+            elif kind is MATRIX:
+                members = _matrix.flatten_argument(param.name, param.annotation, value, launch)
+                key.append(("d", tuple((path, part) for path, part, _ in members)))
+                member_values.setdefault(index, members)
+                fast.append("-")
             elif kind is DATACLASS:
                 if not isinstance(value, param.annotation):
                     raise QuadrantsRuntimeTypeError(
@@ -483,6 +519,8 @@ class Kernel(_core.Dispatcher, _Source):
                 entry = self._compile(key, args, pins, member_values)
             if self._returns_struct:
                 return _struct.from_results(self.return_types[0], entry[0](*launch))
+            if self._returns_matrix:
+                return _matrix.from_results(self.return_types[0], entry[0](*launch))
             if not callbacks and "-" not in fast:
                 self._dispatch_add(entry[0], "".join(fast), tuple(args))
             return entry[0](*launch)
@@ -500,6 +538,7 @@ class Kernel(_core.Dispatcher, _Source):
                     descs.append((path, _desc(member_part, member_value)))
             else:
                 descs.append(_desc(part, value))
+        _matrix.set_compile_annotations(self._function, self._params, key)
         options = _runtime.compile_options()
         name = self._function.__name__
         compiled = None
@@ -556,6 +595,8 @@ def _flatten_dataclass(path, value, members, launch, pins, callbacks, cfg):
             dataclasses.is_dataclass(member) or _struct.is_struct_type(type(member))
         ):
             _flatten_dataclass(member_path, member, members, launch, pins, callbacks, cfg)
+        elif kind is MATRIX:
+            members.extend(_matrix.flatten_argument(member_path, classified[1], member, launch))
         elif kind is SCALAR:
             dtype = _types.cook_dtype(classified[1])
             launch.append(_scalar_value((member_path,), member, dtype))

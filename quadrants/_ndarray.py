@@ -160,6 +160,8 @@ class Ndarray:
 def ndarray(dtype, shape, needs_grad=False):
     """A new zero-filled ndarray of `dtype` (a scalar type) and `shape` (an int or a tuple)."""
     _runtime.require_init()
+    if getattr(dtype, "_qd_matrix_type", False):
+        return dtype.ndarray(shape)  # vector/matrix elements (quadrants/_matrix_field.py)
     shape = _ndarray_shape(shape)
     try:
         dtype = _types.cook_dtype(dtype)

@@ -354,8 +354,8 @@ class StructField:
 
     def _leaves(self):
         for value in self._members.values():
-            if isinstance(value, StructField):
-                yield from value._leaves()
+            if isinstance(value, StructField) or hasattr(value, "_qd_fields"):
+                yield from value._leaves()  # nested structs, vector/matrix members
             else:
                 yield value
 
@@ -474,15 +474,28 @@ def check_dataclass(cls):
 
 def _leaf_count(struct_type):
     return sum(
-        _leaf_count(t) if is_struct_type(t) else 1 for t in struct_type._qd_member_types
+        _leaf_count(t) if is_struct_type(t) else _compound_count(t)
+        for t in struct_type._qd_member_types
     )
+
+
+def _compound_count(annotation):
+    """Scalars of a member: n * m for vector/matrix types, else 1."""
+    if getattr(annotation, "_qd_matrix_type", False):
+        return annotation.n * annotation.m
+    return 1
 
 
 def _build(struct_type, values):
     """An instance of struct_type from an iterator over its scalar leaves."""
     members = {}
     for name, annotation in struct_type._qd_members:
-        members[name] = _build(annotation, values) if is_struct_type(annotation) else next(values)
+        if is_struct_type(annotation):
+            members[name] = _build(annotation, values)
+        elif _compound_count(annotation) > 1 or getattr(annotation, "_qd_matrix_type", False):
+            members[name] = annotation(*[next(values) for _ in range(_compound_count(annotation))])
+        else:
+            members[name] = next(values)
     return struct_type(**members)
 
 

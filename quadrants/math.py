@@ -19,11 +19,13 @@ integers stay integers (the reference computes ``a - b * floor(a / b)`` in float
 the same while it is exact); ``isinf``/``isnan`` test the value in its own type (the reference
 first casts it to default_fp, so a finite f64 above the f32 range reads as infinite there).
 
-The vector and matrix items (``vec2..4 ivec2..4 uvec2..4 mat2..4``, ``dot cross normalize length
-distance reflect refract determinant inverse eye translate scale rot_by_axis rot_yaw_pitch_roll
-rotation2d rotation3d vdir`` and the complex helpers ``cmul cconj cdiv cexp cinv clog cpow
-csqrt``) need qd.Vector / qd.Matrix, which do not exist yet: using them raises
-NotImplementedError (surfacing as QuadrantsCompilationError when a kernel uses them).
+The vector and matrix items: the types ``vec2..4`` (float), ``ivec2..4`` (int), ``uvec2..4``
+(u32), ``mat2..4`` (float); ``dot cross normalize length distance reflect refract eye translate
+scale rotation2d vdir`` and the complex helpers ``cmul cconj cdiv cexp cinv clog cpow csqrt``
+(complex numbers as vec2), all usable in Python scope and in kernels; ``determinant`` and
+``inverse`` are the matrix methods. ``rot_by_axis rot_yaw_pitch_roll rotation3d`` are not
+available yet and raise NotImplementedError (surfacing as QuadrantsCompilationError when a kernel
+uses them).
 """
 
 import builtins as _py
@@ -54,6 +56,7 @@ from quadrants._builtins import (
 from quadrants._builtins import _int_bits
 from quadrants._builtins import abs as _abs
 from quadrants._kernel import Func, pyfunc
+from quadrants import _matrix
 from quadrants._types import i32, u32
 
 e = _pymath.e
@@ -256,116 +259,97 @@ class _NoVectors:
 _no_vectors = _NoVectors()
 
 
-class _MissingVectorType(Func):
-    """A vector or matrix type of qd.math (vec3, mat4, ...) that cannot exist yet: calling it (in
-    Python scope or in a kernel), or using any of its attributes, raises NotImplementedError."""
-
-    def __init__(self, name):
-        self._type_name = name
-
-        def construct(a=None, b=None, c=None, d=None, e=None, f=None, g=None, h=None,
-                      i=None, j=None, k=None, l=None, m=None, n=None, o=None, p=None):  # fmt: skip
-            return _needs_vectors(name)
-
-        construct.__name__ = construct.__qualname__ = name
-        super().__init__(construct, is_pyfunc=True)
-
-    def __call__(self, *args, **kwargs):
-        _needs_vectors(self._type_name)
-
-    def __getattr__(self, attr):
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        _needs_vectors(f"{self._type_name}.{attr}")
-
-    def __repr__(self):
-        return f"<qd.math.{self._type_name}: not available (needs qd.Vector / qd.Matrix)>"
-
-
-vec2 = _MissingVectorType("vec2")
-vec3 = _MissingVectorType("vec3")
-vec4 = _MissingVectorType("vec4")
-ivec2 = _MissingVectorType("ivec2")
-ivec3 = _MissingVectorType("ivec3")
-ivec4 = _MissingVectorType("ivec4")
-uvec2 = _MissingVectorType("uvec2")
-uvec3 = _MissingVectorType("uvec3")
-uvec4 = _MissingVectorType("uvec4")
-mat2 = _MissingVectorType("mat2")
-mat3 = _MissingVectorType("mat3")
-mat4 = _MissingVectorType("mat4")
+vec2 = _matrix.vector(2, float)
+vec3 = _matrix.vector(3, float)
+vec4 = _matrix.vector(4, float)
+ivec2 = _matrix.vector(2, int)
+ivec3 = _matrix.vector(3, int)
+ivec4 = _matrix.vector(4, int)
+uvec2 = _matrix.vector(2, u32)
+uvec3 = _matrix.vector(3, u32)
+uvec4 = _matrix.vector(4, u32)
+mat2 = _matrix.matrix(2, 2, float)
+mat3 = _matrix.matrix(3, 3, float)
+mat4 = _matrix.matrix(4, 4, float)
 
 
 @pyfunc
 def normalize(v):
-    """`v / length(v)`. Not available yet: needs qd.Vector (raises NotImplementedError)."""
-    return _no_vectors.normalize()
+    """`v / length(v)`."""
+    return v.normalized()
 
 
 @pyfunc
 def length(x):
-    """The Euclidean norm of a vector. Not available yet: needs qd.Vector."""
-    return _no_vectors.length()
+    """The Euclidean norm of a vector."""
+    return x.norm()
 
 
 @pyfunc
 def distance(x, y):
-    """``length(x - y)``. Not available yet: needs qd.Vector."""
-    return _no_vectors.distance()
+    """``length(x - y)``."""
+    return (x - y).norm()
 
 
 @pyfunc
 def dot(x, y):
-    """Dot product of two vectors. Not available yet: needs qd.Vector."""
-    return _no_vectors.dot()
+    """Dot product of two vectors."""
+    return x.dot(y)
 
 
 @pyfunc
 def cross(x, y):
-    """Cross product of two vectors. Not available yet: needs qd.Vector."""
-    return _no_vectors.cross()
+    """Cross product of two vectors (a scalar for 2-D vectors)."""
+    return x.cross(y)
 
 
 @pyfunc
 def reflect(x, n):
-    """``x - 2 * dot(x, n) * n``. Not available yet: needs qd.Vector."""
-    return _no_vectors.reflect()
+    """``x - 2 * dot(x, n) * n``."""
+    return x - 2 * x.dot(n) * n
 
 
 @pyfunc
 def refract(x, n, eta):
-    """The refraction direction (GLSL refract). Not available yet: needs qd.Vector."""
-    return _no_vectors.refract()
+    """The refraction direction (GLSL refract): zero on total internal reflection."""
+    dxn = x.dot(n)
+    k = 1.0 - eta * eta * (1.0 - dxn * dxn)
+    r = eta * x - (eta * dxn + sqrt(max(k, 0.0))) * n
+    return select(k < 0.0, r * 0.0, r)
 
 
 @pyfunc
 def determinant(m):
-    """Determinant of a square matrix. Not available yet: needs qd.Matrix."""
-    return _no_vectors.determinant()
+    """Determinant of a square matrix (``m.determinant()``)."""
+    return m.determinant()
 
 
 @pyfunc
 def inverse(mat):
-    """Inverse of a 2x2, 3x3 or 4x4 matrix. Not available yet: needs qd.Matrix."""
-    return _no_vectors.inverse()
+    """Inverse of a square matrix (``mat.inverse()``)."""
+    return mat.inverse()
 
 
 @pyfunc
 def eye(n):
-    """The n x n identity matrix (dtype float). Not available yet: needs qd.Matrix."""
-    return _no_vectors.eye()
+    """The n x n identity matrix (dtype float)."""
+    return _matrix.Matrix.identity(float, n)
 
 
 @pyfunc
 def translate(dx, dy, dz):
-    """4x4 translation matrix. Not available yet: needs qd.Matrix."""
-    return _no_vectors.translate()
+    """4x4 translation matrix."""
+    return _matrix.Matrix(
+        [[1.0, 0.0, 0.0, dx], [0.0, 1.0, 0.0, dy], [0.0, 0.0, 1.0, dz], [0.0, 0.0, 0.0, 1.0]]
+    )
 
 
 @pyfunc
 def scale(sx, sy, sz):
-    """4x4 scale matrix. Not available yet: needs qd.Matrix."""
-    return _no_vectors.scale()
+    """4x4 scale matrix."""
+    return _matrix.Matrix(
+        [[sx, 0.0, 0.0, 0.0], [0.0, sy, 0.0, 0.0], [0.0, 0.0, sz, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    )
 
 
 @pyfunc
@@ -382,8 +366,8 @@ def rot_yaw_pitch_roll(yaw, pitch, roll):
 
 @pyfunc
 def rotation2d(ang):
-    """2x2 counter-clockwise rotation. Not available yet: needs qd.Matrix."""
-    return _no_vectors.rotation2d()
+    """2x2 counter-clockwise rotation by `ang` radians."""
+    return _matrix.Matrix([[cos(ang), -sin(ang)], [sin(ang), cos(ang)]])
 
 
 @pyfunc
@@ -394,56 +378,65 @@ def rotation3d(ang_x, ang_y, ang_z):
 
 @pyfunc
 def vdir(ang):
-    """The 2-D unit vector at angle `ang`. Not available yet: needs qd.Vector."""
-    return _no_vectors.vdir()
+    """The 2-D unit vector at angle `ang`."""
+    return _matrix.Vector([cos(ang), sin(ang)])
 
 
 @pyfunc
 def cmul(z1, z2):
-    """Product of two complex numbers stored as vec2. Not available yet: needs qd.Vector."""
-    return _no_vectors.cmul()
+    """Product of two complex numbers stored as vec2."""
+    return _matrix.Vector([z1[0] * z2[0] - z1[1] * z2[1], z1[0] * z2[1] + z1[1] * z2[0]])
 
 
 @pyfunc
 def cconj(z):
-    """Complex conjugate of a vec2. Not available yet: needs qd.Vector."""
-    return _no_vectors.cconj()
+    """Complex conjugate of a vec2."""
+    return _matrix.Vector([z[0], -z[1]])
 
 
 @pyfunc
 def cdiv(z1, z2):
-    """Quotient of two complex numbers stored as vec2. Not available yet: needs qd.Vector."""
-    return _no_vectors.cdiv()
+    """Quotient of two complex numbers stored as vec2."""
+    d = z2[0] * z2[0] + z2[1] * z2[1]
+    return _matrix.Vector(
+        [(z1[0] * z2[0] + z1[1] * z2[1]) / d, (z1[1] * z2[0] - z1[0] * z2[1]) / d]
+    )
 
 
 @pyfunc
 def cexp(z):
-    """Complex exponential of a vec2. Not available yet: needs qd.Vector."""
-    return _no_vectors.cexp()
+    """Complex exponential of a vec2."""
+    r = exp(z[0])
+    return _matrix.Vector([r * cos(z[1]), r * sin(z[1])])
 
 
 @pyfunc
 def cinv(z):
-    """Complex reciprocal of a vec2. Not available yet: needs qd.Vector."""
-    return _no_vectors.cinv()
+    """Complex reciprocal of a vec2."""
+    d = z[0] * z[0] + z[1] * z[1]
+    return _matrix.Vector([z[0] / d, -z[1] / d])
 
 
 @pyfunc
 def clog(z):
-    """Complex logarithm of a vec2. Not available yet: needs qd.Vector."""
-    return _no_vectors.clog()
+    """Complex logarithm (principal branch) of a vec2."""
+    return _matrix.Vector([log(sqrt(z[0] * z[0] + z[1] * z[1])), atan2(z[1], z[0])])
 
 
 @pyfunc
 def cpow(z, n):
-    """Complex power of a vec2. Not available yet: needs qd.Vector."""
-    return _no_vectors.cpow()
+    """Complex power ``z ** n`` of a vec2 (principal branch)."""
+    r = pow(sqrt(z[0] * z[0] + z[1] * z[1]), n)
+    t = atan2(z[1], z[0]) * n
+    return _matrix.Vector([r * cos(t), r * sin(t)])
 
 
 @pyfunc
 def csqrt(z):
-    """Complex square root of a vec2. Not available yet: needs qd.Vector."""
-    return _no_vectors.csqrt()
+    """Complex square root (principal branch) of a vec2."""
+    r = sqrt(sqrt(z[0] * z[0] + z[1] * z[1]))
+    t = atan2(z[1], z[0]) * 0.5
+    return _matrix.Vector([r * cos(t), r * sin(t)])
 
 
 __all__ = [

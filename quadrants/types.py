@@ -5,7 +5,8 @@
 - ``template``: the same class as ``qd.template`` / ``qd.Template``;
 - the primitive types (``qd.types.f32`` is ``qd.f32``);
 - ``struct(**members)``: a struct type (quadrants/_struct.py);
-- ``vector``, ``matrix`` and ``quant``: not supported yet (NotImplementedError).
+- ``vector(n, dtype)`` and ``matrix(n, m, dtype)``: vector/matrix types (quadrants/_matrix.py);
+- ``quant``: not supported yet (NotImplementedError).
 """
 
 from quadrants._annotations import (

@@ -96,6 +96,9 @@ typedef enum QdHostKind {
     QD_HOST_STRUCT_TYPE,   /* a struct class (@qd.dataclass, qd.types.struct) */
     QD_HOST_STRUCT,        /* an instance of a struct class */
     QD_HOST_STRUCT_FIELD,  /* a struct field (one field per member) */
+    QD_HOST_MATRIX_TYPE,   /* qd.types.vector / matrix (n, m, ndim, dtype attributes) */
+    QD_HOST_MATRIX,        /* a Python-scope qd.Matrix / qd.Vector value */
+    QD_HOST_MATRIX_FIELD,  /* a vector/matrix field (one scalar field per element) */
     QD_HOST_CALLABLE,      /* any other Python callable (called at trace time) */
     QD_HOST_OBJECT,        /* anything else (modules, classes, instances) */
 } QdHostKind;

@@ -198,6 +198,10 @@ int lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e);
 bool lw_is_runtime(const Expr *e);
 bool lw_is_compile_time_scalar(const Expr *e);
 int lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+/* a <op> b for one comparison operator (QD_CMP_*); element-wise on matrices. */
+int lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+/* <op> a for a unary operator (QD_UNARY_*) of an evaluated operand. */
+int lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 int lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond);
 /* Compile-time value of an Expr as a host handle (for qd.static evaluation). */
@@ -220,8 +224,15 @@ typedef QdVec(uint32_t) QdIdVec;
 int lw_format_message(Lowerer *lw, const QdAst *msg, QdSbuf *fmt, QdIdVec *args);
 
 int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
+/* min / max (QD_OP_MIN, QD_OP_MAX) of two scalars. */
+int lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b, Expr *out);
 /* Evaluates `qd.static(arg)`-style compile-time expressions through the host. */
 int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);
+
+/* Calls builtin `name` (the kernel-scope builtin table) with the given arguments. */
+struct MatrixCall;
+int lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
+                    Expr *out);
 
 /***** lower_random.c *****/
 
@@ -263,8 +274,85 @@ int lw_struct_from_dict(Lowerer *lw, const QdAst *node, QdHandle type, const Exp
 /* `return value` of a kernel annotated with struct type `ann`: one result per scalar member. */
 int lw_struct_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value);
 
+/***** lower_matrix.c, lower_matrix_access.c, lower_matrix_linalg.c *****/
+
+/* The arguments of a call, for the matrix constructors and methods. */
+typedef struct MatrixCall {
+    const Expr *pos;        /* positional argument values */
+    uint32_t npos;          /* how many */
+    const QdAst *const *kw; /* keyword nodes (name) */
+    const Expr *kwv;        /* keyword values */
+    uint32_t nkw;           /* how many */
+} MatrixCall;
+
+/* Shared helpers of the lower_matrix*.c files. */
+int lw_matrix_dot(Lowerer *lw, const QdAst *node, const Expr *a, uint32_t sa, const Expr *b, uint32_t sb,
+                  uint32_t n, Expr *out);                    /* sum of a[k*sa] * b[k*sb] */
+const Expr *lw_matrix_arg(const MatrixCall *c, uint32_t i, const char *name); /* or NULL */
+const char *lw_matrix_shape_str(Lowerer *lw, const Expr *e); /* "(n, m)" / "(n,)" */
+int lw_matrix_loaded(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp); /* items loaded */
+int lw_matrix_dtype_arg(Lowerer *lw, const QdAst *node, const Expr *e, const QdType **ty);
+int lw_matrix_scalar(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out); /* loaded once */
+/* A new rows x cols matrix Expr of element type ty with uninitialised items. */
+int lw_matrix_new(Lowerer *lw, uint32_t rows, uint32_t cols, bool is_vector, const QdType *ty, Expr *out);
+/* A scalar as an element of type ty (compile-time values stay typed constants). */
+int lw_matrix_item(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out);
+/* A matrix of the given scalars, converted to ty (NULL: their promoted type). */
+int lw_matrix_from_scalars(Lowerer *lw, const QdAst *node, const Expr *items, uint32_t rows,
+                           uint32_t cols, bool is_vector, const QdType *ty, Expr *out);
+/* The UserWarning for more than 144 entries. */
+int lw_matrix_warn_size(Lowerer *lw, const QdAst *node, uint32_t n);
+/* Builtins "Matrix", "Vector", "Matrix.zero/one/identity/unit/diag/rows/cols". */
+int lw_matrix_builtin(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c, Expr *out);
+/* n, m, vector-ness and dtype (NULL when unset) of a vector/matrix type or value handle. */
+int lw_matrix_type_info(Lowerer *lw, const QdAst *node, QdHandle type, uint32_t *n, uint32_t *m,
+                        bool *is_vector, const QdType **ty);
+/* Calling a type object: vec3f(1, 2, 3), vec4f(v.xyz, 1), mat2f(0). */
+int lw_matrix_type_call(Lowerer *lw, const QdAst *node, const Expr *type, const MatrixCall *c, Expr *out);
+/* The value of `if` instruction ifi whose regions computed vals[0] (then) and vals[1] (else),
+ * two matrices of one shape: merged through one slot per element. */
+int lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out);
+/* A Python-scope Matrix captured at compile time. */
+int lw_matrix_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
+/* Operators with at least one matrix operand (scalars broadcast). */
+int lw_matrix_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+int lw_matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+int lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
+int lw_matrix_transpose(Lowerer *lw, const QdAst *node, const Expr *a, Expr *out);
+/* Method `name` of matrix `self` (dot, cross, norm, sum, cast, fill, ...). */
+int lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
+                     const MatrixCall *c, Expr *out);
+bool lw_matrix_is_method(const char *name);
+/* A builtin call where an argument may be a vector/matrix: constructors, methods, element-wise
+ * math and atomics, any/all, len, qd.zero/one. Returns 1 when it is none of those. */
+int lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out);
+/* Element-wise store of a matrix, list or scalar (broadcast) into a matrix of lvalues. */
+int lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+/* `name = value` where the value or the variable v (NULL when new) is a matrix. */
+int lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
+/* Indexing, slicing, swizzles. */
+int lw_matrix_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
+/* `base[index] = value`, or with `aug` (an AUG_ASSIGN node) `base[index] <op>= value`. */
+int lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+                              const Expr *value, const QdAst *aug);
+int lw_matrix_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
+int lw_matrix_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value);
+int lw_matrix_as_tuple(Lowerer *lw, const Expr *m, Expr *out);
+/* determinant() / inverse() of square matrix m (lower_matrix_linalg.c). */
+int lw_matrix_linalg_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *m, Expr *out);
+/* Vector/matrix fields and ndarray elements (lower_matrix_field.c). */
+int lw_matrix_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+                              Expr *out);
+int lw_matrix_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
+/* `return value` of a kernel annotated with a vector/matrix type: one result per element. */
+int lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value);
+/* A kernel parameter annotated with a vector/matrix type or an ndarray of them. */
+int lw_matrix_param(Lowerer *lw, const QdAst *param, Expr *e);
+
 /***** lower_stmt.c *****/
 
 int lw_stmt(Lowerer *lw, const QdAst *node);
+/* `target <op>= value` of AUG_ASSIGN node `node` for a scalar target (atomic on global data). */
+int lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 
 #endif /* QD_FRONTEND_LOWER_H */

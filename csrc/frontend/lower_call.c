@@ -121,6 +121,9 @@ lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
             *out = v->e;
             return 0;
         }
+        if (v && v->e.kind == EX_MATRIX) {
+            return lw_matrix_as_tuple(lw, &v->e, out); /* for x in qd.static(v) */
+        }
     }
     uint32_t base = lw->frame->vars_base;
     uint32_t cap = lw->vars.len - base;
@@ -967,7 +970,20 @@ print_value(Lowerer *lw, const QdAst *node, const Expr *e, const char *spec, QdS
         put_literal(fmt, e->ival ? "True" : "False");
         return 0;
     }
-    if (e->kind == EX_TUPLE) {
+    if (e->kind == EX_MATRIX && !e->is_vector) {
+        /* [[a, b], [c, d]]: row by row. */
+        put_literal(fmt, "[");
+        for (uint32_t r = 0; r < e->rows; r++) {
+            Expr row;
+            RETURN_IF_ERROR(lw_matrix_new(lw, e->cols, 1, true, e->ty, &row));
+            memcpy(row.items, &e->items[r * e->cols], sizeof(Expr) * e->cols);
+            put_literal(fmt, r ? ", " : "");
+            RETURN_IF_ERROR(print_value(lw, node, &row, spec, fmt, args));
+        }
+        put_literal(fmt, "]");
+        return 0;
+    }
+    if (e->kind == EX_TUPLE || e->kind == EX_MATRIX) {
         put_literal(fmt, "[");
         for (uint32_t i = 0; i < e->nitems; i++) {
             if (i) {
@@ -1229,6 +1245,46 @@ static const Builtin builtins[] = {
     {"list", b_sequence, QD_OP_COUNT_},
 };
 
+/***** vectors and matrices *****/
+
+int
+lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b, Expr *out)
+{
+    Expr args[2] = {*a, *b};
+    CallArgs c = {node, args, 2, NULL, NULL, 0};
+    return b_minmax(lw, &c, op, out);
+}
+
+/* Calls builtin `name` with the given arguments (for element-wise vector/matrix calls). */
+int
+lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *mc, Expr *out)
+{
+    for (size_t i = 0; i < QD_ARRAY_LEN(builtins); i++) {
+        if (strcmp(builtins[i].name, name) == 0) {
+            CallArgs c = {node, (Expr *)mc->pos, mc->npos, (const QdAst **)mc->kw, (Expr *)mc->kwv,
+                          mc->nkw};
+            return builtins[i].fn(lw, &c, builtins[i].op, out);
+        }
+    }
+    return lw_error(lw, node, QD_ERR_SYNTAX, "qd.%s is not supported in kernels yet", name);
+}
+
+static int call_python(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out);
+
+/* Returns 1 when the call is not one of vectors/matrices (lower_matrix.c decides). */
+static int
+matrix_call(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
+{
+    if (strcmp(fn->str, "types.vector") == 0 || strcmp(fn->str, "types.matrix") == 0) {
+        Expr type_factory = *fn; /* qd.types.vector(3, qd.f32) in a kernel: made at compile time */
+        type_factory.kind = EX_PYOBJ;
+        type_factory.hkind = QD_HOST_OBJECT;
+        return call_python(lw, &type_factory, c, out);
+    }
+    MatrixCall mc = {c->pos, c->npos, c->kw, c->kwv, c->nkw};
+    return lw_matrix_call(lw, c->node, fn, &mc, out);
+}
+
 /***** calls *****/
 
 static int
@@ -1310,13 +1366,18 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
     RETURN_IF_ERROR(eval_args(lw, node, &c));
     lw_set_loc(lw, node);
     switch (fn.kind) {
-    case EX_BUILTIN:
+    case EX_BUILTIN: {
+        int rc = matrix_call(lw, &fn, &c, out);
+        if (rc <= 0) {
+            return rc;
+        }
         for (size_t i = 0; i < QD_ARRAY_LEN(builtins); i++) {
             if (strcmp(builtins[i].name, fn.str) == 0) {
                 return builtins[i].fn(lw, &c, builtins[i].op, out);
             }
         }
         return lw_error(lw, node, QD_ERR_SYNTAX, "qd.%s is not supported in kernels yet", fn.str);
+    }
     case EX_FUNC: {
         if (fn.items && fn.nitems == 1) {
             /* A @qd.func method of a struct: `self` (by reference) comes first. */
@@ -1383,6 +1444,10 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
         }
         if (fn.hkind == QD_HOST_STRUCT_TYPE) {
             return lw_struct_construct(lw, node, &fn, c.pos, c.npos, c.nkw, out);
+        }
+        if (fn.hkind == QD_HOST_MATRIX_TYPE) {
+            MatrixCall mc = {c.pos, c.npos, c.kw, c.kwv, c.nkw};
+            return lw_matrix_type_call(lw, node, &fn, &mc, out);
         }
         if (fn.hkind == QD_HOST_KERNEL) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "Kernels cannot call other kernels");

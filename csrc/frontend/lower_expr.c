@@ -381,6 +381,8 @@ lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
         break;
     case QD_HOST_STRUCT:
         return lw_struct_from_instance(lw, node, h, out);
+    case QD_HOST_MATRIX:
+        return lw_matrix_from_instance(lw, node, h, out);
     case QD_HOST_BUILTIN:
         e.kind = EX_BUILTIN;
         e.str = hv.str;
@@ -654,6 +656,9 @@ sequence_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Exp
 int
 lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
+    if (a->kind == EX_MATRIX || b->kind == EX_MATRIX) {
+        return lw_matrix_binary(lw, node, op, a, b, out);
+    }
     if (lw_is_compile_time_scalar(a) && lw_is_compile_time_scalar(b)) {
         return fold_binary(lw, node, op, a, b, out);
     }
@@ -711,9 +716,19 @@ lower_unary(Lowerer *lw, const QdAst *node, Expr *out)
 {
     Expr a;
     RETURN_IF_ERROR(lw_expr(lw, node->x, &a));
+    return lw_unary(lw, node, node->op, &a, out);
+}
+
+int
+lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
+{
+    Expr a = *operand;
+    if (a.kind == EX_MATRIX) {
+        return lw_matrix_unary(lw, node, op, &a, out);
+    }
     if (lw_is_compile_time_scalar(&a)) {
         Expr e = a;
-        switch (node->op) {
+        switch (op) {
         case QD_UNARY_PLUS:
             break;
         case QD_UNARY_MINUS:
@@ -741,9 +756,9 @@ lower_unary(Lowerer *lw, const QdAst *node, Expr *out)
         return 0;
     }
     Expr v;
-    RETURN_IF_ERROR(lw_rvalue(lw, node->x, &a, &v));
+    RETURN_IF_ERROR(lw_rvalue(lw, node, &a, &v));
     uint32_t id;
-    switch (node->op) {
+    switch (op) {
     case QD_UNARY_PLUS:
         *out = v;
         return 0;
@@ -778,9 +793,21 @@ lower_unary(Lowerer *lw, const QdAst *node, Expr *out)
 
 /***** comparisons *****/
 
+static int compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Expr *b,
+                        Expr *out);
+
+int
+lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
+{
+    return compare_pair(lw, node, (QdAstOp)op, a, b, out);
+}
+
 static int
 compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Expr *b, Expr *out)
 {
+    if (a->kind == EX_MATRIX || b->kind == EX_MATRIX) {
+        return lw_matrix_compare(lw, node, op, a, b, out);
+    }
     if (op == QD_CMP_IS || op == QD_CMP_IS_NOT || op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
         return lw_error(lw, node, QD_ERR_SYNTAX,
                         "Operator \"%s\" is not supported in Quadrants kernels (use it inside qd.static)",
@@ -865,6 +892,12 @@ merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void 
     for (int s = 0; s < 2 && rc == 0; s++) {
         lw->cur = ifi->regions[s];
         rc = side(lw, node, s, &vals[s], data);
+    }
+    if (rc == 0 && (vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
+        rc = lw_matrix_merge(lw, node, ifi, vals, out); /* element by element */
+        lw->cur = saved;
+        lw->at_top = saved_top;
+        return rc;
     }
     const QdType *t0 = rc == 0 ? lw_dtype_of(lw, &vals[0]) : NULL;
     const QdType *t1 = rc == 0 ? lw_dtype_of(lw, &vals[1]) : NULL;
@@ -1003,6 +1036,9 @@ lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
     const char *attr = node->name;
     if (base.kind == EX_STRUCT) {
         return lw_struct_attribute(lw, node, &base, out);
+    }
+    if (base.kind == EX_MATRIX) {
+        return lw_matrix_attribute(lw, node, &base, out);
     }
     if (base.kind == EX_DICT) {
         /* A member of a (flattened) dataclass argument. */
@@ -1282,6 +1318,13 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
     uint32_t n = 0;
     if (base->kind == EX_PYOBJ && base->hkind == QD_HOST_STRUCT_FIELD) {
         return lw_struct_field_subscript(lw, node, base, index, out);
+    }
+    if (base->kind == EX_MATRIX) {
+        return lw_matrix_subscript(lw, node, base, index, out);
+    }
+    if ((base->kind == EX_PYOBJ && base->hkind == QD_HOST_MATRIX_FIELD) ||
+        (base->kind == EX_NDARRAY && base->rows)) {
+        return lw_matrix_field_subscript(lw, node, base, index, out);
     }
     if (base->kind == EX_FIELD || base->kind == EX_NDARRAY) {
         RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));

@@ -354,8 +354,15 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
             if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_DTYPE) {
                 ann = a.ty;
             }
+            if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_MATRIX_TYPE && value.kind == EX_MATRIX) {
+                MatrixCall mc = {&value, 1, NULL, NULL, 0}; /* converted to the annotated type */
+                rc = lw_matrix_type_call(lw, param, &a, &mc, &value);
+                if (rc < 0) {
+                    break;
+                }
+            }
         }
-        if (value.kind == EX_STRUCT && i >= nbound) {
+        if ((value.kind == EX_STRUCT && i >= nbound) || value.kind == EX_MATRIX) {
             /* A struct is copied, except the bound `self` of a method. */
             rc = lw_struct_new_var(lw, param, &value, &value);
         } else if (lw_is_runtime(&value) && value.kind != EX_NDARRAY) {
@@ -483,6 +490,9 @@ bind_kernel_params(Lowerer *lw, const QdAst *def, const QdKernelArg *args, uint3
                 next++;
             }
         }
+        if ((e.kind == EX_DICT || e.kind == EX_NDARRAY) && param->x) {
+            RETURN_IF_ERROR(lw_matrix_param(lw, param, &e)); /* vectors, vector ndarrays */
+        }
         if (e.kind == EX_DICT && param->x) {
             /* A struct argument (flattened like a dataclass): rebuilt as a struct value. */
             Expr ann;
@@ -543,7 +553,8 @@ qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, QdHandle s
         }
         return NULL;
     }
-    if (def->x && !frame.returned) {
+    bool returns_none = def->x && def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE;
+    if (def->x && !returns_none && !frame.returned) {
         lw_error(lw, def, QD_ERR_SYNTAX, "Kernel has a return type but does not have a return statement");
         return NULL;
     }

@@ -63,7 +63,7 @@ snapshot(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
     if (e->kind == EX_LVALUE) {
         return lw_rvalue(lw, node, e, out);
     }
-    if (e->kind == EX_STRUCT) {
+    if (e->kind == EX_STRUCT || e->kind == EX_MATRIX) {
         return lw_struct_load(lw, node, e, out);
     }
     if (e->kind == EX_TUPLE) {
@@ -99,6 +99,9 @@ assign_name(Lowerer *lw, const QdAst *target, const Expr *value, const QdType *a
     }
     if (!is_static && (value->kind == EX_STRUCT || (v && v->e.kind == EX_STRUCT))) {
         return lw_struct_assign_name(lw, target, v, value);
+    }
+    if (!is_static && (value->kind == EX_MATRIX || (v && v->e.kind == EX_MATRIX))) {
+        return lw_matrix_assign_name(lw, target, v, value);
     }
     if (v && v->e.kind == EX_LVALUE && !is_static) {
         if (annotation && !qd_type_equal(annotation, v->e.ty)) {
@@ -153,6 +156,9 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
         if (base.kind == EX_STRUCT) {
             return lw_struct_store_attribute(lw, target, &base, value);
         }
+        if (base.kind == EX_MATRIX) {
+            return lw_matrix_store_attribute(lw, target, &base, value);
+        }
         return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this attribute");
     }
     case QD_AST_SUBSCRIPT: {
@@ -170,9 +176,15 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
             *item = *value;
             return 0;
         }
+        if (base.kind == EX_MATRIX) {
+            return lw_matrix_store_subscript(lw, target, &base, target->y, value, NULL);
+        }
         RETURN_IF_ERROR(lw_subscript(lw, target, &base, target->y, &lv));
         if (lv.kind == EX_STRUCT) {
             return lw_struct_store(lw, target, &lv, value); /* f[i] = s of a struct field */
+        }
+        if (lv.kind == EX_MATRIX) {
+            return lw_matrix_store(lw, target, &lv, value); /* f[i] = v of a vector field */
         }
         if (lv.kind != EX_LVALUE) {
             return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this subscript");
@@ -232,6 +244,8 @@ atomic_op_for(int op)
     }
 }
 
+static int aug_assign_scalar(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+
 static int
 lower_aug_assign(Lowerer *lw, const QdAst *node)
 {
@@ -248,6 +262,47 @@ lower_aug_assign(Lowerer *lw, const QdAst *node)
     RETURN_IF_ERROR(lw_expr(lw, node->x, &target));
     RETURN_IF_ERROR(lw_expr(lw, node->y, &value));
     lw_set_loc(lw, node);
+    bool lvalues = target.kind == EX_LVALUE || target.kind == EX_MATRIX;
+    for (uint32_t i = 0; target.kind == EX_MATRIX && i < target.nitems; i++) {
+        lvalues &= target.items[i].kind == EX_LVALUE;
+    }
+    if (!lvalues && node->x->kind == QD_AST_SUBSCRIPT) {
+        /* Elements of a matrix selected with a runtime index: updated under guards. */
+        Expr base, lv;
+        int rc = lw_subscript_base(lw, node->x, &base, &lv);
+        if (rc < 0) {
+            return -1;
+        }
+        if (rc == 0 && base.kind == EX_MATRIX) {
+            return lw_matrix_store_subscript(lw, node->x, &base, node->x->y, &value, node);
+        }
+    }
+    if (target.kind == EX_MATRIX) {
+        /* Element by element (atomic per element on global data); a scalar value broadcasts. */
+        if (value.kind == EX_MATRIX && (value.rows != target.rows || value.cols != target.cols)) {
+            return lw_error(lw, node, QD_ERR_TYPE, "augmented assignment of matrices of different shapes");
+        }
+        Expr snap;
+        RETURN_IF_ERROR(snapshot(lw, node, &value, &snap));
+        for (uint32_t i = 0; i < target.nitems; i++) {
+            RETURN_IF_ERROR(aug_assign_scalar(lw, node, &target.items[i],
+                                              snap.kind == EX_MATRIX ? &snap.items[i] : &snap));
+        }
+        return 0;
+    }
+    return aug_assign_scalar(lw, node, &target, &value);
+}
+
+int
+lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
+{
+    return aug_assign_scalar(lw, node, target, value);
+}
+
+static int
+aug_assign_scalar(Lowerer *lw, const QdAst *node, const Expr *target_expr, const Expr *value_expr)
+{
+    Expr target = *target_expr, value = *value_expr;
     if (target.kind != EX_LVALUE) {
         /* A compile-time binding: rebind to the combined value. */
         if (node->x->kind != QD_AST_NAME) {
@@ -704,6 +759,10 @@ iter_of(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it)
         RETURN_IF_ERROR(lw_struct_field_leaf(lw, node, e, &leaf));
         e = &leaf;
     }
+    if (e->kind == EX_PYOBJ && e->hkind == QD_HOST_MATRIX_FIELD) {
+        RETURN_IF_ERROR(lw_matrix_field_leaf(lw, node, e, &leaf)); /* over the element fields */
+        e = &leaf;
+    }
     if (e->kind == EX_FIELD || e->kind == EX_NDARRAY) {
         /* Struct-for: one index per dimension over the shape. */
         it->kind = IT_NDRANGE;
@@ -788,6 +847,13 @@ lower_return(Lowerer *lw, const QdAst *node)
             if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_DTYPE) {
                 RETURN_IF_ERROR(lw_convert(lw, node, &snap, ann.ty, &snap));
             }
+        } else if (fr->ret_annotation && snap.kind == EX_MATRIX) {
+            Expr ann;
+            RETURN_IF_ERROR(lw_expr(lw, fr->ret_annotation, &ann));
+            if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_MATRIX_TYPE) {
+                MatrixCall mc = {&snap, 1, NULL, NULL, 0}; /* converted to the annotated type */
+                RETURN_IF_ERROR(lw_matrix_type_call(lw, node, &ann, &mc, &snap));
+            }
         } else if (fr->ret_annotation && snap.kind == EX_VALUE) {
             Expr ann;
             RETURN_IF_ERROR(lw_expr(lw, fr->ret_annotation, &ann));
@@ -827,6 +893,11 @@ lower_return(Lowerer *lw, const QdAst *node)
     lw_set_loc(lw, node);
     if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_STRUCT_TYPE) {
         RETURN_IF_ERROR(lw_struct_kernel_return(lw, node, &ann, &value));
+        fr->returned = true;
+        return 0;
+    }
+    if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_MATRIX_TYPE) {
+        RETURN_IF_ERROR(lw_matrix_kernel_return(lw, node, &ann, &value));
         fr->returned = true;
         return 0;
     }

@@ -106,7 +106,8 @@ struct_info(Lowerer *lw, const QdAst *node, QdHandle type, StructInfo *si)
     for (uint32_t i = 0; i < n; i++) {
         RETURN_IF_ERROR(handle_str(lw, node, names[i], &si->names[i]));
         RETURN_IF_ERROR(lw->host->describe(lw->host->self, lw->ctx, si->types[i], &si->desc[i]));
-        if (si->desc[i].kind != QD_HOST_DTYPE && si->desc[i].kind != QD_HOST_STRUCT_TYPE) {
+        if (si->desc[i].kind != QD_HOST_DTYPE && si->desc[i].kind != QD_HOST_STRUCT_TYPE &&
+            si->desc[i].kind != QD_HOST_MATRIX_TYPE) {
             return lw_error(lw, node, QD_ERR_SYNTAX,
                             "struct member '%s': vector and matrix members are not supported in "
                             "kernels yet", si->names[i]);
@@ -179,6 +180,27 @@ type_name_of(const QdType *ty)
     return ty ? qd_type_scalar_name(ty->kind) : "?";
 }
 
+/* A vector/matrix member of type `type` from value (a vector, list or scalar), or zero. */
+static int
+matrix_member(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Expr *out)
+{
+    Expr t = {0}, zero = {0};
+    t.kind = EX_PYOBJ;
+    t.hkind = QD_HOST_MATRIX_TYPE;
+    t.h = type;
+    zero.kind = EX_INT;
+    Expr list;
+    if (value && value->kind == EX_DICT) {
+        /* A flattened kernel argument: elements "0", "1", ... in order. */
+        list = *value;
+        list.kind = EX_TUPLE;
+        list.keys = NULL;
+        value = &list;
+    }
+    MatrixCall c = {value ? value : &zero, 1, NULL, NULL, 0};
+    return lw_matrix_type_call(lw, node, &t, &c, out);
+}
+
 /* The zero value of a member: a typed constant, or a zero struct. */
 static int
 zero_member(Lowerer *lw, const QdAst *node, const QdHostValue *desc, QdHandle type, Expr *out)
@@ -192,6 +214,9 @@ zero_member(Lowerer *lw, const QdAst *node, const QdHostValue *desc, QdHandle ty
             RETURN_IF_ERROR(zero_member(lw, node, &si.desc[i], si.types[i], &out->items[i]));
         }
         return 0;
+    }
+    if (desc->kind == QD_HOST_MATRIX_TYPE) {
+        return matrix_member(lw, node, type, NULL, out);
     }
     const QdType *ty = qd_type_scalar(desc->dtype);
     memset(out, 0, sizeof(*out));
@@ -211,6 +236,9 @@ convert_member(Lowerer *lw, const QdAst *node, const char *name, const QdHostVal
             return lw_error(lw, node, QD_ERR_TYPE, "struct member '%s' takes a struct value", name);
         }
         return lw_struct_cast(lw, node, type, value, out);
+    }
+    if (desc->kind == QD_HOST_MATRIX_TYPE) {
+        return matrix_member(lw, node, type, value, out);
     }
     const QdType *ty = qd_type_scalar(desc->dtype);
     if (lw_is_compile_time_scalar(value)) {
@@ -627,6 +655,10 @@ lw_struct_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out
         Expr inner = *out;
         return lw_struct_field_leaf(lw, node, &inner, out);
     }
+    if (out->kind == EX_PYOBJ && out->hkind == QD_HOST_MATRIX_FIELD) {
+        Expr inner = *out;
+        return lw_matrix_field_leaf(lw, node, &inner, out);
+    }
     return 0;
 }
 
@@ -647,6 +679,8 @@ lw_struct_from_dict(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *d
         set_key(&s, i, si.names[i]);
         if (si.desc[i].kind == QD_HOST_STRUCT_TYPE) {
             RETURN_IF_ERROR(lw_struct_from_dict(lw, node, si.types[i], &dict->items[k], &s.items[i]));
+        } else if (si.desc[i].kind == QD_HOST_MATRIX_TYPE) {
+            RETURN_IF_ERROR(matrix_member(lw, node, si.types[i], &dict->items[k], &s.items[i]));
         } else {
             s.items[i] = dict->items[k];
         }
@@ -661,7 +695,7 @@ return_leaves(Lowerer *lw, const QdAst *node, const Expr *s, uint32_t *next)
 {
     for (uint32_t i = 0; i < s->nitems; i++) {
         const Expr *item = &s->items[i];
-        if (item->kind == EX_STRUCT) {
+        if (item->kind == EX_STRUCT || item->kind == EX_MATRIX) {
             RETURN_IF_ERROR(return_leaves(lw, node, item, next));
             continue;
         }

@@ -312,6 +312,22 @@ describe_object(QdPyHost *h, QdCtx *ctx, PyObject *obj, QdHostValue *out)
         Py_DECREF(m);
         return 0;
     }
+    /* After _qd_builtin: the Matrix/Vector classes are builtins, their instances values. */
+    static const struct {
+        const char *attr;
+        QdHostKind kind;
+    } matrix_markers[] = {
+        {"_qd_matrix_type", QD_HOST_MATRIX_TYPE},
+        {"_qd_matrix_field", QD_HOST_MATRIX_FIELD},
+        {"_qd_matrix_value", QD_HOST_MATRIX},
+    };
+    for (size_t i = 0; i < QD_ARRAY_LEN(matrix_markers); i++) {
+        if ((m = marker(obj, matrix_markers[i].attr))) {
+            Py_DECREF(m);
+            out->kind = matrix_markers[i].kind;
+            return 0;
+        }
+    }
     PyObject *builtins = PyEval_GetBuiltins();
     for (size_t i = 0; builtins && i < QD_ARRAY_LEN(python_builtins); i++) {
         PyObject *b = PyDict_GetItemString(builtins, python_builtins[i]);

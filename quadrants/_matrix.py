@@ -1,0 +1,620 @@
+"""``qd.Matrix``, ``qd.Vector`` and the compound types ``qd.types.vector`` / ``qd.types.matrix``.
+
+In kernels a vector or matrix is a compile-time shaped group of scalars that the compiler
+(csrc/frontend/lower_matrix.c) unrolls: ``qd.Vector(...)``, ``qd.Matrix.zero(...)`` and the
+methods are recognised by name (``Matrix``/``Vector`` carry ``_qd_builtin`` on their metaclass,
+so instances do not; the class methods carry ``_qd_builtin = "Matrix.<name>"``). A type object
+made by ``qd.types.vector(n, dt)`` / ``qd.types.matrix(n, m, dt)`` carries ``_qd_matrix_type``
+and ``n``, ``m``, ``ndim``, ``dtype``; calling it in a kernel builds a value of that type.
+
+In Python scope a ``Matrix`` is a small NumPy-backed value (``entries``: a 1-D array for a
+vector, 2-D for a matrix). A ``Matrix`` captured by a kernel (a global, a template argument)
+becomes a constant of the kernel: it carries ``_qd_matrix_value``, ``_qd_entries`` (the
+row-major Python scalars), ``n``, ``m``, ``ndim`` and ``dtype``.
+"""
+
+import numbers
+import warnings
+from types import SimpleNamespace as _SimpleNamespace
+
+import numpy as np
+
+from quadrants import _types
+from quadrants._core import QuadrantsSyntaxError, QuadrantsTypeError
+
+MAX_ENTRIES = 144
+
+
+def _warn_size(count):
+    if count > MAX_ENTRIES:
+        warnings.warn(
+            f"Matrix with {count} > {MAX_ENTRIES} entries are not suggested: they are unrolled "
+            "into scalar registers, which makes compilation slow and may spill; use a field for "
+            "large matrices",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _is_matrix(x):
+    return isinstance(x, Matrix)
+
+
+def _flatten_args(args):
+    """The scalars of a type-object call's arguments (lists, vectors, matrices, scalars)."""
+    out = []
+    for a in args:
+        if isinstance(a, Matrix):
+            out.extend(a.entries.reshape(-1).tolist())
+        elif isinstance(a, np.ndarray):
+            out.extend(a.reshape(-1).tolist())
+        elif isinstance(a, (list, tuple)):
+            out.extend(_flatten_args(a))
+        else:
+            out.append(a)
+    return out
+
+
+def _infer_dtype(values):
+    if any(isinstance(v, (float, np.floating)) for v in values):
+        return _types.default_fp()
+    if values and all(isinstance(v, (bool, np.bool_)) for v in values):
+        return _types.default_ip()
+    return _types.default_ip()
+
+
+class _MatrixMeta(type):
+    """Metaclass of Matrix/Vector: the kernel builtin marker lives here so that instances
+    (Python-scope values) are not taken for the constructor."""
+
+    @property
+    def _qd_builtin(cls):
+        return cls._qd_builtin_name
+
+
+def _builtin(name):
+    def mark(function):
+        function._qd_builtin = name
+        return function
+
+    return mark
+
+
+class Matrix(metaclass=_MatrixMeta):
+    """A vector (1-D) or matrix (2-D, row-major) of scalars. See the module docstring."""
+
+    _qd_builtin_name = "Matrix"
+    _qd_matrix_value = True
+    __array_priority__ = 1000
+
+    def __init__(self, arr, dt=None, ndim=None):
+        if isinstance(arr, Matrix):
+            data = arr.entries.tolist()
+            dt = dt or arr.dtype
+        elif isinstance(arr, np.ndarray):
+            data = arr.tolist()
+        else:
+            data = list(arr)
+        if ndim is None:
+            ndim = 2 if data and isinstance(data[0], (list, tuple, np.ndarray, Matrix)) else 1
+        if ndim == 2:
+            rows = [r.entries.tolist() if isinstance(r, Matrix) else list(r) for r in data]
+            if rows and any(len(r) != len(rows[0]) for r in rows):
+                raise QuadrantsTypeError("matrix rows must have the same length")
+            flat = [v for r in rows for v in r]
+            shape = (len(rows), len(rows[0]) if rows else 0)
+        else:
+            if any(isinstance(v, Matrix) for v in data):
+                raise QuadrantsSyntaxError(
+                    "cols/rows required when using list of vectors (use qd.Matrix.rows or "
+                    "qd.Matrix.cols)"
+                )
+            flat = data
+            shape = (len(data),)
+        self.dtype = _types.cook_dtype(dt) if dt is not None else _infer_dtype(flat)
+        _warn_size(len(flat))
+        self.entries = np.array(
+            [_types.to_dtype_value(v, self.dtype) for v in flat], dtype=self.dtype.np_dtype
+        ).reshape(shape)
+
+    # --- shape ---
+    @property
+    def n(self):
+        return self.entries.shape[0]
+
+    @property
+    def m(self):
+        return self.entries.shape[1] if self.entries.ndim == 2 else 1
+
+    @property
+    def ndim(self):
+        return self.entries.ndim
+
+    def get_shape(self):
+        return self.entries.shape
+
+    def __len__(self):
+        return self.n
+
+    def _qd_cache_key(self):
+        return ("matrix", self.entries.shape, self.dtype.name, self._qd_entries)
+
+    @property
+    def _qd_entries(self):
+        return tuple(_types.to_python_value(v, self.dtype) for v in self.entries.reshape(-1))
+
+    # --- access ---
+    def __getitem__(self, index):
+        result = self.entries[index]
+        if isinstance(result, np.ndarray):
+            return _wrap(result, self.dtype)
+        return _types.to_python_value(result, self.dtype)
+
+    def __setitem__(self, index, value):
+        if isinstance(value, Matrix):
+            value = value.entries
+        self.entries[index] = value
+
+    def __iter__(self):
+        for i in range(self.n):
+            yield self[i]
+
+    def __getattr__(self, name):
+        indices = _swizzle_indices(name, self)
+        if indices is None:
+            raise AttributeError(name)
+        values = [self.entries[i] for i in indices]
+        if len(values) == 1:
+            return _types.to_python_value(values[0], self.dtype)
+        return Vector(values, dt=self.dtype)
+
+    def __setattr__(self, name, value):
+        if name in ("entries", "dtype") or _swizzle_indices(name, self) is None:
+            object.__setattr__(self, name, value)
+            return
+        indices = _swizzle_indices(name, self)
+        values = _flatten_args([value]) if not isinstance(value, numbers.Number) else [value]
+        if len(values) == 1:
+            values = values * len(indices)
+        for i, v in zip(indices, values):
+            self.entries[i] = v
+
+    # --- conversion ---
+    def to_numpy(self, keep_dims=False):
+        return self.entries.copy()
+
+    def to_list(self):
+        return self.entries.tolist()
+
+    def fill(self, value):
+        self.entries[...] = value
+
+    def cast(self, dtype):
+        return _wrap(self.entries, _types.cook_dtype(dtype))
+
+    def __repr__(self):
+        return str(self.to_list())
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return _wrap(self.entries == _arr(other), _types.u1)
+
+    def __ne__(self, other):
+        return _wrap(self.entries != _arr(other), _types.u1)
+
+    __hash__ = None
+
+    # --- arithmetic (NumPy) ---
+    def _binary(self, other, fn, reverse=False):
+        a, b = self.entries, _arr(other)
+        if isinstance(other, Matrix) and a.shape != b.shape:
+            raise QuadrantsTypeError(f"shape mismatch: {a.shape} and {b.shape}")
+        result = fn(b, a) if reverse else fn(a, b)
+        return _wrap(result, _result_dtype(self, other, result))
+
+    def __add__(self, o):
+        return self._binary(o, np.add)
+
+    def __radd__(self, o):
+        return self._binary(o, np.add, True)
+
+    def __sub__(self, o):
+        return self._binary(o, np.subtract)
+
+    def __rsub__(self, o):
+        return self._binary(o, np.subtract, True)
+
+    def __mul__(self, o):
+        return self._binary(o, np.multiply)
+
+    def __rmul__(self, o):
+        return self._binary(o, np.multiply, True)
+
+    def __truediv__(self, o):
+        return self._binary(o, np.true_divide)
+
+    def __rtruediv__(self, o):
+        return self._binary(o, np.true_divide, True)
+
+    def __floordiv__(self, o):
+        return self._binary(o, np.floor_divide)
+
+    def __mod__(self, o):
+        return self._binary(o, np.mod)
+
+    def __pow__(self, o):
+        return self._binary(o, np.power)
+
+    def __neg__(self):
+        return _wrap(-self.entries, self.dtype)
+
+    def __abs__(self):
+        return _wrap(np.abs(self.entries), self.dtype)
+
+    def __matmul__(self, o):
+        a, b = self.entries, _arr(o)
+        result = a @ b
+        if np.ndim(result) == 0:
+            return _types.to_python_value(result, _result_dtype(self, o, result))
+        return _wrap(result, _result_dtype(self, o, result))
+
+    # --- methods ---
+    def dot(self, o):
+        return self @ o if self.ndim == 1 else float(np.sum(self.entries * _arr(o)))
+
+    def cross(self, o):
+        a, b = self.entries, _arr(o)
+        if self.n == 2:
+            return _types.to_python_value(a[0] * b[1] - a[1] * b[0], self.dtype)
+        return _wrap(np.cross(a, b), self.dtype)
+
+    def outer_product(self, o):
+        return _wrap(np.outer(self.entries, _arr(o)), self.dtype)
+
+    def norm(self, eps=0):
+        return float(np.sqrt(np.sum(self.entries.astype(np.float64) ** 2) + eps))
+
+    def norm_sqr(self):
+        return _types.to_python_value(np.sum(self.entries**2), self.dtype)
+
+    def norm_inv(self, eps=0):
+        return 1.0 / self.norm(eps)
+
+    def normalized(self, eps=0):
+        return _wrap(self.entries * (1.0 / (self.norm() + eps)), self.dtype)
+
+    def transpose(self):
+        if self.ndim != 2:
+            raise QuadrantsSyntaxError("transpose() of a vector: use a.outer_product(b)")
+        return _wrap(self.entries.T.copy(), self.dtype)
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def trace(self):
+        return _types.to_python_value(np.trace(self.entries), self.dtype)
+
+    def determinant(self):
+        return float(np.linalg.det(self.entries.astype(np.float64)))
+
+    def inverse(self):
+        return _wrap(np.linalg.inv(self.entries.astype(np.float64)), self.dtype)
+
+    def frobenius_inner(self, o):
+        return _types.to_python_value(np.sum(self.entries * _arr(o)), self.dtype)
+
+    def sum(self):
+        return _types.to_python_value(np.sum(self.entries), self.dtype)
+
+    def max(self):
+        return _types.to_python_value(np.max(self.entries), self.dtype)
+
+    def min(self):
+        return _types.to_python_value(np.min(self.entries), self.dtype)
+
+    def any(self):
+        return int(np.any(self.entries))
+
+    def all(self):
+        return int(np.all(self.entries))
+
+    # --- constructors ---
+    @classmethod
+    @_builtin("Matrix.zero")
+    def zero(cls, dt, n, m=None):
+        return Matrix(np.zeros((n,) if m is None else (n, m)), dt=dt, ndim=1 if m is None else 2)
+
+    @classmethod
+    @_builtin("Matrix.one")
+    def one(cls, dt, n, m=None):
+        return Matrix(np.ones((n,) if m is None else (n, m)), dt=dt, ndim=1 if m is None else 2)
+
+    @classmethod
+    @_builtin("Matrix.identity")
+    def identity(cls, dt, n):
+        return Matrix(np.eye(n), dt=dt, ndim=2)
+
+    @classmethod
+    @_builtin("Matrix.unit")
+    def unit(cls, n, i, dt=None):
+        assert 0 <= i < n, "unit vector index out of range"
+        return Vector([1 if k == i else 0 for k in range(n)], dt=dt or int)
+
+    @classmethod
+    @_builtin("Matrix.diag")
+    def diag(cls, dim, val):
+        if not isinstance(dim, int):
+            raise QuadrantsSyntaxError("qd.Matrix.diag: dim must be a Python int")
+        return Matrix([[val if i == j else 0 for j in range(dim)] for i in range(dim)])
+
+    @classmethod
+    @_builtin("Matrix.rows")
+    def rows(cls, rows):
+        return Matrix([_flatten_args([r]) for r in rows], ndim=2)
+
+    @classmethod
+    @_builtin("Matrix.cols")
+    def cols(cls, cols):
+        return Matrix([_flatten_args([c]) for c in cols], ndim=2).transpose()
+
+    @classmethod
+    def field(cls, n, m, dtype, shape=None, order=None, name="", offset=None, needs_grad=False,
+              needs_dual=False, layout=None, ndim=None):
+        from quadrants import _matrix_field
+
+        return _matrix_field.MatrixField.make(n, m, 2, dtype, shape, order, name, offset)
+
+    @classmethod
+    def ndarray(cls, n, m, dtype, shape, needs_grad=False):
+        from quadrants import _matrix_field
+
+        return _matrix_field.matrix_ndarray(MatrixType(n, m, 2, dtype), shape)
+
+
+class Vector(Matrix):
+    """A 1-D Matrix: ``qd.Vector([x, y, z], dt=None)``."""
+
+    _qd_builtin_name = "Vector"
+
+    def __init__(self, arr, dt=None):
+        super().__init__(arr, dt=dt, ndim=1)
+
+    @classmethod
+    def field(cls, n, dtype, shape=None, order=None, name="", offset=None, needs_grad=False,
+              needs_dual=False, layout=None):
+        from quadrants import _matrix_field
+
+        return _matrix_field.MatrixField.make(n, 1, 1, dtype, shape, order, name, offset)
+
+    @classmethod
+    def ndarray(cls, n, dtype, shape, needs_grad=False):
+        from quadrants import _matrix_field
+
+        return _matrix_field.matrix_ndarray(MatrixType(n, 1, 1, dtype), shape)
+
+
+def _arr(x):
+    return x.entries if isinstance(x, Matrix) else np.asarray(x)
+
+
+def _result_dtype(a, b, result):
+    if result.dtype == np.bool_:
+        return _types.u1
+    da = a.dtype if isinstance(a, Matrix) else None
+    db = b.dtype if isinstance(b, Matrix) else None
+    found = _types.from_numpy_dtype(result.dtype)
+    if found is not None and (found is da or found is db):
+        return found
+    if np.issubdtype(result.dtype, np.floating):
+        real = [d for d in (da, db) if d is not None and d.is_real]
+        return real[0] if real else _types.default_fp()
+    return da or db or found
+
+
+def _wrap(array, dtype):
+    array = np.asarray(array)
+    result = Matrix.__new__(Vector if array.ndim == 1 else Matrix)
+    object.__setattr__(result, "dtype", dtype)
+    object.__setattr__(result, "entries", array.astype(dtype.np_dtype))
+    return result
+
+
+_SWIZZLE_GROUPS = ("xyzw", "rgba", "stpq")
+
+
+def swizzle_letters(name):
+    """The element indices of swizzle `name` ('xzy', 'bgr', ...), or None if it is not one."""
+    if not 1 <= len(name) <= 4:
+        return None
+    for group in _SWIZZLE_GROUPS:
+        if all(c in group for c in name):
+            return [group.index(c) for c in name]
+    return None
+
+
+def _swizzle_indices(name, value):
+    indices = swizzle_letters(name)
+    if indices is None or name.startswith("_"):
+        return None
+    if value.__dict__.get("entries") is None or value.entries.ndim != 1:
+        return None
+    if max(indices) >= value.n:
+        raise QuadrantsSyntaxError(
+            f"vec{value.n} only has attributes={tuple(sorted(set(name)))}"
+        )
+    return indices
+
+
+class MatrixType:
+    """``qd.types.vector(n, dtype)`` (ndim 1) or ``qd.types.matrix(n, m, dtype)`` (ndim 2)."""
+
+    _qd_matrix_type = True
+    _qd_compound = True
+
+    def __init__(self, n, m, ndim, dtype, unpacked=False):
+        self.n = int(n)
+        self.m = int(m)
+        self.ndim = ndim
+        self._raw_dtype = dtype
+        self.unpacked = bool(unpacked)
+        _warn_size(self.n * self.m)
+
+    @property
+    def dtype(self):
+        return None if self._raw_dtype is None else _types.cook_dtype(self._raw_dtype)
+
+    def get_shape(self):
+        return (self.n,) if self.ndim == 1 else (self.n, self.m)
+
+    def __call__(self, *args):
+        if self.unpacked:
+            from quadrants._struct import unpacked_error
+
+            raise unpacked_error("calling the type")
+        if not args:
+            raise QuadrantsSyntaxError("a vector/matrix type needs at least one argument")
+        values = _flatten_args(args)
+        count = self.n * self.m
+        if len(values) == 1:
+            values = values * count
+        if len(values) != count:
+            raise QuadrantsTypeError(f"{self!r} takes {count} entries, got {len(values)}")
+        dt = self._raw_dtype
+        if dt is None:
+            dt = _infer_dtype(values)
+        if self.ndim == 1:
+            return Vector(values, dt=dt)
+        return Matrix([values[r * self.m:(r + 1) * self.m] for r in range(self.n)], dt=dt)
+
+    def field(self, **kwargs):
+        if self.unpacked:
+            from quadrants._struct import unpacked_error
+
+            raise unpacked_error("T.field()")
+        from quadrants import _matrix_field
+
+        shape = kwargs.pop("shape", None)
+        return _matrix_field.MatrixField.make(
+            self.n, self.m, self.ndim, self.dtype, shape, kwargs.get("order"),
+            kwargs.get("name", ""), kwargs.get("offset"),
+        )
+
+    def ndarray(self, shape=None, **kwargs):
+        if self.unpacked:
+            from quadrants._struct import unpacked_error
+
+            raise unpacked_error("T.ndarray()")
+        from quadrants import _matrix_field
+
+        return _matrix_field.matrix_ndarray(self, shape)
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, MatrixType)
+            and (self.n, self.m, self.ndim, self._raw_dtype)
+            == (other.n, other.m, other.ndim, other._raw_dtype)
+        )
+
+    def __hash__(self):
+        return hash((self.n, self.m, self.ndim, str(self._raw_dtype)))
+
+    def __repr__(self):
+        if self.ndim == 1:
+            return f"VectorType[{self.n}, {self._raw_dtype}]"
+        return f"MatrixType[{self.n},{self.m}, {self._raw_dtype}]"
+
+    def _qd_cache_key(self):
+        return ("matrix_type", self.n, self.m, self.ndim, str(self._raw_dtype), self.unpacked)
+
+
+@_builtin("types.vector")
+def vector(n=None, dtype=None, *, unpacked=False):
+    """The vector type of `n` elements of `dtype`."""
+    return MatrixType(n, 1, 1, dtype, unpacked=unpacked)
+
+
+@_builtin("types.matrix")
+def matrix(n=None, m=None, dtype=None):
+    """The n x m matrix type of `dtype`."""
+    return MatrixType(n, m, 2, dtype)
+
+
+def is_matrix_type(x):
+    return isinstance(x, MatrixType)
+
+
+def flatten_argument(path, mtype, value, launch):
+    """Appends the launch values of vector/matrix kernel argument `value` (one scalar per
+    element, row-major) to `launch`; returns the (path, key part, value) members, named
+    "param.0", "param.1", ... as the compiler expects."""
+    from quadrants._core import QuadrantsRuntimeTypeError
+
+    dtype = _types.cook_dtype(mtype.dtype if mtype.dtype is not None else float)
+    try:
+        values = _flatten_args([value])
+    except TypeError:
+        values = None
+    if values is None or len(values) != mtype.n * mtype.m:
+        raise QuadrantsRuntimeTypeError(
+            f"Argument {path} (type={type(value)}) cannot be converted into required type {mtype}"
+        )
+    members = []
+    for k, v in enumerate(values):
+        scalar = _types.to_python_value(_types.to_dtype_value(v, dtype), dtype)
+        if dtype is _types.u1:
+            scalar = bool(scalar)
+        launch.append(scalar)
+        members.append((f"{path}.{k}", ("s", dtype._qd_dtype), v))
+    return members
+
+
+def from_results(mtype, results):
+    """The Vector/Matrix a kernel returns from its per-element results."""
+    values = list(results) if isinstance(results, (tuple, list)) else [results]
+    dt = mtype.dtype
+    if mtype.ndim == 1:
+        return Vector(values, dt=dt)
+    return Matrix([values[r * mtype.m:(r + 1) * mtype.m] for r in range(mtype.n)], dt=dt)
+
+
+def check_element_shape(annotation, name, shape):
+    """Raises ValueError when an array passed for an ndarray parameter annotated with a
+    vector/matrix element type does not end in that element's shape."""
+    raw = getattr(annotation, "_raw_dtype", None)
+    if not isinstance(raw, MatrixType):
+        return
+    element = (raw.n,) if raw.ndim == 1 else (raw.n, raw.m)
+    if len(shape) < len(element) or tuple(shape[len(shape) - len(element):]) != element:
+        raise ValueError(
+            f"Invalid value for argument {name} - elements of shape {element} ({raw!r}) expected, "
+            f"but the array has shape {tuple(shape)}"
+        )
+
+
+def element_key(annotation, value):
+    """() for an ndarray argument whose element type the annotation gives (or a scalar one); for
+    a vector/matrix ndarray passed to a parameter annotated without an element type,
+    ((n, m, ndim),): the element is then part of the kernel's specialization."""
+    if isinstance(getattr(annotation, "_raw_dtype", None), MatrixType):
+        return ()
+    mtype = getattr(value, "_matrix_type", None)
+    if not isinstance(mtype, MatrixType):
+        return ()
+    return ((mtype.n, mtype.m, mtype.ndim),)
+
+
+def set_compile_annotations(function, params, key):
+    """Sets function._qd_annotations (what the compiler reads for vector/matrix parameters) for
+    the specialization `key`: the declared annotations, with the element type of vector/matrix
+    ndarrays passed to parameters annotated without one."""
+    from quadrants._annotations import NdarrayType
+
+    annotations = {param.name: param.annotation for param in params}
+    for param, part in zip(params, key):
+        if part[0] == "a" and len(part) == 4:
+            n, m, ndim = part[3]
+            element = MatrixType(n, m, ndim, _types.dtype_from_id(part[1]))
+            annotations[param.name] = NdarrayType(dtype=element, ndim=part[2] - ndim)
+    function._qd_annotations = _SimpleNamespace(**annotations)

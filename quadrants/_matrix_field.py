@@ -1,0 +1,227 @@
+"""Vector/matrix fields and ndarrays: ``qd.Vector.field``, ``qd.Matrix.field``,
+``qd.field(vec3f, ...)``, ``qd.Vector.ndarray``, ``qd.ndarray(mat3f, ...)``.
+
+A vector/matrix field is one scalar field per element (``_qd_fields``, row-major), all of the
+same shape: in kernels ``f[i]`` is the vector of the element fields at i
+(csrc/frontend/lower_matrix_field.c). ``to_numpy()`` stacks them into ``shape + (n,)`` or
+``shape + (n, m)``.
+
+A vector/matrix ndarray is a scalar ndarray whose memory has the element axes last
+(``shape + (n,)`` / ``shape + (n, m)``, the NumPy layout); ``shape`` is the outer shape and
+``element_shape`` the element's. Kernel parameters annotated with a vector/matrix element type
+take these, or NumPy arrays of ``shape + element_shape``.
+"""
+
+import numbers
+
+import numpy as np
+
+from quadrants import _field, _ndarray, _types
+from quadrants._matrix import Matrix, MatrixType, Vector, _flatten_args
+
+
+def _element(owner, key, values, dtype, shape):
+    """A Vector/Matrix of `values` whose writes (``e[j] = x``, ``e.x = x``) go back to
+    ``owner[key]`` (a field or ndarray element read in Python scope)."""
+    if len(shape) == 1:
+        e = _ElementVector(values, dt=dtype)
+    else:
+        e = _ElementMatrix([values[r * shape[1]:(r + 1) * shape[1]] for r in range(shape[0])],
+                           dt=dtype)
+    object.__setattr__(e, "_qd_owner", owner)
+    object.__setattr__(e, "_qd_key", key)
+    return e
+
+
+class _WritesBack:
+    def __setitem__(self, index, value):
+        Matrix.__setitem__(self, index, value)
+        self._qd_owner[self._qd_key] = self.entries.reshape(-1).tolist()
+
+    def __setattr__(self, name, value):
+        Matrix.__setattr__(self, name, value)
+        if not name.startswith("_") and name not in ("entries", "dtype"):
+            self._qd_owner[self._qd_key] = self.entries.reshape(-1).tolist()
+
+
+class _ElementVector(_WritesBack, Vector):
+    pass
+
+
+class _ElementMatrix(_WritesBack, Matrix):
+    pass
+
+
+class MatrixField:
+    """A field of vectors or matrices (see the module docstring)."""
+
+    _qd_matrix_field = True
+
+    @classmethod
+    def make(cls, n, m, ndim, dtype, shape, order=None, name="", offset=None):
+        self = cls.__new__(cls)
+        self.n, self.m, self.ndim = int(n), int(m), ndim
+        self.dtype = _types.cook_dtype(dtype)
+        self.name = name
+        self._qd_fields = tuple(
+            _field.field(self.dtype, shape=shape, order=order, name=f"{name}[{k}]", offset=offset)
+            for k in range(self.n * self.m)
+        )
+        return self
+
+    @property
+    def shape(self):
+        return self._qd_fields[0].shape
+
+    @property
+    def element_shape(self):
+        return (self.n,) if self.ndim == 1 else (self.n, self.m)
+
+    def _element_shape(self, keep_dims):
+        if self.ndim == 1 and not keep_dims:
+            return (self.n,)
+        if self.m == 1 and not keep_dims:
+            return (self.n,)
+        return (self.n, self.m)
+
+    def _place_fields(self):
+        """The scalar fields to place (qd.root.dense(...).place(vector_field))."""
+        return list(self._qd_fields)
+
+    def _leaves(self):
+        """For struct fields holding this one as a member."""
+        return iter(self._qd_fields)
+
+    def get_scalar_field(self, i, j=0):
+        return self._qd_fields[i * self.m + j]
+
+    def to_numpy(self, keep_dims=False, dtype=None):
+        parts = [f.to_numpy(dtype=dtype) for f in self._qd_fields]
+        stacked = np.stack(parts, axis=-1)
+        return stacked.reshape(tuple(self.shape) + self._element_shape(keep_dims))
+
+    def from_numpy(self, arr):
+        arr = np.asarray(arr)
+        count = self.n * self.m
+        expected = tuple(self.shape) + self.element_shape
+        if arr.shape != expected and arr.shape != tuple(self.shape) + (self.n, self.m):
+            raise ValueError(f"Mismatch shape: {expected} expected, but {arr.shape} provided")
+        flat = arr.reshape(tuple(self.shape) + (count,))
+        for k, f in enumerate(self._qd_fields):
+            f.from_numpy(np.ascontiguousarray(flat[..., k]))
+
+    def fill(self, value):
+        if isinstance(value, numbers.Number):
+            values = [value] * (self.n * self.m)
+        else:
+            values = _flatten_args([value])
+        for f, v in zip(self._qd_fields, values):
+            f.fill(v)
+
+    def copy_from(self, other):
+        for a, b in zip(self._qd_fields, other._qd_fields):
+            a.copy_from(b)
+
+    def __getitem__(self, key):
+        values = [f[key] for f in self._qd_fields]
+        return _element(self, key, values, self.dtype, self.element_shape)
+
+    def __setitem__(self, key, value):
+        values = _flatten_args([value]) if not isinstance(value, numbers.Number) else [value]
+        if len(values) == 1:
+            values = values * (self.n * self.m)
+        if len(values) != self.n * self.m:
+            raise ValueError(f"expected {self.n * self.m} values, got {len(values)}")
+        for f, v in zip(self._qd_fields, values):
+            f[key] = v
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"<qd.{'Vector' if self.ndim == 1 else 'Matrix'} field {self.shape}>"
+
+
+class MatrixNdarray(_ndarray.Ndarray):
+    """An ndarray of vectors or matrices (see the module docstring)."""
+
+    def __init__(self, mtype, shape):
+        element = (mtype.n,) if mtype.ndim == 1 else (mtype.n, mtype.m)
+        super().__init__(_types.cook_dtype(mtype.dtype), tuple(shape) + element)
+        self.shape = tuple(shape)
+        self.element_shape = element
+        self.n, self.m = mtype.n, mtype.m
+        self._matrix_type = mtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def to_numpy(self, dtype=None, *, copy=True):
+        return super().to_numpy(dtype, copy=copy)
+
+    def from_numpy(self, arr):
+        data = self._data()
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"{np.ndarray} expected, but {type(arr)} provided")
+        if arr.shape != data.shape:
+            raise ValueError(f"Mismatch shape: {data.shape} expected, but {arr.shape} provided")
+        _types.copy_converting(data, arr)
+        self._push()
+
+    def fill(self, value):
+        data = self._data()
+        if isinstance(value, numbers.Number):
+            data[...] = _types.to_dtype_value(value, self.dtype)
+        else:
+            data[...] = np.asarray(_flatten_args([value])).reshape(self.element_shape)
+        self._push()
+
+    def _outer(self, key):
+        if key is None:
+            key = ()
+        elif not isinstance(key, (tuple, list)):
+            key = (key,)
+        key = tuple(int(k) for k in key)
+        if len(key) != len(self.shape):
+            from quadrants._core import QuadrantsIndexError
+
+            raise QuadrantsIndexError(
+                f"{len(self.shape)}d ndarray indexed with {len(key)}d indices: {key}"
+            )
+        for k, size in zip(key, self.shape):
+            if not 0 <= k < size:
+                raise IndexError(f"index {key} is out of bounds for qd.ndarray of shape {self.shape}")
+        return key
+
+    def __getitem__(self, key):
+        key = self._outer(key)
+        values = self._pull()[key].reshape(-1).tolist()
+        return _element(self, key, values, self.dtype, self.element_shape)
+
+    def __setitem__(self, key, value):
+        key = self._outer(key)
+        data = self._pull()
+        values = _flatten_args([value]) if not isinstance(value, numbers.Number) else [value]
+        if len(values) == 1:
+            values = values * int(np.prod(self.element_shape))
+        data[key] = np.asarray(values).reshape(self.element_shape)
+        self._push()
+
+    def __deepcopy__(self, memo=None):
+        result = MatrixNdarray(self._matrix_type, self.shape)
+        result.copy_from(self)
+        return result
+
+    def __repr__(self):
+        return f"<qd.ndarray of {self._matrix_type!r}>"
+
+
+def matrix_ndarray(mtype, shape):
+    """A new zero-filled ndarray of vector/matrix type `mtype`."""
+    from quadrants import _runtime
+
+    _runtime.require_init()
+    if not isinstance(mtype, MatrixType):
+        raise TypeError(f"expected a vector or matrix type, got {mtype!r}")
+    return MatrixNdarray(mtype, _ndarray._ndarray_shape(shape))

@@ -1,0 +1,308 @@
+"""qd.Vector / qd.Matrix values in kernels: construction, operators, methods, against NumPy."""
+
+import numpy as np
+import pytest
+
+import quadrants as qd
+
+rng = np.random.default_rng()
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
+                               rtol=tol, atol=tol)
+
+
+vec3 = qd.types.vector(3, qd.f32)
+mat3 = qd.types.matrix(3, 3, qd.f32)
+mat23 = qd.types.matrix(2, 3, qd.f32)
+
+
+def test_constructors():
+    @qd.kernel
+    def k(x: qd.f32) -> mat3:
+        v = qd.Vector([1.0, 2.0, x])
+        w = qd.Vector([1, 2, 3], dt=qd.f32)
+        m = qd.Matrix([[x, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        return m + qd.Matrix.rows([v, w, v]) + qd.Matrix.cols([w, w, v]) + qd.Matrix.diag(3, x)
+
+    x = float(rng.standard_normal())
+    v, w = np.array([1, 2, x]), np.array([1, 2, 3.0])
+    m = np.diag([x, 1, 1])
+    expect = m + np.stack([v, w, v]) + np.stack([w, w, v], axis=1) + np.eye(3) * x
+    close(k(x).to_numpy(), expect)
+
+
+def test_zero_one_identity_unit():
+    @qd.kernel
+    def k() -> qd.types.matrix(4, 4, qd.f32):
+        a = qd.Matrix.zero(qd.f32, 4, 4) + qd.Matrix.identity(qd.f32, 4) * 2
+        b = qd.Matrix.one(qd.f32, 4, 4)
+        u = qd.Matrix.unit(4, 2, qd.f32)
+        return a + b + u.outer_product(qd.Vector.one(qd.f32, 4))
+
+    expect = np.eye(4) * 2 + np.ones((4, 4)) + np.outer(np.eye(4)[2], np.ones(4))
+    close(k().to_numpy(), expect)
+
+
+def test_type_objects_as_constructors():
+    vec4 = qd.types.vector(4, qd.f32)
+
+    @qd.kernel
+    def k(x: qd.f32) -> vec4:
+        v = vec3(1, 2, x)
+        w = vec3(0.5)
+        return vec4(v.xyz * w, 1.0) + vec4([1, 1, 1, 1]) + qd.math.vec4(x)
+
+    x = float(rng.standard_normal())
+    close(k(x).to_numpy(), np.array([0.5, 1, 0.5 * x, 1]) + 1 + x)
+
+
+def test_elementwise_operators_and_broadcast():
+    @qd.kernel
+    def k(a: vec3, b: vec3, s: qd.f32, out: qd.types.NDArray[qd.types.matrix(6, 3, qd.f32), 0]):
+        out[None] = qd.Matrix.rows([a + b, a - s, a * b, a / b, s * a + 1.0, -a])
+
+    a, b = rng.standard_normal(3), rng.standard_normal(3) + 3
+    s = float(rng.standard_normal())
+    out = np.zeros((6, 3), np.float32)
+    k(a.tolist(), b.tolist(), s, out)
+    r = out
+    close(r, np.stack([a + b, a - s, a * b, a / b, s * a + 1, -a]), 1e-4)
+
+
+def test_integer_ops_and_comparisons():
+    ivec4 = qd.types.vector(4, qd.i32)
+
+    @qd.kernel
+    def k(a: ivec4, b: ivec4, out: qd.types.NDArray[qd.types.matrix(7, 4, qd.i32), 0]):
+        out[None] = qd.Matrix.rows([a // b, a % b, a & b, a | b, a ^ b, (a < b).cast(qd.i32),
+                                    qd.cast(a == b, qd.i32)])
+
+    a = rng.integers(-50, 50, 4)
+    b = rng.integers(1, 9, 4)
+    out = np.zeros((7, 4), np.int32)
+    k(a.tolist(), b.tolist(), out)
+    r = out
+    expect = np.stack([a // b, a % b, a & b, a | b, a ^ b, (a < b).astype(int), (a == b).astype(int)])
+    np.testing.assert_array_equal(r, expect)
+
+
+def test_matmul_forms():
+    @qd.kernel
+    def k(a: mat3, b: mat3, v: vec3, w: vec3) -> qd.types.matrix(5, 3, qd.f32):
+        c = a @ b
+        return qd.Matrix.rows([c[0, :], c[2, :], a @ v, v @ a, qd.Vector([v @ w, 0.0, 0.0])])
+
+    a, b = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+    v, w = rng.standard_normal(3), rng.standard_normal(3)
+    r = k(qd.Matrix(a.tolist()), qd.Matrix(b.tolist()), v.tolist(), w.tolist()).to_numpy()
+    c = a @ b
+    close(r, np.stack([c[0], c[2], a @ v, v @ a, [v @ w, 0, 0]]), 1e-4)
+
+
+def test_rect_matmul():
+    @qd.kernel
+    def k(a: mat23, v: vec3) -> qd.types.vector(2, qd.f32):
+        return a @ v
+
+    a, v = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    close(k(qd.Matrix(a.tolist()), v.tolist()).to_numpy(), a @ v, 1e-4)
+
+
+def test_methods():
+    @qd.kernel
+    def k(a: mat3, v: vec3, w: vec3) -> qd.types.vector(12, qd.f32):
+        c = v.cross(w)
+        n = v.normalized()
+        return qd.Vector([v.dot(w), c[0], c[1], c[2], v.norm(), v.norm_sqr(), v.norm_inv(),
+                          n[1], a.trace(), a.sum(), a.max(), a.min()])
+
+    a = rng.standard_normal((3, 3))
+    v, w = rng.standard_normal(3), rng.standard_normal(3)
+    r = k(qd.Matrix(a.tolist()), v.tolist(), w.tolist()).to_numpy()
+    c = np.cross(v, w)
+    nv = np.linalg.norm(v)
+    expect = [v @ w, c[0], c[1], c[2], nv, nv**2, 1 / nv, v[1] / nv, np.trace(a), a.sum(), a.max(), a.min()]
+    close(r, expect, 1e-4)
+
+
+def test_more_methods():
+    @qd.kernel
+    def k(a: mat3, b: mat3, v: vec3) -> qd.types.matrix(3, 3, qd.f32):
+        t = a.transpose()
+        o = v.outer_product(v)
+        f = a.frobenius_inner(b)
+        z = qd.Matrix.zero(qd.f32, 3, 3)
+        z.fill(f)
+        return t + o + z
+
+    a, b, v = rng.standard_normal((3, 3)), rng.standard_normal((3, 3)), rng.standard_normal(3)
+    r = k(qd.Matrix(a.tolist()), qd.Matrix(b.tolist()), v.tolist()).to_numpy()
+    close(r, a.T + np.outer(v, v) + np.sum(a * b), 1e-4)
+
+
+def test_cross_2d_any_all():
+    @qd.kernel
+    def k(x: qd.f32) -> qd.types.vector(3, qd.i32):
+        a = qd.Vector([x, 2.0])
+        b = qd.Vector([3.0, x])
+        c = a.cross(b)
+        return qd.Vector([qd.i32(c), (a > 0).any(), (a > 0).all()])
+
+    r = k(-1.5).to_numpy()
+    np.testing.assert_array_equal(r, [int(-1.5 * -1.5 - 6), 1, 0])
+
+
+def test_math_functions_elementwise():
+    @qd.kernel
+    def k(v: vec3, w: vec3) -> qd.types.matrix(5, 3, qd.f32):
+        return qd.Matrix.rows([qd.sqrt(qd.abs(v)), qd.max(v, w), qd.min(v, 0.0), qd.sin(v),
+                               qd.pow(qd.abs(v), 2.0)])
+
+    v, w = rng.standard_normal(3), rng.standard_normal(3)
+    r = k(v.tolist(), w.tolist()).to_numpy()
+    close(r, np.stack([np.sqrt(np.abs(v)), np.maximum(v, w), np.minimum(v, 0), np.sin(v), v**2]), 1e-4)
+
+
+def test_cast_and_promotion():
+    @qd.kernel
+    def k() -> qd.types.vector(3, qd.f32):
+        i = qd.Vector([1, 2, 3])
+        f = i / 2
+        return f + i.cast(qd.f32)
+
+    close(k().to_numpy(), np.array([1, 2, 3]) / 2 + np.array([1, 2, 3]))
+
+
+def test_len_n_m_shape_static_iteration():
+    @qd.kernel
+    def k() -> qd.i32:
+        v = qd.Vector([1, 2, 3, 4])
+        m = qd.Matrix([[1, 2, 3], [4, 5, 6]])
+        s = 0
+        for x in qd.static(v):
+            s += x
+        return s * 1000 + len(v) * 100 + m.n * 10 + m.m + m.get_shape()[0] * 0
+
+    assert k() == 10 * 1000 + 400 + 20 + 3
+
+
+def test_captured_python_matrix_is_constant():
+    m = qd.Matrix([[1.0, 2.0], [3.0, 4.0]])
+
+    @qd.kernel
+    def k() -> qd.types.vector(2, qd.f32):
+        return m @ qd.Vector([1.0, 1.0])
+
+    close(k().to_numpy(), [3, 7])
+
+
+def test_more_operators():
+    ivec3 = qd.types.vector(3, qd.i32)
+
+    @qd.kernel
+    def k(a: ivec3, out: qd.types.NDArray[qd.types.matrix(9, 3, qd.i32), 0]):
+        out[None] = qd.Matrix.rows([~a, abs(a), a**2, a << 2, a >> 1, (a <= 0).cast(qd.i32),
+                                    qd.cast(a != 1, qd.i32), qd.cast(a >= 1, qd.i32),
+                                    qd.cast(a > -2, qd.i32)])
+
+    a = rng.integers(-20, 20, 3)
+    out = np.zeros((9, 3), np.int32)
+    k(a.tolist(), out)
+    expect = np.stack([~a, np.abs(a), a**2, a << 2, a >> 1, a <= 0, a != 1, a >= 1, a > -2]).astype(np.int32)
+    np.testing.assert_array_equal(out, expect)
+
+
+def test_positional_dtype_unit_default_and_norm_eps():
+    @qd.kernel
+    def k() -> qd.types.vector(4, qd.f32):
+        a = qd.Matrix([0, 1, 2], qd.f32)
+        u = qd.Matrix.unit(3, 0)
+        v = qd.Vector([3.0, 4.0])
+        return qd.Vector([a[2] + qd.f32(u[0]), v.norm(1.0), v.norm_inv(), v.normalized(1.0)[0]])
+
+    r = k().to_numpy()
+    np.testing.assert_allclose(r, [3.0, np.sqrt(26.0), 0.2, 3.0 / 6.0], rtol=1e-6)
+
+
+def test_top_level_vector_shared_by_tasks():
+    f = qd.field(qd.f32, shape=8)
+
+    @qd.kernel
+    def k(s: qd.f32):
+        v = qd.Vector([s, 2 * s])
+        v.y += 1.0
+        for i in range(8):
+            f[i] = v.x * i + v.y
+        w = v * 2.0
+        for i in range(8):
+            f[i] += w[1]
+
+    s = float(rng.standard_normal())
+    k(s)
+    np.testing.assert_allclose(f.to_numpy(), s * np.arange(8) + (2 * s + 1) * 3, rtol=1e-5, atol=1e-5)
+
+
+def test_matrix_in_runtime_control_flow():
+    @qd.kernel
+    def k(n: qd.i32) -> qd.types.vector(2, qd.f32):
+        acc = qd.Vector([0.0, 0.0])
+        rot = qd.Matrix([[0.0, -1.0], [1.0, 0.0]])
+        p = qd.Vector([1.0, 0.0])
+        for i in range(n):
+            if i % 2 == 0:
+                acc += p
+            p = rot @ p
+        return acc
+
+    n = int(rng.integers(1, 20))
+    p, acc = np.array([1.0, 0.0]), np.zeros(2)
+    rot = np.array([[0, -1], [1, 0.0]])
+    for i in range(n):
+        if i % 2 == 0:
+            acc += p
+        p = rot @ p
+    np.testing.assert_allclose(k(n).to_numpy(), acc, atol=1e-6)
+
+
+def test_empty_matrix():
+    @qd.kernel
+    def k() -> qd.i32:
+        m = qd.Matrix([])
+        return m.n + len(m)
+
+    assert k() == 0
+
+
+@pytest.mark.parametrize("dt, np_dt", [(qd.f64, np.float64), (qd.i64, np.int64), (qd.u8, np.uint8),
+                                       (qd.f16, np.float16), (qd.i16, np.int16)])
+def test_element_types(dt, np_dt):
+    vt = qd.types.vector(3, dt)
+
+    @qd.kernel
+    def k(a: vt, b: vt, out: qd.types.NDArray[vt, 1]):
+        out[0] = a + b
+        out[1] = a * b
+        out[2] = qd.max(a, b)
+
+    if np.issubdtype(np_dt, np.integer):
+        a, b = rng.integers(0, 10, 3).astype(np_dt), rng.integers(0, 10, 3).astype(np_dt)
+    else:
+        a, b = rng.standard_normal(3).astype(np_dt), rng.standard_normal(3).astype(np_dt)
+    out = np.zeros((3, 3), np_dt)
+    k(a.tolist(), b.tolist(), out)
+    tol = 1e-2 if np_dt == np.float16 else 1e-12
+    np.testing.assert_allclose(out, np.stack([a + b, a * b, np.maximum(a, b)]).astype(np_dt), rtol=tol, atol=tol)
+
+
+def test_f64_precision_kept():
+    v2 = qd.types.vector(2, qd.f64)
+
+    @qd.kernel
+    def k(a: v2) -> v2:
+        return a * 3.0 + qd.Vector([1e-12, 0.0], dt=qd.f64)
+
+    r = k([1.0 / 3.0, 2.0 / 3.0]).to_numpy()
+    assert r.dtype == np.float64
+    np.testing.assert_allclose(r, [1.0 + 1e-12, 2.0], rtol=0, atol=1e-15)

@@ -1,0 +1,108 @@
+"""qd.Matrix / qd.Vector in Python scope (NumPy-backed values)."""
+
+import numpy as np
+import pytest
+
+import quadrants as qd
+
+rng = np.random.default_rng()
+
+
+def test_construction_shape_and_access():
+    v = qd.Vector([1, 2, 3])
+    assert v.n == 3 and v.ndim == 1 and len(v) == 3 and v.dtype == qd.i32
+    m = qd.Matrix([[1.0, 2.0], [3.0, 4.0]])
+    assert (m.n, m.m, m.ndim) == (2, 2, 2) and m.dtype == qd.f32
+    assert m[1, 0] == 3.0 and m.get_shape() == (2, 2)
+    m[0, 1] = 7
+    assert m.to_list() == [[1.0, 7.0], [3.0, 4.0]]
+    assert qd.Matrix([0, 1, 2], qd.i32).to_list() == [0, 1, 2]
+    assert qd.Vector([1, 2], dt=qd.f64).dtype == qd.f64
+    assert v.to_numpy().shape == (3,)
+    assert str(v) == "[1, 2, 3]"
+
+
+def test_arithmetic_against_numpy():
+    a, b = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+    v = rng.standard_normal(3)
+    A, B, V = qd.Matrix(a.tolist(), dt=qd.f64), qd.Matrix(b.tolist(), dt=qd.f64), qd.Vector(v.tolist(), dt=qd.f64)
+    np.testing.assert_allclose((A + B).to_numpy(), a + b)
+    np.testing.assert_allclose((A * 2 - 1).to_numpy(), a * 2 - 1)
+    np.testing.assert_allclose((2 / (B * 0 + 4)).to_numpy(), 2 / (b * 0 + 4))
+    np.testing.assert_allclose((A @ B).to_numpy(), a @ b)
+    np.testing.assert_allclose((A @ V).to_numpy(), a @ v)
+    assert V @ V == pytest.approx(v @ v)
+    np.testing.assert_allclose((-A).to_numpy(), -a)
+    assert (V == V).all() == 1
+
+
+def test_methods():
+    v, w = rng.standard_normal(3), rng.standard_normal(3)
+    m = rng.standard_normal((3, 3))
+    V, W, M = qd.Vector(v.tolist(), dt=qd.f64), qd.Vector(w.tolist(), dt=qd.f64), qd.Matrix(m.tolist(), dt=qd.f64)
+    assert V.dot(W) == pytest.approx(v @ w)
+    np.testing.assert_allclose(V.cross(W).to_numpy(), np.cross(v, w))
+    assert V.norm() == pytest.approx(np.linalg.norm(v))
+    np.testing.assert_allclose(V.normalized().to_numpy(), v / np.linalg.norm(v))
+    np.testing.assert_allclose(M.transpose().to_numpy(), m.T)
+    assert M.trace() == pytest.approx(np.trace(m))
+    assert M.sum() == pytest.approx(m.sum()) and M.max() == pytest.approx(m.max())
+    np.testing.assert_allclose(V.outer_product(W).to_numpy(), np.outer(v, w))
+    assert M.determinant() == pytest.approx(np.linalg.det(m))
+    np.testing.assert_allclose(M.inverse().to_numpy(), np.linalg.inv(m))
+
+
+def test_class_constructors():
+    assert qd.Matrix.zero(qd.f32, 2, 3).to_numpy().shape == (2, 3)
+    assert qd.Vector.one(qd.i32, 3).to_list() == [1, 1, 1]
+    assert qd.Matrix.identity(qd.f32, 2).to_list() == [[1.0, 0.0], [0.0, 1.0]]
+    assert qd.Matrix.unit(3, 1).to_list() == [0, 1, 0]
+    assert qd.Matrix.diag(2, 3.0).to_list() == [[3.0, 0.0], [0.0, 3.0]]
+    assert qd.Matrix.rows([[1, 2], [3, 4]]).to_list() == [[1, 2], [3, 4]]
+    assert qd.Matrix.cols([qd.Vector([1, 2]), qd.Vector([3, 4])]).to_list() == [[1, 3], [2, 4]]
+
+
+def test_swizzles():
+    v = qd.Vector([1.0, 2.0, 3.0, 4.0])
+    assert v.x == 1.0 and v.w == 4.0
+    assert v.zyx.to_list() == [3.0, 2.0, 1.0]
+    assert v.bgr.to_list() == [3.0, 2.0, 1.0]
+    v.xy = [9.0, 8.0]
+    assert v.to_list() == [9.0, 8.0, 3.0, 4.0]
+    with pytest.raises(qd.QuadrantsSyntaxError, match="vec2 only has"):
+        qd.Vector([1.0, 2.0]).z
+
+
+def test_type_objects():
+    vec4f = qd.types.vector(4, qd.f32)
+    mat2f = qd.types.matrix(2, 2, qd.f32)
+    v = qd.Vector([1.0, 2.0, 3.0])
+    assert vec4f(v, 1.0).to_list() == [1.0, 2.0, 3.0, 1.0]
+    assert vec4f(0).to_list() == [0.0] * 4
+    assert mat2f(1, 2, 3, 4).to_list() == [[1.0, 2.0], [3.0, 4.0]]
+    assert mat2f([[1, 2], [3, 4]]).dtype == qd.f32
+    with pytest.raises(qd.QuadrantsSyntaxError):
+        mat2f()
+    assert qd.math.vec3(1, 2, 3).dtype == qd.f32
+
+
+def test_size_warning_in_python_scope():
+    with pytest.warns(UserWarning, match="> 144 entries"):
+        qd.Matrix([[0.0] * 13] * 12)
+
+
+def test_field_and_ndarray_elements_write_back():
+    f = qd.Vector.field(3, qd.f32, shape=4)
+    f[1][2] = 5.0
+    f[2].y = 7.0
+    assert f.to_numpy()[1, 2] == 5.0 and f.to_numpy()[2, 1] == 7.0
+    m = qd.Matrix.field(2, 2, qd.i32, shape=(2, 3))
+    m[1, 2][0, 1] = 9
+    assert m.to_numpy()[1, 2, 0, 1] == 9
+    a = qd.Matrix.ndarray(2, 2, qd.f32, shape=(3,))
+    a[1][1, 0] = 4.0
+    assert a.to_numpy()[1, 1, 0] == 4.0
+    v = qd.Vector.ndarray(3, qd.i32, shape=(2,))
+    v[0].z = 3
+    assert v.to_numpy().tolist() == [[0, 0, 3], [0, 0, 0]]
+    assert isinstance(f[0], qd.Vector) and isinstance(m[0, 0], qd.Matrix)
