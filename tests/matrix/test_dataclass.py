@@ -76,6 +76,7 @@ def test_method_updates_vector_members_in_place():
     @qd.kernel
     def k(n: qd.i32) -> qd.types.vector(4, qd.f32):
         b = Body(x=[0.0, 0.0], v=qd.Vector([1.0, 5.0]))
+        qd.loop_config(serialize=True)  # a top-level loop is parallel otherwise
         for _ in range(n):
             b.step(0.1)
         return qd.Vector([b.x.x, b.x.y, b.v[0], b.v[1]])

@@ -250,6 +250,7 @@ def test_matrix_in_runtime_control_flow():
         acc = qd.Vector([0.0, 0.0])
         rot = qd.Matrix([[0.0, -1.0], [1.0, 0.0]])
         p = qd.Vector([1.0, 0.0])
+        qd.loop_config(serialize=True)  # a top-level loop is parallel otherwise
         for i in range(n):
             if i % 2 == 0:
                 acc += p
