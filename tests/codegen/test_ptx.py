@@ -432,3 +432,21 @@ kernel @k(%n: i32, %x: f64) {
     result = check(text, "k", name="assert_values")
     assert result["asserts"] == ["i = %d, x = %.2f"]
     assert "atom.cas" in result["ptx"] or "atom.global.cas" in result["ptx"]
+
+
+def test_grid_stride_loop_interleaves_only_light_bodies():
+    """A light body (saxpy-like) is interleaved: its loads appear once per interleaved
+    iteration plus the remainder's; a heavy one (hundreds of instructions) runs one iteration
+    per trip, so its registers are those of one body."""
+    light = ["%px = elem_ptr %x, %i : ptr<f32, global>", "%a = load %px : f32",
+             "%r = add %a, %a : f32", "store %px, %r"]
+    ptx = ptx_of(kernel_of(["%x: ndarray<f32, 1>"], light), "k")["ptx"]
+    assert ptx.count("ld.global") == 5  # 4 interleaved + 1 remainder
+    heavy = ["%px = elem_ptr %x, %i : ptr<f32, global>", "%a0 = load %px : f32"]
+    for k in range(1, 120):
+        heavy.append(f"%a{k} = mul %a{k - 1}, %a{k - 1} : f32")
+    heavy.append("store %px, %a119")
+    ptx = ptx_of(kernel_of(["%x: ndarray<f32, 1>"], heavy), "k")["ptx"]
+    assert ptx.count("ld.global") == 1
+    if PTXAS:
+        ptxas(ptx, "heavy")

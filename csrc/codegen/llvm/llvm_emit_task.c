@@ -240,8 +240,13 @@ emit_bounds_function(Emitter *e, const QdRegion *body, const QdInst *pfor, const
 
 /* Iterations of one thread's grid-stride loop interleaved by the loop vectorizer: their loads
  * are issued together, which is what keeps enough memory requests in flight per SM for
- * streaming kernels to reach the device's bandwidth. */
+ * streaming kernels to reach the device's bandwidth. Only for light bodies (region_cost at
+ * most GPU_INTERLEAVE_MAX_COST): a heavy body already has many independent loads per
+ * iteration, and copies of it multiply the registers it needs until they spill (a body
+ * holding two 32-element vectors took all 255 registers and spilled when interleaved). Heavy
+ * bodies also get no unrolling, which the NVPTX target would otherwise apply to the loop. */
 #define GPU_INTERLEAVE 4
+#define GPU_INTERLEAVE_MAX_COST 96
 
 /* A new distinct metadata node without operands: what an access group must be. The LLVM-C API
  * has no call for distinct nodes, so one is parsed from IR text into the emitter's context
@@ -273,13 +278,13 @@ new_access_group(Emitter *e)
  * (parallel_accesses), so no run-time alias checks are needed. Legal because iterations of a
  * parallel_for are unordered: a program whose result depends on their order has a data race. */
 static void
-mark_parallel_loop(Emitter *e, LLVMValueRef latch_br, LLVMMetadataRef group)
+mark_parallel_loop(Emitter *e, LLVMValueRef latch_br, LLVMMetadataRef group, bool interleave)
 {
     LLVMContextRef c = e->llctx;
     LLVMMetadataRef props[4];
     const char *names[3] = {"llvm.loop.vectorize.width", "llvm.loop.interleave.count",
                             "llvm.loop.vectorize.enable"};
-    uint64_t values[3] = {1, GPU_INTERLEAVE, 1};
+    uint64_t values[3] = {1, interleave ? GPU_INTERLEAVE : 1, 1};
     for (int k = 0; k < 3; k++) {
         LLVMTypeRef t = k == 2 ? e->t_i1 : e->t_i32;
         LLVMMetadataRef ops[2] = {
@@ -287,6 +292,11 @@ mark_parallel_loop(Emitter *e, LLVMValueRef latch_br, LLVMMetadataRef group)
             LLVMValueAsMetadata(LLVMConstInt(t, values[k], 0)),
         };
         props[k] = LLVMMDNodeInContext2(c, ops, 2);
+    }
+    if (!interleave) {
+        /* a heavy body: neither interleaved nor unrolled (see GPU_INTERLEAVE) */
+        LLVMMetadataRef disable = LLVMMDStringInContext2(c, "llvm.loop.unroll.disable", 24);
+        props[2] = LLVMMDNodeInContext2(c, &disable, 1);
     }
     LLVMMetadataRef parallel[2] = {
         LLVMMDStringInContext2(c, "llvm.loop.parallel_accesses", 27),
@@ -352,7 +362,8 @@ emit_grid_stride_loop(Emitter *e, const QdInst *pfor)
     LLVMValueRef next = LLVMBuildNUWAdd(e->b, t, one, "");
     LLVMValueRef latch_br = LLVMBuildBr(e->b, header);
     if (group != NULL) {
-        mark_parallel_loop(e, latch_br, group);
+        mark_parallel_loop(e, latch_br, group,
+                           region_cost(pfor->regions[0]) <= GPU_INTERLEAVE_MAX_COST);
     }
     LLVMValueRef incoming[2] = {zero, next};
     LLVMBasicBlockRef from[2] = {pre, latch};
