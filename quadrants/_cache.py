@@ -229,6 +229,7 @@ class _Keyer:
                 self.source(v, v._function)
         elif isinstance(v, NdarrayType):
             self.put("ndarray_type", repr(v.dtype and v.dtype._qd_dtype), repr(v.ndim))
+            self.value(v._raw_dtype)  # a vector/matrix element: its shape too
         elif isinstance(v, Template) or v is Template:
             self.put("template")
         elif isinstance(v, types.FunctionType):

@@ -308,3 +308,22 @@ def test_placed_vector_field_and_struct_field():
     k()
     assert f.shape == (6,) and f.to_numpy()[5].tolist() == [5.0, 1.0, 2.0]
     assert s.to_numpy()["pos"][4].tolist() == [4.0, 1.0]
+
+
+def test_kernels_differing_only_in_element_shape_are_distinct():
+    """Two kernels of the same source whose ndarray annotations differ only in the vector
+    length each get their own code (the compile and offline-cache keys include it)."""
+
+    def make(n):
+        @qd.kernel
+        def total(a: qd.types.NDArray[qd.types.vector(n, qd.f32), 1], out: qd.types.NDArray[qd.f32, 1]):
+            for i in range(a.shape[0]):
+                out[i] = a[i].sum()
+
+        return total
+
+    for n in (1, 2, 3):
+        a = rng.standard_normal((5, n)).astype(np.float32)
+        out = np.zeros(5, np.float32)
+        make(n)(a, out)
+        np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-6, atol=1e-6)
