@@ -349,6 +349,37 @@ int lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, con
 /* A kernel parameter annotated with a vector/matrix type or an ndarray of them. */
 int lw_matrix_param(Lowerer *lw, const QdAst *param, Expr *e);
 
+/***** lower_template.c: calls into the IR template library *****/
+
+/* A template argument: a type (type != NULL) or an integer (value). */
+typedef struct LwTemplateArg {
+    const QdType *type;
+    int64_t value;
+} LwTemplateArg;
+
+/* A local array of n elements of scalar type ty (an alloca at the start of the task). */
+int lw_local_array(Lowerer *lw, const QdType *ty, uint32_t n, uint32_t *out);
+/* A local array holding the scalars items[0 .. n) converted to ty. */
+int lw_array_of(Lowerer *lw, const QdAst *node, const Expr *items, uint32_t n, const QdType *ty,
+                uint32_t *out);
+/* Loads elements first .. first + n of local array `array` into scalar Exprs. */
+int lw_array_items(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t first, uint32_t n,
+                   Expr *items);
+/* Emits `call @name<targs>(args)`, parsing the library into the module first if needed;
+ * *result gets the result value when ret is not void. */
+int lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint32_t ntargs,
+                     const uint32_t *args, uint32_t nargs, const QdType *ret, uint32_t *result);
+
+/***** lower_linalg.c: qd.svd, qd.solve, ... and Matrix.determinant/inverse *****/
+
+/* Whether `name` is a per-thread linalg builtin (svd, polar_decompose, eig, sym_eig,
+ * make_spd, solve). */
+bool lw_linalg_is_builtin(const char *name);
+int lw_linalg_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c,
+                   Expr *out);
+int lw_linalg_determinant(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out);
+int lw_linalg_inverse(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out);
+
 /***** lower_stmt.c *****/
 
 int lw_stmt(Lowerer *lw, const QdAst *node);

@@ -400,6 +400,10 @@ void qd_type_print(QdSbuf *sb, const QdType *ty);
 /* Parses textual IR. `filename` names the text in error messages. Returns a new module, or NULL
  * with ctx->diag describing the first error at its line and column. Never crashes on bad input. */
 QdModule *qd_module_parse(QdCtx *ctx, const char *text, size_t len, const char *filename);
+/* Parses the declarations of the text into an existing module (a library of templates added to
+ * a module being built). 0, or -1 with a diag; on failure m may hold part of the text. */
+int qd_module_parse_into(QdCtx *ctx, QdModule *m, const char *text, size_t len,
+                         const char *filename);
 
 /***** ir_verify.c *****/
 

@@ -1138,14 +1138,10 @@ parse_func(Parser *p, QdFuncKind kind, const char *comment, const Token *at)
     return 0;
 }
 
-QdModule *
-qd_module_parse(QdCtx *ctx, const char *text, size_t len, const char *filename)
+/* Parses every declaration of the text into m. 0, or -1 with a diag. */
+static int
+parse_declarations(QdCtx *ctx, QdModule *m, const char *text, size_t len, const char *filename)
 {
-    QdModule *m = qd_module_new();
-    if (!m) {
-        qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
     Parser parser = {.ctx = ctx, .m = m};
     Parser *p = &parser;
     const char *file = qd_intern(m, filename ? filename : "<qir>");
@@ -1155,7 +1151,7 @@ qd_module_parse(QdCtx *ctx, const char *text, size_t len, const char *filename)
         Token at = *TOK;
         if (at.kind == T_EOF) {
             m->end_comment = comment;
-            break;
+            return 0;
         }
         int rc;
         if (is_ident(p, "field")) {
@@ -1177,9 +1173,31 @@ qd_module_parse(QdCtx *ctx, const char *text, size_t len, const char *filename)
             if (ctx->diag.kind == QD_ERR_NONE) {
                 qd_error(ctx, tok_loc(p, &at), QD_ERR_NOMEM, "out of memory");
             }
-            qd_module_free(m);
-            return NULL;
+            return -1;
         }
     }
+}
+
+QdModule *
+qd_module_parse(QdCtx *ctx, const char *text, size_t len, const char *filename)
+{
+    QdModule *m = qd_module_new();
+    if (!m) {
+        qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (parse_declarations(ctx, m, text, len, filename) < 0) {
+        qd_module_free(m);
+        return NULL;
+    }
     return m;
+}
+
+int
+qd_module_parse_into(QdCtx *ctx, QdModule *m, const char *text, size_t len, const char *filename)
+{
+    const char *end_comment = m->end_comment;
+    int rc = parse_declarations(ctx, m, text, len, filename);
+    m->end_comment = end_comment;
+    return rc;
 }
