@@ -141,6 +141,7 @@ from quadrants._types import (
     uint32,
     uint64,
 )
+from quadrants._linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
 
 
 def __getattr__(name):
@@ -152,6 +153,13 @@ def __getattr__(name):
 
 __all__ = [
     "__version__",
+    # per-thread linear algebra
+    "svd",
+    "polar_decompose",
+    "eig",
+    "sym_eig",
+    "make_spd",
+    "solve",
     # exceptions
     "QuadrantsAssertionError",
     "QuadrantsCompilationError",

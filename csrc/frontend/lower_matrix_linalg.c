@@ -6,7 +6,7 @@
  * that `m` is a square matrix of at most 4x4 (determinant) or 12x12 (inverse); the implementation
  * receives the matrix with its items loaded (row-major runtime values or typed constants of type
  * m->ty, see lower_matrix.c) and returns a scalar (determinant) or a matrix Expr of the same shape
- * (inverse), e.g. built with lw_matrix_from_scalars.
+ * (inverse); lower_linalg.c computes both with the IR templates.
  */
 #include "lower.h"
 
@@ -15,9 +15,8 @@
 int
 lw_matrix_linalg_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *m, Expr *out)
 {
-    (void)m;
-    (void)out;
-    return lw_error(lw, node, QD_ERR_COMPILATION,
-                    "Matrix.%s() is not available in kernels in this build (per-thread linear "
-                    "algebra of matrices is not built in)", name);
+    if (strcmp(name, "determinant") == 0) {
+        return lw_linalg_determinant(lw, node, m, out);
+    }
+    return lw_linalg_inverse(lw, node, m, out);
 }

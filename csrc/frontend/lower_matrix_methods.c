@@ -320,6 +320,9 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
         strncmp(fn->str, "Matrix.", 7) == 0) {
         return lw_matrix_builtin(lw, node, fn->str, c, out);
     }
+    if (lw_linalg_is_builtin(fn->str)) {
+        return lw_linalg_call(lw, node, fn->str, c, out);
+    }
     const Expr *shape = NULL;
     for (uint32_t i = 0; i < c->npos && !shape; i++) {
         shape = c->pos[i].kind == EX_MATRIX ? &c->pos[i] : NULL;
