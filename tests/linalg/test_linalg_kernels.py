@@ -215,3 +215,45 @@ def test_size_errors(which, n, message):
 def test_python_scope_is_an_error():
     with pytest.raises(qd.QuadrantsSyntaxError, match="inside Quadrants kernels"):
         qd.svd(qd.Matrix([[1.0, 0.0], [0.0, 1.0]]))
+
+
+def test_cuda_code_keeps_the_matrices_in_registers(arch, monkeypatch):
+    """The PTX of a kernel running a 3x3 SVD, a 3x3 inverse, a 6x6 symmetric eigen decomposition
+    and a 6x6 inverse (generated without a GPU from the kernel's final QIR) assembles with
+    ptxas for sm_90 with no stack frame and no spills."""
+    import os
+    import re
+    import shutil
+    import subprocess
+
+    from quadrants import _runtime
+    from quadrants._core import _testing
+
+    if arch != "cpu":
+        pytest.skip("PTX from the CPU compile's QIR")
+    ptxas = next((p for p in (os.path.join(r, "bin", "ptxas") for r in (
+        os.environ.get("CUDA_HOME") or "", "/usr/local/cuda")) if os.access(p, os.X_OK)),
+        shutil.which("ptxas"))
+    if ptxas is None:
+        pytest.skip("ptxas (CUDA toolkit) is not installed")
+    original = _runtime.compile_options
+    monkeypatch.setattr(_runtime, "compile_options", lambda: dict(original(), keep_qir=1))
+
+    @qd.kernel
+    def k(a: mat(3, 3, qd.f32), b: mat(6, 6, qd.f32)):
+        for i in range(a.shape[0]):
+            U, S, V = qd.svd(a[i])
+            a[i] = U @ S @ V.transpose() + a[i].inverse()
+            w, Q = qd.sym_eig(b[i])
+            b[i] = Q @ qd.Matrix.diag(6, w.sum()) @ Q.transpose() + b[i].inverse()
+
+    a, _ = well_conditioned(3, np.float32, 4)
+    b, _ = well_conditioned(6, np.float32, 4)
+    k(a, b)
+    qir = next(item.qir for entry in k._compiled.values()
+               for item in (entry if isinstance(entry, tuple) else (entry,))
+               if type(item).__name__ == "CompiledKernel")
+    ptx = _testing.qir_to_ptx(qir, re.search(r"kernel @([\w.$]+)", qir).group(1))["ptx"]
+    info = subprocess.run([ptxas, "-v", "-arch=sm_90", "-", "-o", os.devnull], input=ptx,
+                          capture_output=True, text=True, check=True).stderr
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in info, info
