@@ -142,6 +142,7 @@ from quadrants._types import (
     uint64,
 )
 from quadrants._linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
+from quadrants import simt
 
 
 def __getattr__(name):
@@ -153,6 +154,7 @@ def __getattr__(name):
 
 __all__ = [
     "__version__",
+    "simt",
     # per-thread linear algebra
     "svd",
     "polar_decompose",

@@ -46,6 +46,7 @@ _CODE_OPTIONS = (
     "fast_math",
     "opt_level",
     "default_gpu_block_dim",
+    "simt",
 )
 
 _compiler_id = None
