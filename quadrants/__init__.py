@@ -142,7 +142,6 @@ from quadrants._types import (
     uint64,
 )
 from quadrants._linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
-from quadrants import simt
 
 
 def __getattr__(name):
@@ -154,7 +153,6 @@ def __getattr__(name):
 
 __all__ = [
     "__version__",
-    "simt",
     # per-thread linear algebra
     "svd",
     "polar_decompose",

@@ -46,7 +46,6 @@ _CODE_OPTIONS = (
     "fast_math",
     "opt_level",
     "default_gpu_block_dim",
-    "simt",
 )
 
 _compiler_id = None

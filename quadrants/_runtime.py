@@ -508,8 +508,6 @@ def compile_options():
         "random_seed": int(cfg.random_seed),
         "print_full_traceback": bool(special.print_full_traceback),
         "arch": cfg.arch.name,
-        # qd.simt primitives compile for GPU backends only
-        "simt": cfg.arch is cuda,
         "default_gpu_block_dim": int(cfg.default_gpu_block_dim),
         "saturating_grid_dim": int(cfg.saturating_grid_dim),
         "offline_cache": bool(cfg.offline_cache),

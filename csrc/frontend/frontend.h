@@ -179,7 +179,6 @@ typedef struct QdFrontendOptions {
     bool bounds_check;       /* field / ndarray indices are checked (debug or check_out_of_bound) */
     bool short_circuit;      /* `and` / `or` short-circuit */
     uint32_t unrolling_limit; /* warn past this many static iterations (0 = never) */
-    bool simt;               /* the target runs qd.simt primitives (a GPU backend) */
 } QdFrontendOptions;
 
 /* What the launcher needs to know about a lowered kernel besides its QIR. */

@@ -36,8 +36,6 @@ typedef enum ExprKind {
     EX_MATRIX,   /* qd.Vector / qd.Matrix: items[r * cols + c] row-major, nitems = rows * cols;
                     each item a scalar (VALUE, LVALUE, or compile-time INT/FLOAT/BOOL); ty = element
                     type; is_vector for 1-D (cols == 1) */
-    EX_SHARED,   /* a block-shared array (qd.simt.block.SharedArray): id = pointer to the
-                    [N x ty] array in shared memory, view = its shape (row-major) */
     EX_STRUCT,   /* a struct value (qd.types.struct / @qd.dataclass): keys[i] (STR member names) ->
                     items[i] (any Expr), nitems members; h = the struct type */
 } ExprKind;
@@ -350,11 +348,6 @@ int lw_matrix_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr 
 int lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value);
 /* A kernel parameter annotated with a vector/matrix type or an ndarray of them. */
 int lw_matrix_param(Lowerer *lw, const QdAst *param, Expr *e);
-
-/***** lower_simt.c: qd.simt.block / subgroup / warp / grid *****/
-
-/* A call of builtin "simt.<group>.<name>". */
-int lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c, Expr *out);
 
 /***** lower_template.c: calls into the IR template library *****/
 

@@ -1311,40 +1311,6 @@ lower_dict(Lowerer *lw, const QdAst *node, Expr *out)
     return 0;
 }
 
-/* Element idx[0..n) of a SharedArray: row-major linear index, array_ptr into shared memory. */
-static int
-shared_element(Lowerer *lw, const QdAst *node, const QdAst *index, const Expr *base,
-               const Expr *idx, uint32_t n, Expr *out)
-{
-    const FieldView *view = base->view;
-    if (n != view->ndim) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "SharedArray with %u dimensions is indexed with %u indices", view->ndim, n);
-    }
-    Expr linear = idx[0];
-    for (uint32_t i = 1; i < n; i++) {
-        Expr extent = {0};
-        extent.kind = EX_INT;
-        extent.ival = view->shape[i];
-        RETURN_IF_ERROR(lw_binary(lw, index, QD_BIN_MUL, &linear, &extent, &linear));
-        RETURN_IF_ERROR(lw_binary(lw, index, QD_BIN_ADD, &linear, &idx[i], &linear));
-    }
-    uint32_t at;
-    RETURN_IF_ERROR(index_value(lw, index, &linear, &at));
-    const QdType *pty = qd_type_ptr(lw->m, base->ty, QD_SPACE_SHARED);
-    uint32_t ptr = pty ? lw_emit_value(lw, QD_OP_ARRAY_PTR, pty, base->id, at) : QD_NO_VALUE;
-    if (ptr == QD_NO_VALUE) {
-        return -1;
-    }
-    memset(out, 0, sizeof(*out));
-    out->kind = EX_LVALUE;
-    out->id = ptr;
-    out->ty = base->ty;
-    out->space = QD_SPACE_SHARED;
-    out->is_global = true; /* shared by the block's threads: `+=` is atomic */
-    return 0;
-}
-
 int
 lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
@@ -1429,9 +1395,6 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         return 0;
     }
     RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
-    if (base->kind == EX_SHARED) {
-        return shared_element(lw, node, index, base, idx, n, out);
-    }
     if (base->kind == EX_SHAPE) {
         if (n != 1 || idx[0].kind != EX_INT || idx[0].ival < 0 || idx[0].ival >= (int64_t)base->ndim) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "shape index must be a constant in [0, %u)", base->ndim);

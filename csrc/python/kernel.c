@@ -636,7 +636,7 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     qd_ctx_init(&ctx);
     CompiledKernelObject *ck = NULL;
     PyObject *result = NULL;
-    long fp, ip, debug, short_circuit, unroll, keep_qir, oob, full_traceback, simt;
+    long fp, ip, debug, short_circuit, unroll, keep_qir, oob, full_traceback;
     if (option_int(options, "default_fp", QD_TY_F32, &fp) < 0 ||
         option_int(options, "default_ip", QD_TY_I32, &ip) < 0 ||
         option_int(options, "debug", 0, &debug) < 0 ||
@@ -644,8 +644,7 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         option_int(options, "unrolling_limit", 32, &unroll) < 0 ||
         option_int(options, "keep_qir", 0, &keep_qir) < 0 ||
         option_int(options, "check_out_of_bound", 0, &oob) < 0 ||
-        option_int(options, "print_full_traceback", 0, &full_traceback) < 0 ||
-        option_int(options, "simt", 0, &simt) < 0) {
+        option_int(options, "print_full_traceback", 0, &full_traceback) < 0) {
         qd_arena_free(&arena);
         return NULL;
     }
@@ -685,7 +684,6 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     req.frontend.bounds_check = debug != 0 || oob != 0;
     req.frontend.short_circuit = short_circuit != 0;
     req.frontend.unrolling_limit = (uint32_t)unroll;
-    req.frontend.simt = simt != 0;
     req.resolve_field = resolve_field;
     req.resolve_user = state;
     req.ret_annotation = return_annotation(&host, func);
