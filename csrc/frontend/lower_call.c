@@ -1367,6 +1367,10 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
     lw_set_loc(lw, node);
     switch (fn.kind) {
     case EX_BUILTIN: {
+        if (strncmp(fn.str, "simt.", 5) == 0) {
+            MatrixCall mc = {c.pos, c.npos, c.kw, c.kwv, c.nkw};
+            return lw_simt_call(lw, node, fn.str + 5, &mc, out);
+        }
         int rc = matrix_call(lw, &fn, &c, out);
         if (rc <= 0) {
             return rc;

@@ -637,7 +637,9 @@ host_warn(void *self, QdCtx *ctx, const char *category, QdLoc loc, const char *m
     }
     if (!cls) {
         PyErr_Clear();
-        cls = Py_NewRef(strcmp(category, "SyntaxWarning") == 0 ? PyExc_SyntaxWarning : PyExc_UserWarning);
+        cls = Py_NewRef(strcmp(category, "SyntaxWarning") == 0        ? PyExc_SyntaxWarning
+                        : strcmp(category, "DeprecationWarning") == 0 ? PyExc_DeprecationWarning
+                                                                      : PyExc_UserWarning);
     }
     PyObject *file = PyUnicode_FromString(loc.file ? loc.file : "<kernel>");
     PyObject *msg = PyUnicode_FromString(message);
