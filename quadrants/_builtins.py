@@ -395,7 +395,7 @@ random = _kernel_only(
     "random", "random(dtype=float): floats uniform in [0, 1), integers over all bit patterns."
 )
 randn = _kernel_only("randn", "randn(dt=None): a normally distributed float (default_fp).")
-global_thread_idx = _kernel_only("simt.block.global_thread_idx", "The global id of the running thread.")
+global_thread_idx = _kernel_only("global_thread_idx", "The global id of the running thread.")
 volatile_load = _kernel_only(
     "volatile_load", "A volatile read of a global element (for spin-waits)."
 )

@@ -23,6 +23,8 @@
 /* Work, in QIR instructions, that a thread should get before another thread is worth waking:
  * the runtime's grain is this divided by the estimated cost of one iteration. */
 #define GRAIN_WORK 16384
+/* Threads per block of an emulated SIMT task without a block_dim (the GPU default). */
+#define QD_CPU_SIMT_BLOCK_DIM 128
 /* Assumed trip count of a serial loop inside a parallel loop body, for the cost estimate. */
 #define INNER_TRIPS 16
 
@@ -85,6 +87,7 @@ begin_function(Emitter *e, const char *name, FunctionKind kind)
                             LLVMCreateEnumAttribute(e->llctx, nounwind, 0));
     e->ctx_arg = LLVMGetParam(e->fn, 0);
     memset(e->values, 0, sizeof(*e->values) * e->kernel->nvalues);
+    e->shared_offset = 0;
     memset(e->nd_data, 0, sizeof(*e->nd_data) * (e->kernel->nparams + 1));
     memset(e->nd_shape, 0, sizeof(*e->nd_shape) * (e->kernel->nparams + 1));
     memset(e->field_bases, 0, sizeof(*e->field_bases) * (e->m->fields.len + 1));
@@ -378,7 +381,7 @@ static bool
 has_block_ops(const QdRegion *r)
 {
     for (const QdInst *inst = r->first; inst != NULL; inst = inst->next) {
-        if (qd_op_has(inst->op, QD_CONVERGENT) || inst->op == QD_OP_SHARED_ALLOC) {
+        if (qd_op_has(inst->op, QD_CONVERGENT) || qd_op_has(inst->op, QD_SIMT)) {
             return true;
         }
         for (int k = 0; k < qd_op_info[inst->op].nregions; k++) {
@@ -552,6 +555,10 @@ qd_llvm_emit_task(Emitter *e, const QdInst *inst, uint32_t index, const char *sy
         }
     } else {
         snprintf(name, sizeof(name), "%s.t%u", symbol, index);
+        /* CPU: block_dim > 0 marks a task the runtime runs as emulated SIMT blocks */
+        bool simt = !is_serial && e->opts != NULL && e->opts->cpu_simt &&
+                    has_block_ops(inst->regions[0]->last->regions[0]);
+        task->block_dim = simt ? (task->block_dim ? task->block_dim : QD_CPU_SIMT_BLOCK_DIM) : 0;
     }
     RETURN_IF_ERROR(is_serial ? emit_serial_task(e, inst, name, task)
                               : emit_range_task(e, inst, name, task));
