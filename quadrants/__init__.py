@@ -98,6 +98,7 @@ from quadrants._kernel import data_oriented, func, kernel, pyfunc, real_func
 from quadrants._struct import Struct, dataclass
 from quadrants._matrix import Matrix, Vector
 from quadrants import math
+from quadrants import simt
 from quadrants._ndarray import ndarray
 from quadrants._runtime import (
     amdgpu,

@@ -44,6 +44,7 @@ _CODE_OPTIONS = (
     "short_circuit",
     "unrolling_limit",
     "fast_math",
+    "cpu_simt",
     "opt_level",
     "default_gpu_block_dim",
 )

@@ -107,6 +107,8 @@ _OPTIONS = {
     "debug_dump_path": "/tmp/ir/",
     "random_seed": 0,
     "fast_math": True,
+    # CPU: emulate qd.simt (blocks of threads as cooperating fibers) instead of rejecting it.
+    "cpu_simt": False,
     "opt_level": 1,
     "external_optimization_level": 3,
     "cfg_optimization": True,
@@ -496,6 +498,7 @@ def compile_options():
         "short_circuit": bool(special.short_circuit_operators),
         "unrolling_limit": int(special.unrolling_limit),
         "fast_math": bool(cfg.fast_math),
+        "cpu_simt": bool(cfg.cpu_simt),
         # LLVM's optimization level: the reference's external_optimization_level (default 3);
         # its opt_level concerns its own IR passes.
         "opt_level": int(cfg.external_optimization_level),

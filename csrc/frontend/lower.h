@@ -38,6 +38,9 @@ typedef enum ExprKind {
                     type; is_vector for 1-D (cols == 1) */
     EX_STRUCT,   /* a struct value (qd.types.struct / @qd.dataclass): keys[i] (STR member names) ->
                     items[i] (any Expr), nitems members; h = the struct type */
+    EX_SHARED,   /* qd.simt.block.SharedArray: id (pointer to the flat array in shared memory),
+                    ty (scalar element), items[i] (EX_INT extents), nitems (dimensions); rows,
+                    cols, is_vector when each element is a vector/matrix (rows = 0: scalar) */
 } ExprKind;
 
 typedef struct Expr Expr;
@@ -215,6 +218,9 @@ int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
  * a diag; assignments rebind it. */
 Expr *lw_container_item(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index);
 const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
+/* The indices of x[index] (tuples expand), and one index as an i32 value. */
+int lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n);
+int lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id);
 
 /***** lower_call.c *****/
 
@@ -233,6 +239,15 @@ int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);
 struct MatrixCall;
 int lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
                     Expr *out);
+
+/***** lower_simt.c *****/
+
+/* A qd.simt.* builtin (`name` without the "simt." prefix). */
+int lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
+                 Expr *out);
+/* x[index] of a SharedArray (EX_SHARED): lvalues in shared memory. */
+int lw_simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+                      Expr *out);
 
 /***** lower_random.c *****/
 

@@ -1167,6 +1167,18 @@ index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
     return 0;
 }
 
+int
+lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
+{
+    return collect_indices(lw, index, out, n);
+}
+
+int
+lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
+{
+    return index_value(lw, node, e, id);
+}
+
 /* Debug bounds checks: asserts that every index lies in its axis, then clamps out-of-range
  * indices to the axis start so that the access after a failed check stays inside the memory
  * (the launch reports the failure once it ends). Indices are rewritten in place. */
@@ -1321,6 +1333,9 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
     }
     if (base->kind == EX_MATRIX) {
         return lw_matrix_subscript(lw, node, base, index, out);
+    }
+    if (base->kind == EX_SHARED) {
+        return lw_simt_subscript(lw, node, base, index, out);
     }
     if ((base->kind == EX_PYOBJ && base->hkind == QD_HOST_MATRIX_FIELD) ||
         (base->kind == EX_NDARRAY && base->rows)) {

@@ -122,6 +122,9 @@ ensure_runtime(QdPyState *state, PyObject *options, QdCtx *ctx)
         if ((v = PyDict_GetItemString(options, "print_kernel_asm"))) {
             lo.print_kernel_asm = PyObject_IsTrue(v) == 1;
         }
+        if ((v = PyDict_GetItemString(options, "cpu_simt"))) {
+            lo.cpu_simt = PyObject_IsTrue(v) == 1;
+        }
         if ((v = PyDict_GetItemString(options, "num_threads")) && PyLong_Check(v)) {
             nthreads = (int32_t)PyLong_AsLong(v);
         }
@@ -763,6 +766,7 @@ finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state, ParamDesc *params,
         ck->tasks[t].run = (QdCpuTaskFn)ck->code.tasks[t].run;
         ck->tasks[t].bounds = (QdCpuBoundsFn)ck->code.tasks[t].bounds;
         ck->tasks[t].grain = ck->code.tasks[t].grain > 0 ? ck->code.tasks[t].grain : 1;
+        ck->tasks[t].simt_block_dim = ck->code.tasks[t].block_dim; /* nonzero: SIMT (CPU) */
     }
     ck->params = params;
     ck->nparams = n;

@@ -288,6 +288,7 @@ program_build(PyObject *core, Program *p, const char *text, Py_ssize_t len, cons
         p->tasks[i].run = p->kernel.tasks[i].run;
         p->tasks[i].bounds = p->kernel.tasks[i].bounds;
         p->tasks[i].grain = p->kernel.tasks[i].grain;
+        p->tasks[i].simt_block_dim = p->kernel.tasks[i].block_dim;
     }
     rc = 0;
 done:

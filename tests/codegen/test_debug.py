@@ -49,7 +49,7 @@ def test_assert_parallel():
 
 def test_simt_is_rejected():
     with pytest.raises(qd.QuadrantsSyntaxError,
-                       match="thread_idx is not supported on the CPU backend"):
+                       match=r"thread_idx` \(qd.simt\) is not supported for arch cpu"):
         run(load("simt.qir"), "uses_lane", [np.zeros(4, np.int32)])
 
 

@@ -188,6 +188,8 @@ void qd_arg_layout(const QdFunc *kernel, uint32_t *offsets, uint32_t *total_size
 typedef struct QdLlvmOptions {
     int opt_level;  /* 0..3: LLVM's default<On> pipeline and codegen level (default 3) */
     bool fast_math; /* reassoc contract afn nsz arcp on float ops (default true) */
+    bool cpu_simt;  /* CPU: emulate SIMT operations (runtime/cpu/simt.c) instead of rejecting
+                       them; their range_for tasks get block_dim > 0 (default false) */
     /* Dumps, written to dump_dir (NULL: the working directory) with NNNN a process-wide
      * counter per kind: quadrants_kernel_cpu_llvm_ir_NNNN.ll (before optimization),
      * quadrants_kernel_cpu_llvm_ir_optimized_NNNN.ll, and
@@ -217,7 +219,8 @@ typedef const void *(*QdFieldResolver)(void *user, const char *name);
 typedef struct QdCompiledTask {
     QdTaskEntry run;     /* entry point */
     QdTaskBounds bounds; /* range_for: bounds function; NULL for a serial task */
-    uint32_t block_dim;  /* block_dim of the task (0 = default); unused by the CPU runtime */
+    uint32_t block_dim;  /* block_dim of the task (0 = default); CPU: nonzero only for tasks
+                            run as emulated SIMT blocks (cpu_simt) */
     int64_t grain;       /* range_for: fewest iterations worth a thread of their own,
                             estimated from the loop body's size; 0 for a serial task */
     char entry[160];     /* NVPTX: the task kernel's name; "" on the CPU */

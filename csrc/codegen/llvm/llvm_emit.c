@@ -168,9 +168,14 @@ qd_llvm_emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop)
     QdOp op = inst->op;
 
     if (qd_op_has(op, QD_SIMT)) {
+        if (!qd_llvm_is_gpu(e) && e->opts != NULL && e->opts->cpu_simt) {
+            return qd_llvm_emit_simt_cpu(e, inst);
+        }
         if (!qd_llvm_is_gpu(e)) {
             return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_SYNTAX,
-                            "%s is not supported on the CPU backend", qd_op_info[op].text);
+                            "`%s` (qd.simt) is not supported for arch cpu; use a GPU arch, or "
+                            "qd.init(arch=qd.cpu, cpu_simt=True) to emulate it",
+                            qd_op_info[op].text);
         }
         return qd_llvm_emit_simt(e, inst);
     }

@@ -23,6 +23,8 @@
 /* Work, in QIR instructions, that a thread should get before another thread is worth waking:
  * the runtime's grain is this divided by the estimated cost of one iteration. */
 #define GRAIN_WORK 16384
+/* Threads per block of an emulated SIMT task without a block_dim (the GPU default). */
+#define QD_CPU_SIMT_BLOCK_DIM 128
 /* Assumed trip count of a serial loop inside a parallel loop body, for the cost estimate. */
 #define INNER_TRIPS 16
 
@@ -85,6 +87,7 @@ begin_function(Emitter *e, const char *name, FunctionKind kind)
                             LLVMCreateEnumAttribute(e->llctx, nounwind, 0));
     e->ctx_arg = LLVMGetParam(e->fn, 0);
     memset(e->values, 0, sizeof(*e->values) * e->kernel->nvalues);
+    e->shared_offset = 0;
     memset(e->nd_data, 0, sizeof(*e->nd_data) * (e->kernel->nparams + 1));
     memset(e->nd_shape, 0, sizeof(*e->nd_shape) * (e->kernel->nparams + 1));
     memset(e->field_bases, 0, sizeof(*e->field_bases) * (e->m->fields.len + 1));
@@ -372,6 +375,88 @@ emit_grid_stride_loop(Emitter *e, const QdInst *pfor)
     return 0;
 }
 
+/* Whether region r holds an instruction every thread of a block must reach together (barriers,
+ * subgroup operations) or block-shared memory. */
+static bool
+has_block_ops(const QdRegion *r)
+{
+    for (const QdInst *inst = r->first; inst != NULL; inst = inst->next) {
+        if (qd_op_has(inst->op, QD_CONVERGENT) || qd_op_has(inst->op, QD_SIMT)) {
+            return true;
+        }
+        for (int k = 0; k < qd_op_info[inst->op].nregions; k++) {
+            if (has_block_ops(inst->regions[k])) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* The block-stride loop of an NVPTX range_for kernel whose body uses barriers, subgroup
+ * operations or shared memory. Iteration begin + i runs on thread i % B of virtual block i / B
+ * (B = block_dim); block b of the grid takes virtual blocks b, b + nctaid, ... Every thread of
+ * a block makes the same number of trips (the count depends on the block only), so barriers
+ * in the body are reached by the whole block on each trip; the bounds check sits inside the
+ * trip: in a last, partial virtual block the threads past `end` skip the body and leave the
+ * kernel (an exited thread does not hold a barrier back). */
+static int
+emit_block_stride_loop(Emitter *e, const QdInst *pfor)
+{
+    const QdType *ty = qd_value_type(e->kernel, pfor->result);
+    LLVMValueRef begin = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[0]), e->t_i64);
+    LLVMValueRef end = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[1]), e->t_i64);
+    LLVMValueRef tid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "tid.x"), e->t_i64, "");
+    LLVMValueRef ntid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "ntid.x"), e->t_i64, "");
+    LLVMValueRef ctaid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "ctaid.x"), e->t_i64, "");
+    LLVMValueRef nctaid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "nctaid.x"), e->t_i64, "");
+    LLVMValueRef one = LLVMConstInt(e->t_i64, 1, 0);
+    LLVMValueRef zero = LLVMConstInt(e->t_i64, 0, 0);
+    /* nblocks = ceil((end - begin) / B); count = ctaid < nblocks ? (nblocks - ctaid - 1) /
+     * nctaid + 1 : 0 */
+    LLVMValueRef n = LLVMBuildSub(e->b, end, begin, "");
+    n = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, n, zero, ""), n, zero, "n");
+    LLVMValueRef nblocks =
+        LLVMBuildUDiv(e->b, LLVMBuildSub(e->b, LLVMBuildAdd(e->b, n, ntid, ""), one, ""), ntid, "");
+    LLVMValueRef left = LLVMBuildSub(e->b, LLVMBuildSub(e->b, nblocks, ctaid, ""), one, "");
+    LLVMValueRef count = LLVMBuildAdd(e->b, LLVMBuildUDiv(e->b, left, nctaid, ""), one, "");
+    count = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntULT, ctaid, nblocks, ""), count, zero,
+                            "count");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b);
+    LLVMBasicBlockRef header = qd_llvm_new_block(e, "blocks");
+    LLVMBasicBlockRef check = qd_llvm_new_block(e, "blocks.check");
+    LLVMBasicBlockRef body = qd_llvm_new_block(e, "blocks.body");
+    LLVMBasicBlockRef latch = qd_llvm_new_block(e, "blocks.next");
+    LLVMBasicBlockRef exit = qd_llvm_new_block(e, "blocks.end");
+    LoopTargets targets = {latch, exit};
+
+    LLVMBuildBr(e->b, header);
+    LLVMPositionBuilderAtEnd(e->b, header);
+    LLVMValueRef t = LLVMBuildPhi(e->b, e->t_i64, "t");
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntULT, t, count, ""), check, exit);
+
+    LLVMPositionBuilderAtEnd(e->b, check);
+    LLVMValueRef vblock = LLVMBuildAdd(e->b, ctaid, LLVMBuildMul(e->b, t, nctaid, ""), "");
+    LLVMValueRef j =
+        LLVMBuildAdd(e->b, begin, LLVMBuildAdd(e->b, LLVMBuildMul(e->b, vblock, ntid, ""), tid, ""), "j");
+    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, j, end, ""), body, exit);
+
+    LLVMPositionBuilderAtEnd(e->b, body);
+    e->values[pfor->result] = LLVMBuildTrunc(e->b, j, qd_llvm_reg_type(e, ty), "i");
+    RETURN_IF_ERROR(qd_llvm_emit_region(e, pfor->regions[0], &targets));
+    if (qd_llvm_block_is_open(e)) {
+        LLVMBuildBr(e->b, latch);
+    }
+    LLVMPositionBuilderAtEnd(e->b, latch);
+    LLVMValueRef next = LLVMBuildAdd(e->b, t, one, "");
+    LLVMBuildBr(e->b, header);
+    LLVMValueRef incoming[2] = {zero, next};
+    LLVMBasicBlockRef from[2] = {pre, latch};
+    LLVMAddIncoming(t, incoming, from, 2);
+    LLVMPositionBuilderAtEnd(e->b, exit);
+    return 0;
+}
+
 /* A range_for task. CPU: the bounds function and the task function (see the file comment),
  * plus the grain estimate the runtime uses to decide how many threads the range is worth.
  * Bounds-only: the bounds function when the prologue is host-evaluable (grain 1), else
@@ -394,7 +479,8 @@ emit_range_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTask
         for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
             RETURN_IF_ERROR(qd_llvm_emit_inst(e, inst, NULL));
         }
-        RETURN_IF_ERROR(emit_grid_stride_loop(e, pfor));
+        RETURN_IF_ERROR(has_block_ops(pfor->regions[0]) ? emit_block_stride_loop(e, pfor)
+                                                         : emit_grid_stride_loop(e, pfor));
         end_function(e);
         return 0;
     }
@@ -469,6 +555,10 @@ qd_llvm_emit_task(Emitter *e, const QdInst *inst, uint32_t index, const char *sy
         }
     } else {
         snprintf(name, sizeof(name), "%s.t%u", symbol, index);
+        /* CPU: block_dim > 0 marks a task the runtime runs as emulated SIMT blocks */
+        bool simt = !is_serial && e->opts != NULL && e->opts->cpu_simt &&
+                    has_block_ops(inst->regions[0]->last->regions[0]);
+        task->block_dim = simt ? (task->block_dim ? task->block_dim : QD_CPU_SIMT_BLOCK_DIM) : 0;
     }
     RETURN_IF_ERROR(is_serial ? emit_serial_task(e, inst, name, task)
                               : emit_range_task(e, inst, name, task));

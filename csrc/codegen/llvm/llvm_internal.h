@@ -80,6 +80,8 @@ typedef struct Emitter {
     LLVMValueRef print_fn;               /* qd_rt_print declaration (created on first use) */
     LLVMValueRef assert_fn;              /* qd_rt_assert_fail declaration */
     LLVMValueRef ipow_fns[QD_TY_COUNT_]; /* integer pow helpers, per type */
+    uint64_t shared_offset;              /* CPU SIMT: bytes of shared memory given out in this
+                                            function (llvm_emit_simt_cpu.c) */
     /* NVPTX only */
     uint32_t args_size;          /* bytes of packed arguments; the launch tail follows them */
     uint32_t default_block_dim;  /* threads per block of a range_for task without block_dim */
@@ -155,6 +157,8 @@ LLVMValueRef qd_llvm_global_ptr(Emitter *e, LLVMBuilderRef b, LLVMValueRef v);
 /* SIMT instructions (thread / block geometry, barriers, subgroup operations, shared_alloc)
  * and fences, on NVPTX. 0, or -1 with a diag. */
 int qd_llvm_emit_simt(Emitter *e, const QdInst *inst);
+/* The same for the CPU with cpu_simt: calls into runtime/cpu/simt.c (llvm_emit_simt_cpu.c). */
+int qd_llvm_emit_simt_cpu(Emitter *e, const QdInst *inst);
 /* The fences fence_block / fence_device / fence_system on the GPU. */
 void qd_llvm_emit_gpu_fence(Emitter *e, QdOp op);
 /* An NVPTX special register read (llvm.nvvm.read.ptx.sreg.<name>), i32. */

@@ -220,8 +220,8 @@ qd_cpu_jit_new(QdCtx *ctx, const QdLlvmOptions *opts, const QdJitSymbol *symbols
         qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
         goto error;
     }
-    snprintf(jit->identity, id_size, "%s|fast_math=%d", jit->target.identity,
-             jit->opts.fast_math ? 1 : 0);
+    snprintf(jit->identity, id_size, "%s|fast_math=%d|simt=%d", jit->target.identity,
+             jit->opts.fast_math ? 1 : 0, jit->opts.cpu_simt ? 1 : 0);
     err = LLVMOrcCreateLLJIT(&jit->lljit, NULL);
     if (err != NULL) {
         jit_error(ctx, QD_ERR_COMPILATION, "cannot create the LLVM JIT", err);

@@ -39,6 +39,8 @@ typedef struct QdCpuTask {
     QdCpuTaskFn run;      /* serial: the body (called with 0, 1); range_for: [lo, hi) */
     QdCpuBoundsFn bounds; /* range_for: writes begin, end; NULL for a serial task */
     int64_t grain;        /* range_for: fewest iterations per thread (>= 1) */
+    uint32_t simt_block_dim; /* > 0: a range_for task run as blocks of this many emulated
+                                threads (simt.c); 0: run in chunks */
 } QdCpuTask;
 
 /***** threadpool.c *****/
@@ -73,6 +75,24 @@ void qd_cpu_pool_unlock(QdCpuPool *pool);
  * failed. Returns 0, or -1 when an assert failed (ctx->assert_message says which). Thread-safe:
  * concurrent launches on one pool run one after the other. */
 int qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLaunchCtx *ctx);
+
+/***** simt.c *****/
+
+/* Runs the range_for task over [begin, end) as blocks of task->simt_block_dim lanes. */
+void qd_cpu_run_simt(QdCpuPool *pool, const QdCpuTask *task, QdLaunchCtx *ctx, int64_t begin,
+                     int64_t end);
+/* Called by generated code inside such a task (codegen/llvm/llvm_emit_simt_cpu.c):
+ * geometry (which: 0 thread_idx, 1 block_idx, 2 block_dim, 3 grid_dim, 4 lane_id), block
+ * barriers (mode of the predicate form: 0 all, 1 any, 2 count), subgroup barrier, shuffles
+ * (mode: 0 idx, 1 xor, 2 up, 3 down; values as 64-bit patterns), ballot / votes (mode: 0
+ * ballot, 1 all, 2 any) and the block's shared memory at a byte offset. */
+int32_t qd_simt_geom(int32_t which);
+void qd_simt_block_sync(void);
+int32_t qd_simt_block_sync_pred(int32_t pred, int32_t mode);
+void qd_simt_subgroup_sync(void);
+uint64_t qd_simt_shuffle(uint64_t value, int32_t arg, int32_t mode);
+uint32_t qd_simt_ballot(int32_t pred, int32_t mode);
+void *qd_simt_shared(int64_t offset, int64_t size);
 
 /***** rt_print.c *****/
 

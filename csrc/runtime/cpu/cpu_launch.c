@@ -47,6 +47,10 @@ run_range(QdCpuPool *pool, const QdCpuTask *task, QdLaunchCtx *ctx)
     if (bounds[1] <= bounds[0]) {
         return;
     }
+    if (task->simt_block_dim > 0) {
+        qd_cpu_run_simt(pool, task, ctx, bounds[0], bounds[1]);
+        return;
+    }
     RangeJob job = {task->run, ctx, bounds[0], (uint64_t)bounds[1] - (uint64_t)bounds[0]};
     uint64_t grain = task->grain > 0 ? (uint64_t)task->grain : 1;
     uint64_t wanted = job.n / grain;

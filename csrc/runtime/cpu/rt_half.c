@@ -164,6 +164,13 @@ static const QdCpuSymbol runtime_symbols[] = {
     {"qd_rt_print", (AnyFunction)qd_rt_print},
     {"qd_rt_assert_fail", (AnyFunction)qd_rt_assert_fail},
     {"qd_rt_assert_fail_fmt", (AnyFunction)qd_rt_assert_fail_fmt},
+    {"qd_simt_geom", (AnyFunction)qd_simt_geom},
+    {"qd_simt_block_sync", (AnyFunction)qd_simt_block_sync},
+    {"qd_simt_block_sync_pred", (AnyFunction)qd_simt_block_sync_pred},
+    {"qd_simt_subgroup_sync", (AnyFunction)qd_simt_subgroup_sync},
+    {"qd_simt_shuffle", (AnyFunction)qd_simt_shuffle},
+    {"qd_simt_ballot", (AnyFunction)qd_simt_ballot},
+    {"qd_simt_shared", (AnyFunction)qd_simt_shared},
 #ifdef HAVE_HALF_HELPERS
     {"__truncsfhf2", (AnyFunction)rt_truncsfhf2},
     {"__truncdfhf2", (AnyFunction)rt_truncdfhf2},

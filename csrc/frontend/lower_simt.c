@@ -1,0 +1,487 @@
+/* frontend/lower_simt.c -- the SIMT builtins: qd.simt.block / subgroup / warp / grid.
+ *
+ * The host names them "simt.<module>.<function>" (the modules of quadrants/simt); lw_simt_call maps each
+ * to QIR's SIMT instructions (ir/ops.def):
+ *   block.sync, sync_{all,any,count}_nonzero    block_sync, block_sync_{all,any,count}
+ *   block.thread_idx, global_thread_idx         thread_idx, block_idx * block_dim + thread_idx
+ *   block / subgroup.mem_fence, grid.mem_fence  fence_block, fence_device
+ *   subgroup.shuffle{,_xor,_up,_down}           shuffle{,_xor,_up,_down} (index as i32)
+ *   subgroup.broadcast(_first), invocation_id   shuffle (lane 0 for _first), lane_id
+ *   subgroup.ballot / all_true / any_true       ballot (as u64), vote_all / vote_any (as i32)
+ *   subgroup.all_equal(v)                       vote_all(v == shuffle(v, 0))
+ *   subgroup.lanemask_*                         shifts of 1 << lane in u32
+ *   warp.*                                      the same instructions; masks are ignored (the
+ *                                               GPU code uses the active mask)
+ * Deprecated aliases (mem_sync, barrier, memory_barrier, memfence, ballot_full_subgroup) warn
+ * with a DeprecationWarning at compile time. group_size / log2_group_size are compile-time ints.
+ *
+ * block.SharedArray(shape, dtype) is a `shared_alloc` of a flat array (shape's product of
+ * elements, vector/matrix dtypes flattened); the Expr (EX_SHARED) keeps the shape and
+ * lw_simt_subscript turns x[i, j] into an `array_ptr` of the row-major flat index: an lvalue in
+ * shared memory, atomic under augmented assignment. Collectives (reductions, scans, sorting)
+ * are @qd.func code over these primitives (quadrants/simt/).
+ */
+#include "lower.h"
+
+#include <string.h>
+
+#define SUBGROUP_SIZE 32
+#define LOG2_SUBGROUP_SIZE 5
+
+/* What a builtin lowers to. */
+typedef enum SimtKind {
+    SK_GEOMETRY,   /* a no-operand i32 value: op */
+    SK_GLOBAL_TID, /* block_idx * block_dim + thread_idx */
+    SK_BARRIER,    /* a no-operand, no-result instruction: op */
+    SK_SYNC_PRED,  /* op(i32 predicate) -> i32 */
+    SK_SHUFFLE,    /* op(value, index) */
+    SK_SHUFFLE_M,  /* op(value, index) after a leading mask argument (warp.shfl_*) */
+    SK_FIRST,      /* shuffle(value, 0) */
+    SK_ELECT,      /* lane_id == 0 as i32 */
+    SK_CONST,      /* a compile-time int: ival */
+    SK_BALLOT,     /* ballot(pred): u64 (subgroup) */
+    SK_BALLOT_N,   /* ballot_first_n(pred, n): u32 */
+    SK_BALLOT32,   /* warp.ballot(pred) / active_mask(): u32 */
+    SK_VOTE,       /* vote_all / vote_any(pred) as i32 */
+    SK_VOTE_M,     /* the same after a mask argument (warp.*_nonzero) */
+    SK_UNIQUE,     /* warp.unique(mask, pred): all or none */
+    SK_ALL_EQUAL,  /* vote_all(v == shuffle(v, 0)) */
+    SK_LANEMASK,   /* lanemask_{lt,le,eq,gt,ge}: ival 0..4 */
+    SK_SHARED,     /* SharedArray(shape, dtype) */
+} SimtKind;
+
+typedef struct SimtBuiltin {
+    const char *name;       /* after "simt." */
+    SimtKind kind;
+    QdOp op;
+    int64_t ival;
+    const char *deprecated; /* the name to use instead, or NULL */
+} SimtBuiltin;
+
+static const SimtBuiltin simt_builtins[] = {
+    {"block.sync", SK_BARRIER, QD_OP_BLOCK_SYNC, 0, NULL},
+    {"block.sync_all_nonzero", SK_SYNC_PRED, QD_OP_BLOCK_SYNC_ALL, 0, NULL},
+    {"block.sync_any_nonzero", SK_SYNC_PRED, QD_OP_BLOCK_SYNC_ANY, 0, NULL},
+    {"block.sync_count_nonzero", SK_SYNC_PRED, QD_OP_BLOCK_SYNC_COUNT, 0, NULL},
+    {"block.mem_fence", SK_BARRIER, QD_OP_FENCE_BLOCK, 0, NULL},
+    {"block.mem_sync", SK_BARRIER, QD_OP_FENCE_BLOCK, 0, "qd.simt.block.mem_fence"},
+    {"block.thread_idx", SK_GEOMETRY, QD_OP_THREAD_IDX, 0, NULL},
+    {"block.global_thread_idx", SK_GLOBAL_TID, QD_OP_COUNT_, 0, NULL},
+    {"block.SharedArray", SK_SHARED, QD_OP_SHARED_ALLOC, 0, NULL},
+    {"grid.mem_fence", SK_BARRIER, QD_OP_FENCE_DEVICE, 0, NULL},
+    {"grid.memfence", SK_BARRIER, QD_OP_FENCE_DEVICE, 0, "qd.simt.grid.mem_fence"},
+    {"subgroup.shuffle", SK_SHUFFLE, QD_OP_SHUFFLE, 0, NULL},
+    {"subgroup.shuffle_xor", SK_SHUFFLE, QD_OP_SHUFFLE_XOR, 0, NULL},
+    {"subgroup.shuffle_up", SK_SHUFFLE, QD_OP_SHUFFLE_UP, 0, NULL},
+    {"subgroup.shuffle_down", SK_SHUFFLE, QD_OP_SHUFFLE_DOWN, 0, NULL},
+    {"subgroup.broadcast", SK_SHUFFLE, QD_OP_SHUFFLE, 0, NULL},
+    {"subgroup.broadcast_first", SK_FIRST, QD_OP_SHUFFLE, 0, NULL},
+    {"subgroup.invocation_id", SK_GEOMETRY, QD_OP_LANE_ID, 0, NULL},
+    {"subgroup.group_size", SK_CONST, QD_OP_COUNT_, SUBGROUP_SIZE, NULL},
+    {"subgroup.log2_group_size", SK_CONST, QD_OP_COUNT_, LOG2_SUBGROUP_SIZE, NULL},
+    {"subgroup.elect", SK_ELECT, QD_OP_LANE_ID, 0, NULL},
+    {"subgroup.sync", SK_BARRIER, QD_OP_SUBGROUP_SYNC, 0, NULL},
+    {"subgroup.barrier", SK_BARRIER, QD_OP_SUBGROUP_SYNC, 0, "qd.simt.subgroup.sync"},
+    {"subgroup.mem_fence", SK_BARRIER, QD_OP_FENCE_BLOCK, 0, NULL},
+    {"subgroup.memory_barrier", SK_BARRIER, QD_OP_FENCE_BLOCK, 0, "qd.simt.subgroup.mem_fence"},
+    {"subgroup.ballot", SK_BALLOT, QD_OP_BALLOT, 0, NULL},
+    {"subgroup.ballot_full_subgroup", SK_BALLOT, QD_OP_BALLOT, 0, "qd.simt.subgroup.ballot"},
+    {"subgroup.ballot_first_n", SK_BALLOT_N, QD_OP_BALLOT, 0, NULL},
+    {"subgroup.all_true", SK_VOTE, QD_OP_VOTE_ALL, 0, NULL},
+    {"subgroup.any_true", SK_VOTE, QD_OP_VOTE_ANY, 0, NULL},
+    {"subgroup.all_equal", SK_ALL_EQUAL, QD_OP_VOTE_ALL, 0, NULL},
+    {"subgroup.lanemask_lt", SK_LANEMASK, QD_OP_COUNT_, 0, NULL},
+    {"subgroup.lanemask_le", SK_LANEMASK, QD_OP_COUNT_, 1, NULL},
+    {"subgroup.lanemask_eq", SK_LANEMASK, QD_OP_COUNT_, 2, NULL},
+    {"subgroup.lanemask_gt", SK_LANEMASK, QD_OP_COUNT_, 3, NULL},
+    {"subgroup.lanemask_ge", SK_LANEMASK, QD_OP_COUNT_, 4, NULL},
+    {"warp.all_nonzero", SK_VOTE_M, QD_OP_VOTE_ALL, 0, NULL},
+    {"warp.any_nonzero", SK_VOTE_M, QD_OP_VOTE_ANY, 0, NULL},
+    {"warp.unique", SK_UNIQUE, QD_OP_COUNT_, 0, NULL},
+    {"warp.ballot", SK_BALLOT32, QD_OP_BALLOT, 0, NULL},
+    {"warp.active_mask", SK_BALLOT32, QD_OP_BALLOT, 1, NULL},
+    {"warp.shfl_sync_i32", SK_SHUFFLE_M, QD_OP_SHUFFLE, 0, NULL},
+    {"warp.shfl_sync_f32", SK_SHUFFLE_M, QD_OP_SHUFFLE, 0, NULL},
+    {"warp.shfl_up_i32", SK_SHUFFLE_M, QD_OP_SHUFFLE_UP, 0, NULL},
+    {"warp.shfl_up_f32", SK_SHUFFLE_M, QD_OP_SHUFFLE_UP, 0, NULL},
+    {"warp.shfl_down_i32", SK_SHUFFLE_M, QD_OP_SHUFFLE_DOWN, 0, NULL},
+    {"warp.shfl_down_f32", SK_SHUFFLE_M, QD_OP_SHUFFLE_DOWN, 0, NULL},
+    {"warp.shfl_xor_i32", SK_SHUFFLE_M, QD_OP_SHUFFLE_XOR, 0, NULL},
+    {"warp.sync", SK_BARRIER, QD_OP_SUBGROUP_SYNC, 1, NULL},
+};
+
+static const QdType *
+scalar(QdTypeKind kind)
+{
+    return qd_type_scalar(kind);
+}
+
+static int
+nargs_error(Lowerer *lw, const QdAst *node, const char *name, uint32_t want, uint32_t got)
+{
+    return lw_error(lw, node, QD_ERR_SYNTAX, "qd.simt.%s() takes %u argument%s, %u given", name, want,
+                    want == 1 ? "" : "s", got);
+}
+
+/* A runtime value of type ty from argument e (converted). */
+static int
+arg_as(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, uint32_t *id)
+{
+    Expr v;
+    if (e->kind == EX_MATRIX || e->kind == EX_TUPLE || e->kind == EX_STRUCT) {
+        return lw_error(lw, node, QD_ERR_TYPE, "SIMT operations take scalars");
+    }
+    RETURN_IF_ERROR(lw_convert(lw, node, e, ty, &v));
+    if (!lw_is_runtime(&v)) {
+        RETURN_IF_ERROR(lw_rvalue(lw, node, &v, &v));
+    }
+    *id = v.id;
+    return 0;
+}
+
+/* The runtime scalar of argument e in its own type (literals get the default types). */
+static int
+arg_value(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
+{
+    if (e->kind == EX_MATRIX || e->kind == EX_TUPLE || e->kind == EX_STRUCT) {
+        return lw_error(lw, node, QD_ERR_TYPE, "SIMT operations take scalars");
+    }
+    return lw_rvalue(lw, node, e, out);
+}
+
+/* An integer predicate: u1 and other integers as i32 (nonzero = true). */
+static int
+predicate(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
+{
+    Expr v;
+    RETURN_IF_ERROR(arg_value(lw, node, e, &v));
+    if (!qd_type_is_int(v.ty) && v.ty->kind != QD_TY_U1) {
+        return lw_error(lw, node, QD_ERR_TYPE, "a SIMT predicate must be an integer, got %s",
+                        qd_type_scalar_name(v.ty->kind));
+    }
+    if (v.ty->kind != QD_TY_I32) {
+        RETURN_IF_ERROR(lw_convert(lw, node, &v, scalar(QD_TY_I32), &v));
+    }
+    *id = v.id;
+    return 0;
+}
+
+static Expr
+value_of(uint32_t id, const QdType *ty)
+{
+    Expr e = {0};
+    e.kind = EX_VALUE;
+    e.id = id;
+    e.ty = ty;
+    return e;
+}
+
+static int
+emitted(Lowerer *lw, uint32_t id, const QdType *ty, Expr *out)
+{
+    if (id == QD_NO_VALUE) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    *out = value_of(id, ty);
+    return 0;
+}
+
+/* a <op> b on two values of one type. */
+static uint32_t
+bin(Lowerer *lw, QdOp op, const QdType *ty, uint32_t a, uint32_t b)
+{
+    return lw_emit_value(lw, op, ty, a, b);
+}
+
+/* Block-local shared array x[i, j, ...]: the flat row-major index, then array_ptr. */
+int
+lw_simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
+{
+    Expr idx[16];
+    uint32_t n = 0;
+    const QdType *i32 = scalar(QD_TY_I32);
+    RETURN_IF_ERROR(lw_collect_indices(lw, index, idx, &n));
+    if (n != base->nitems) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "SharedArray with %u dimensions is indexed with %u indices",
+                        base->nitems, n);
+    }
+    uint32_t flat = QD_NO_VALUE;
+    for (uint32_t i = 0; i < n; i++) {
+        if (idx[i].kind == EX_INT && (idx[i].ival < 0 || idx[i].ival >= base->items[i].ival)) {
+            return lw_error(lw, node, QD_ERR_INDEX, "index %lld is out of bounds for axis %u of size %lld",
+                            (long long)idx[i].ival, i, (long long)base->items[i].ival);
+        }
+        uint32_t v;
+        RETURN_IF_ERROR(lw_index_value(lw, index, &idx[i], &v));
+        if (flat == QD_NO_VALUE) {
+            flat = v;
+        } else {
+            uint32_t extent = lw_const_int(lw, i32, base->items[i].ival);
+            flat = bin(lw, QD_OP_ADD, i32, bin(lw, QD_OP_MUL, i32, flat, extent), v);
+        }
+    }
+    if (flat == QD_NO_VALUE) {
+        flat = lw_const_int(lw, i32, 0);
+    }
+    uint32_t per = base->rows ? base->rows * base->cols : 1;
+    if (per > 1) {
+        flat = bin(lw, QD_OP_MUL, i32, flat, lw_const_int(lw, i32, per));
+    }
+    const QdType *pty = qd_type_ptr(lw->m, base->ty, QD_SPACE_SHARED);
+    Expr slots[256];
+    if (per > QD_ARRAY_LEN(slots)) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "SharedArray elements are limited to 256 entries");
+    }
+    for (uint32_t k = 0; k < per; k++) {
+        uint32_t at = k ? bin(lw, QD_OP_ADD, i32, flat, lw_const_int(lw, i32, k)) : flat;
+        uint32_t p = lw_emit_value(lw, QD_OP_ARRAY_PTR, pty, base->id, at);
+        if (p == QD_NO_VALUE) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        memset(&slots[k], 0, sizeof(slots[k]));
+        slots[k].kind = EX_LVALUE;
+        slots[k].id = p;
+        slots[k].ty = base->ty;
+        slots[k].space = QD_SPACE_SHARED;
+        slots[k].is_global = true;
+    }
+    if (!base->rows) {
+        *out = slots[0];
+        return 0;
+    }
+    RETURN_IF_ERROR(lw_matrix_new(lw, base->rows, base->cols, base->is_vector, base->ty, out));
+    memcpy(out->items, slots, sizeof(Expr) * per);
+    return 0;
+}
+
+/* SharedArray(shape, dtype). */
+static int
+shared_array(Lowerer *lw, const QdAst *node, const MatrixCall *c, Expr *out)
+{
+    const Expr *shape = lw_matrix_arg(c, 0, "shape");
+    const Expr *dtype = lw_matrix_arg(c, 1, "dtype");
+    if (!shape || !dtype) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "qd.simt.block.SharedArray(shape, dtype) needs a shape and a dtype");
+    }
+    if (!lw->in_parallel) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "qd.simt.block.SharedArray must be created inside the body of a parallel for loop");
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_SHARED;
+    uint32_t ndim = shape->kind == EX_TUPLE ? shape->nitems : 1;
+    const Expr *dims = shape->kind == EX_TUPLE ? shape->items : shape;
+    if ((shape->kind != EX_TUPLE && shape->kind != EX_INT) || ndim == 0 || ndim > 16) {
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "qd.simt.block.SharedArray: shape must be an int or a tuple/list of ints");
+    }
+    out->items = QD_NEW_ARRAY(lw->arena, Expr, ndim);
+    if (!out->items) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    out->nitems = ndim;
+    uint64_t count = 1;
+    for (uint32_t i = 0; i < ndim; i++) {
+        if (dims[i].kind != EX_INT || dims[i].ival <= 0) {
+            return lw_error(lw, node, QD_ERR_COMPILATION,
+                            "qd.simt.block.SharedArray: shape must be an int or a tuple/list of positive ints");
+        }
+        out->items[i] = dims[i];
+        count *= (uint64_t)dims[i].ival;
+        if (count > (1u << 24)) {
+            return lw_error(lw, node, QD_ERR_COMPILATION, "qd.simt.block.SharedArray is too large");
+        }
+    }
+    if (dtype->kind == EX_PYOBJ && dtype->hkind == QD_HOST_MATRIX_TYPE) {
+        uint32_t n, m;
+        bool is_vector;
+        const QdType *ty;
+        RETURN_IF_ERROR(lw_matrix_type_info(lw, node, dtype->h, &n, &m, &is_vector, &ty));
+        out->rows = n;
+        out->cols = m;
+        out->is_vector = is_vector;
+        out->ty = ty;
+        count *= (uint64_t)n * m;
+    } else if (dtype->kind == EX_PYOBJ && dtype->hkind == QD_HOST_DTYPE && dtype->ty) {
+        out->ty = dtype->ty;
+        if (dtype->str) { /* Python int / float */
+            out->ty = lw_literal_type(lw, &(Expr){.kind = strcmp(dtype->str, "float") == 0 ? EX_FLOAT : EX_INT});
+        }
+    } else {
+        return lw_error(lw, node, QD_ERR_TYPE, "qd.simt.block.SharedArray: dtype must be a scalar, vector or matrix type");
+    }
+    const QdType *arr = qd_type_array(lw->m, out->ty, (uint32_t)count);
+    const QdType *pty = arr ? qd_type_ptr(lw->m, arr, QD_SPACE_SHARED) : NULL;
+    QdInst *inst = pty ? lw_emit(lw, QD_OP_SHARED_ALLOC, 0) : NULL;
+    if (!inst || qd_inst_set_result(lw->f, inst, pty, NULL) == QD_NO_VALUE) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    out->id = inst->result;
+    return 0;
+}
+
+/* lanemask_{lt,le,eq,gt,ge}(lane) in u32. */
+static int
+lanemask(Lowerer *lw, const QdAst *node, int which, const Expr *lane, Expr *out)
+{
+    const QdType *u32 = scalar(QD_TY_U32);
+    uint32_t l;
+    RETURN_IF_ERROR(arg_as(lw, node, lane, u32, &l));
+    uint32_t eq = bin(lw, QD_OP_SHL, u32, lw_const_int(lw, u32, 1), l);
+    uint32_t lt = bin(lw, QD_OP_SUB, u32, eq, lw_const_int(lw, u32, 1));
+    uint32_t ones = lw_const_int(lw, u32, 0xffffffffll);
+    uint32_t r = which == 0   ? lt
+                 : which == 1 ? bin(lw, QD_OP_OR, u32, lt, eq)
+                 : which == 2 ? eq
+                 : which == 3 ? bin(lw, QD_OP_XOR, u32, bin(lw, QD_OP_OR, u32, lt, eq), ones)
+                              : bin(lw, QD_OP_XOR, u32, lt, ones);
+    return emitted(lw, r, u32, out);
+}
+
+static int
+deprecated(Lowerer *lw, const QdAst *node, const SimtBuiltin *b)
+{
+    return lw_warn(lw, node, "DeprecationWarning", "qd.simt.%s is deprecated; use %s instead", b->name,
+                   b->deprecated);
+}
+
+int
+lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c, Expr *out)
+{
+    const SimtBuiltin *b = NULL;
+    for (size_t i = 0; i < QD_ARRAY_LEN(simt_builtins); i++) {
+        if (strcmp(simt_builtins[i].name, name) == 0) {
+            b = &simt_builtins[i];
+            break;
+        }
+    }
+    if (!b) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "qd.simt.%s is not supported in kernels yet", name);
+    }
+    if (b->deprecated) {
+        RETURN_IF_ERROR(deprecated(lw, node, b));
+    }
+    static const uint32_t want[] = {
+        [SK_GEOMETRY] = 0, [SK_GLOBAL_TID] = 0, [SK_BARRIER] = 0, [SK_SYNC_PRED] = 1,
+        [SK_SHUFFLE] = 2,  [SK_SHUFFLE_M] = 3,  [SK_FIRST] = 1,   [SK_ELECT] = 0,
+        [SK_CONST] = 0,    [SK_BALLOT] = 1,     [SK_BALLOT_N] = 2, [SK_BALLOT32] = 1,
+        [SK_VOTE] = 1,     [SK_VOTE_M] = 2,     [SK_UNIQUE] = 2,  [SK_ALL_EQUAL] = 1,
+        [SK_LANEMASK] = 1, [SK_SHARED] = 2,
+    };
+    uint32_t nwant = want[b->kind];
+    if (b->kind == SK_BARRIER && b->ival == 1) {
+        nwant = 1; /* warp.sync(mask) */
+    } else if (b->kind == SK_BALLOT32 && b->ival == 1) {
+        nwant = 0; /* active_mask() */
+    }
+    if (b->kind != SK_SHARED && (c->npos != nwant || c->nkw)) {
+        return nargs_error(lw, node, name, nwant, c->npos + c->nkw);
+    }
+    if (b->kind == SK_CONST) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_INT;
+        out->ival = b->ival;
+        return 0;
+    }
+    if (b->kind == SK_SHARED) {
+        return shared_array(lw, node, c, out);
+    }
+    if (!lw->in_parallel) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "qd.simt.%s can only be used inside the body of a parallel for loop", name);
+    }
+    const QdType *i32 = scalar(QD_TY_I32), *u32 = scalar(QD_TY_U32), *u1 = scalar(QD_TY_U1);
+    const Expr *a = c->pos;
+    uint32_t p, v;
+    Expr val;
+    memset(out, 0, sizeof(*out));
+    switch (b->kind) {
+    case SK_GEOMETRY:
+        return emitted(lw, lw_emit_value(lw, b->op, i32, QD_NO_VALUE, QD_NO_VALUE), i32, out);
+    case SK_GLOBAL_TID: {
+        uint32_t bi = lw_emit_value(lw, QD_OP_BLOCK_IDX, i32, QD_NO_VALUE, QD_NO_VALUE);
+        uint32_t bd = lw_emit_value(lw, QD_OP_BLOCK_DIM, i32, QD_NO_VALUE, QD_NO_VALUE);
+        uint32_t ti = lw_emit_value(lw, QD_OP_THREAD_IDX, i32, QD_NO_VALUE, QD_NO_VALUE);
+        return emitted(lw, bin(lw, QD_OP_ADD, i32, bin(lw, QD_OP_MUL, i32, bi, bd), ti), i32, out);
+    }
+    case SK_BARRIER:
+        out->kind = EX_VOID;
+        return lw_emit(lw, b->op, 0) ? 0 : -1;
+    case SK_SYNC_PRED:
+        RETURN_IF_ERROR(predicate(lw, node, &a[0], &p));
+        return emitted(lw, lw_emit_value(lw, b->op, i32, p, QD_NO_VALUE), i32, out);
+    case SK_SHUFFLE_M:
+        a++; /* the mask: the GPU code shuffles among the active lanes */
+        /* fall through */
+    case SK_SHUFFLE:
+        RETURN_IF_ERROR(arg_value(lw, node, &a[0], &val));
+        if (b->kind == SK_SHUFFLE_M) {
+            const QdType *want_ty = strstr(name, "_f32") ? scalar(QD_TY_F32) : i32;
+            RETURN_IF_ERROR(lw_convert(lw, node, &val, want_ty, &val));
+        }
+        RETURN_IF_ERROR(arg_as(lw, node, &a[1], i32, &v));
+        return emitted(lw, lw_emit_value(lw, b->op, val.ty, val.id, v), val.ty, out);
+    case SK_FIRST:
+        RETURN_IF_ERROR(arg_value(lw, node, &a[0], &val));
+        return emitted(lw, lw_emit_value(lw, b->op, val.ty, val.id, lw_const_int(lw, i32, 0)), val.ty,
+                       out);
+    case SK_ELECT: {
+        uint32_t l = lw_emit_value(lw, QD_OP_LANE_ID, i32, QD_NO_VALUE, QD_NO_VALUE);
+        Expr lane = value_of(l, i32), zero = {.kind = EX_INT, .ival = 0};
+        RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_EQ, &lane, &zero, out));
+        return lw_convert(lw, node, out, i32, out);
+    }
+    case SK_BALLOT:
+    case SK_BALLOT32:
+    case SK_BALLOT_N: {
+        if (b->kind == SK_BALLOT32 && b->ival == 1) {
+            p = lw_const_int(lw, i32, 1);
+        } else {
+            RETURN_IF_ERROR(predicate(lw, node, &a[0], &p));
+        }
+        uint32_t r = lw_emit_value(lw, QD_OP_BALLOT, u32, p, QD_NO_VALUE);
+        RETURN_IF_ERROR(emitted(lw, r, u32, out));
+        if (b->kind == SK_BALLOT) {
+            return lw_convert(lw, node, out, scalar(QD_TY_U64), out);
+        }
+        if (b->kind == SK_BALLOT_N) {
+            if (a[1].kind != EX_INT || a[1].ival < 0 || a[1].ival > SUBGROUP_SIZE) {
+                return lw_error(lw, node, QD_ERR_COMPILATION,
+                                "qd.simt.subgroup.ballot_first_n: n must be a compile-time int in [0, 32]");
+            }
+            uint64_t mask = a[1].ival == 32 ? 0xffffffffull : ((1ull << a[1].ival) - 1);
+            return emitted(lw, bin(lw, QD_OP_AND, u32, r, lw_const_int(lw, u32, (int64_t)mask)), u32, out);
+        }
+        return 0;
+    }
+    case SK_VOTE_M:
+        a++;
+        /* fall through */
+    case SK_VOTE:
+        RETURN_IF_ERROR(predicate(lw, node, &a[0], &p));
+        RETURN_IF_ERROR(emitted(lw, lw_emit_value(lw, b->op, u1, p, QD_NO_VALUE), u1, out));
+        return lw_convert(lw, node, out, i32, out);
+    case SK_UNIQUE: {
+        RETURN_IF_ERROR(predicate(lw, node, &a[1], &p));
+        uint32_t all = lw_emit_value(lw, QD_OP_VOTE_ALL, u1, p, QD_NO_VALUE);
+        uint32_t any = lw_emit_value(lw, QD_OP_VOTE_ANY, u1, p, QD_NO_VALUE);
+        uint32_t none = bin(lw, QD_OP_XOR, u1, any, lw_const_int(lw, u1, 1));
+        RETURN_IF_ERROR(emitted(lw, bin(lw, QD_OP_OR, u1, all, none), u1, out));
+        return lw_convert(lw, node, out, i32, out);
+    }
+    case SK_ALL_EQUAL: {
+        RETURN_IF_ERROR(arg_value(lw, node, &a[0], &val));
+        uint32_t first = lw_emit_value(lw, QD_OP_SHUFFLE, val.ty, val.id, lw_const_int(lw, i32, 0));
+        Expr f = value_of(first, val.ty), eq;
+        RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_EQ, &val, &f, &eq));
+        RETURN_IF_ERROR(predicate(lw, node, &eq, &p));
+        RETURN_IF_ERROR(emitted(lw, lw_emit_value(lw, QD_OP_VOTE_ALL, u1, p, QD_NO_VALUE), u1, out));
+        return lw_convert(lw, node, out, i32, out);
+    }
+    case SK_LANEMASK:
+        return lanemask(lw, node, (int)b->ival, &a[0], out);
+    default:
+        break;
+    }
+    return lw_error(lw, node, QD_ERR_INTERNAL, "qd.simt.%s: unhandled", name);
+}

@@ -1,0 +1,398 @@
+/* runtime/cpu/simt.c -- SIMT emulation on the CPU (qd.init(arch=qd.cpu, cpu_simt=True)).
+ *
+ * A range_for task that uses barriers, subgroup operations or shared memory runs as blocks of
+ * block_dim threads: iteration begin + i is thread i % B of block i / B. The blocks of a task
+ * run in parallel on the pool; inside a block, each thread is a lane: a fiber (ucontext, its own
+ * stack) that runs the task function for its one iteration. The lanes of a block cooperate on
+ * the worker thread that runs the block: a lane runs until it reaches a synchronizing
+ * operation, records what it brings (its shuffle value, its predicate) and switches back to the
+ * block's scheduler, which then runs the next lane. When no lane can run:
+ *   - each subgroup (32 consecutive lanes) with lanes waiting at a subgroup operation is
+ *     released: the scheduler computes every waiting lane's result (shuffles read the value of
+ *     the source lane; ballots and votes combine the lanes waiting there: the "active" lanes);
+ *   - otherwise, when lanes wait at a block barrier, all of them are released together (the
+ *     barrier's AND / OR / count computed over them).
+ * Finished lanes (and the threads past the end of the range in a last, partial block) count
+ * as arrived, like exited threads on a GPU. Results are written per lane by the scheduler, so a
+ * lane that runs ahead to its next operation never overwrites what a slower lane still reads.
+ *
+ * Shared memory: one buffer per worker thread (a block runs on one worker from start to end),
+ * QD_SIMT_SHARED_BYTES long; shared_alloc instructions get static offsets in it.
+ * Fiber stacks are mmap'ed once per worker thread (QD_SIMT_STACK_BYTES each, committed lazily
+ * by the kernel) and reused by the following blocks and launches.
+ */
+#include "cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#define QD_SIMT_MAX_LANES 1024
+#define QD_SIMT_SUBGROUP 32
+#define QD_SIMT_STACK_BYTES (256u * 1024u)
+#define QD_SIMT_SHARED_BYTES (1u << 20)
+
+typedef enum LaneState {
+    LANE_READY,      /* can run */
+    LANE_WAIT_SUB,   /* at a subgroup operation */
+    LANE_WAIT_BLOCK, /* at a block barrier */
+    LANE_DONE,       /* finished its iteration (or has none) */
+} LaneState;
+
+/* What a lane waits for: the operation and its operands. */
+typedef enum LaneOp {
+    OP_SYNC,        /* barrier without a value */
+    OP_SHUFFLE,     /* value from lane `arg` (mode in `mode`) */
+    OP_BALLOT,      /* ballot / vote of `pred` (mode: 0 ballot, 1 all, 2 any) */
+    OP_BLOCK_PRED,  /* block barrier with predicate (mode: 0 all, 1 any, 2 count) */
+} LaneOp;
+
+typedef struct Lane {
+    ucontext_t uc;
+    LaneState state;
+    LaneOp op;
+    int32_t mode;
+    int32_t arg;     /* shuffle lane / offset / mask */
+    int32_t pred;    /* predicate (nonzero = true) */
+    uint64_t value;  /* shuffled value */
+    uint64_t result; /* what the scheduler computed */
+} Lane;
+
+/* The block a worker thread is running. */
+typedef struct Block {
+    QdCpuTaskFn run;
+    QdLaunchCtx *ctx;
+    int64_t first;    /* iteration of lane 0 */
+    int64_t end;      /* end of the range */
+    int32_t dim;      /* lanes */
+    int32_t idx;      /* block index */
+    int32_t grid;     /* number of blocks */
+    int32_t cur;      /* lane running now */
+    ucontext_t sched; /* the scheduler's context */
+    Lane lanes[QD_SIMT_MAX_LANES];
+} Block;
+
+/* Per worker thread: the block, its fiber stacks and shared memory. */
+static __thread Block *tls_block;
+static __thread char *tls_stacks;
+static __thread char *tls_shared;
+
+static void
+simt_fatal(const char *what)
+{
+    fprintf(stderr, "[Quadrants] cpu_simt: %s\n", what);
+    abort();
+}
+
+static int
+ensure_worker_memory(void)
+{
+    if (tls_block == NULL) {
+        tls_block = calloc(1, sizeof(Block));
+    }
+    if (tls_stacks == NULL) {
+        void *p = mmap(NULL, (size_t)QD_SIMT_STACK_BYTES * QD_SIMT_MAX_LANES, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        tls_stacks = p == MAP_FAILED ? NULL : p;
+    }
+    if (tls_shared == NULL) {
+        tls_shared = calloc(1, QD_SIMT_SHARED_BYTES);
+    }
+    return tls_block && tls_stacks && tls_shared ? 0 : -1;
+}
+
+/* Entry of a lane's fiber: its one iteration, then back to the scheduler (uc_link). */
+static void
+lane_main(void)
+{
+    Block *b = tls_block;
+    int64_t i = b->first + b->cur;
+    b->run(b->ctx, i, i + 1);
+    b->lanes[b->cur].state = LANE_DONE;
+}
+
+/* Switches from the running lane to the scheduler after it recorded its operation. */
+static void
+lane_wait(Block *b, LaneState state)
+{
+    Lane *l = &b->lanes[b->cur];
+    l->state = state;
+    if (swapcontext(&l->uc, &b->sched) != 0) {
+        simt_fatal("swapcontext failed");
+    }
+}
+
+/* The results of the lanes of subgroup [lo, hi) waiting at a subgroup operation. */
+static void
+release_subgroup(Block *b, int32_t lo, int32_t hi)
+{
+    uint32_t ballot = 0, active = 0;
+    for (int32_t k = lo; k < hi; k++) {
+        Lane *l = &b->lanes[k];
+        if (l->state == LANE_WAIT_SUB) {
+            active |= 1u << (k - lo);
+            if (l->op == OP_BALLOT && l->pred) {
+                ballot |= 1u << (k - lo);
+            }
+        }
+    }
+    for (int32_t k = lo; k < hi; k++) {
+        Lane *l = &b->lanes[k];
+        if (l->state != LANE_WAIT_SUB) {
+            continue;
+        }
+        int32_t me = k - lo, src = me;
+        switch (l->op) {
+        case OP_SHUFFLE:
+            switch (l->mode) {
+            case 0: /* idx */
+                src = l->arg & (QD_SIMT_SUBGROUP - 1);
+                break;
+            case 1: /* xor */
+                src = me ^ l->arg;
+                break;
+            case 2: /* up */
+                src = me - l->arg;
+                break;
+            default: /* down */
+                src = me + l->arg;
+                break;
+            }
+            if (src < 0 || src >= QD_SIMT_SUBGROUP || !(active & (1u << src))) {
+                src = me; /* out of range or inactive: the lane's own value */
+            }
+            l->result = b->lanes[lo + src].value;
+            break;
+        case OP_BALLOT:
+            l->result = l->mode == 0   ? ballot
+                        : l->mode == 1 ? (uint64_t)((ballot & active) == active)
+                                       : (uint64_t)(ballot != 0);
+            break;
+        default:
+            l->result = 0;
+            break;
+        }
+    }
+    for (int32_t k = lo; k < hi; k++) {
+        if (b->lanes[k].state == LANE_WAIT_SUB) {
+            b->lanes[k].state = LANE_READY;
+        }
+    }
+}
+
+/* Releases every lane waiting at a block barrier. */
+static void
+release_block(Block *b)
+{
+    int32_t count = 0, arrived = 0;
+    for (int32_t k = 0; k < b->dim; k++) {
+        Lane *l = &b->lanes[k];
+        if (l->state == LANE_WAIT_BLOCK) {
+            arrived++;
+            count += l->op == OP_BLOCK_PRED && l->pred != 0;
+        }
+    }
+    for (int32_t k = 0; k < b->dim; k++) {
+        Lane *l = &b->lanes[k];
+        if (l->state != LANE_WAIT_BLOCK) {
+            continue;
+        }
+        l->result = l->mode == 0 ? (uint64_t)(count == arrived)
+                    : l->mode == 1 ? (uint64_t)(count > 0)
+                                   : (uint64_t)count;
+        l->state = LANE_READY;
+    }
+}
+
+/* Runs block `idx` of the task: its lanes until all finished. */
+static void
+run_block(QdCpuTaskFn run, QdLaunchCtx *ctx, int64_t begin, int64_t end, int32_t dim, int32_t idx,
+          int32_t grid)
+{
+    if (ensure_worker_memory() < 0) {
+        simt_fatal("out of memory");
+    }
+    Block *b = tls_block;
+    b->run = run;
+    b->ctx = ctx;
+    b->first = begin + (int64_t)idx * dim;
+    b->end = end;
+    b->dim = dim;
+    b->idx = idx;
+    b->grid = grid;
+    for (int32_t k = 0; k < dim; k++) {
+        Lane *l = &b->lanes[k];
+        memset(l, 0, sizeof(*l));
+        l->state = b->first + k < end ? LANE_READY : LANE_DONE;
+        if (l->state == LANE_DONE) {
+            continue;
+        }
+        if (getcontext(&l->uc) != 0) {
+            simt_fatal("getcontext failed");
+        }
+        l->uc.uc_stack.ss_sp = tls_stacks + (size_t)k * QD_SIMT_STACK_BYTES;
+        l->uc.uc_stack.ss_size = QD_SIMT_STACK_BYTES;
+        l->uc.uc_link = &b->sched;
+        makecontext(&l->uc, lane_main, 0);
+    }
+    for (;;) {
+        bool ran = false;
+        for (int32_t k = 0; k < dim; k++) {
+            if (b->lanes[k].state == LANE_READY) {
+                b->cur = k;
+                ran = true;
+                if (swapcontext(&b->sched, &b->lanes[k].uc) != 0) {
+                    simt_fatal("swapcontext failed");
+                }
+            }
+        }
+        bool released = false;
+        for (int32_t lo = 0; lo < dim; lo += QD_SIMT_SUBGROUP) {
+            int32_t hi = lo + QD_SIMT_SUBGROUP < dim ? lo + QD_SIMT_SUBGROUP : dim;
+            for (int32_t k = lo; k < hi; k++) {
+                if (b->lanes[k].state == LANE_WAIT_SUB) {
+                    release_subgroup(b, lo, hi);
+                    released = true;
+                    break;
+                }
+            }
+        }
+        if (released) {
+            continue;
+        }
+        bool waiting = false;
+        for (int32_t k = 0; k < dim && !waiting; k++) {
+            waiting = b->lanes[k].state == LANE_WAIT_BLOCK;
+        }
+        if (waiting) {
+            release_block(b);
+            continue;
+        }
+        if (!ran) {
+            break;
+        }
+    }
+}
+
+/* The blocks of one task, dealt round-robin to the pool's threads. */
+typedef struct SimtJob {
+    QdCpuTaskFn run;
+    QdLaunchCtx *ctx;
+    int64_t begin, end;
+    int32_t dim, nblocks;
+} SimtJob;
+
+static void
+run_blocks(void *arg, int32_t index, int32_t count)
+{
+    const SimtJob *job = arg;
+    for (int32_t blk = index; blk < job->nblocks; blk += count) {
+        run_block(job->run, job->ctx, job->begin, job->end, job->dim, blk, job->nblocks);
+    }
+}
+
+void
+qd_cpu_run_simt(QdCpuPool *pool, const QdCpuTask *task, QdLaunchCtx *ctx, int64_t begin,
+                int64_t end)
+{
+    int64_t dim = task->simt_block_dim;
+    if (dim > QD_SIMT_MAX_LANES) {
+        simt_fatal("block_dim is larger than 1024");
+    }
+    int64_t nblocks = ((end - begin) + dim - 1) / dim;
+    if (nblocks > INT32_MAX) {
+        simt_fatal("too many blocks");
+    }
+    SimtJob job = {task->run, ctx, begin, end, (int32_t)dim, (int32_t)nblocks};
+    int32_t size = qd_cpu_pool_size(pool);
+    int32_t threads = nblocks < size ? (int32_t)nblocks : size;
+    if (threads <= 1) {
+        run_blocks(&job, 0, 1);
+        return;
+    }
+    qd_cpu_pool_run(pool, run_blocks, &job, threads);
+}
+
+/***** functions generated code calls *****/
+
+int32_t
+qd_simt_geom(int32_t which)
+{
+    const Block *b = tls_block;
+    switch (which) {
+    case 0:
+        return b->cur;
+    case 1:
+        return b->idx;
+    case 2:
+        return b->dim;
+    case 3:
+        return b->grid;
+    default:
+        return b->cur & (QD_SIMT_SUBGROUP - 1);
+    }
+}
+
+void
+qd_simt_block_sync(void)
+{
+    Block *b = tls_block;
+    b->lanes[b->cur].op = OP_SYNC;
+    lane_wait(b, LANE_WAIT_BLOCK);
+}
+
+int32_t
+qd_simt_block_sync_pred(int32_t pred, int32_t mode)
+{
+    Block *b = tls_block;
+    Lane *l = &b->lanes[b->cur];
+    l->op = OP_BLOCK_PRED;
+    l->mode = mode;
+    l->pred = pred;
+    lane_wait(b, LANE_WAIT_BLOCK);
+    return (int32_t)b->lanes[b->cur].result;
+}
+
+void
+qd_simt_subgroup_sync(void)
+{
+    Block *b = tls_block;
+    b->lanes[b->cur].op = OP_SYNC;
+    lane_wait(b, LANE_WAIT_SUB);
+}
+
+uint64_t
+qd_simt_shuffle(uint64_t value, int32_t arg, int32_t mode)
+{
+    Block *b = tls_block;
+    Lane *l = &b->lanes[b->cur];
+    l->op = OP_SHUFFLE;
+    l->mode = mode;
+    l->arg = arg;
+    l->value = value;
+    lane_wait(b, LANE_WAIT_SUB);
+    return b->lanes[b->cur].result;
+}
+
+uint32_t
+qd_simt_ballot(int32_t pred, int32_t mode)
+{
+    Block *b = tls_block;
+    Lane *l = &b->lanes[b->cur];
+    l->op = OP_BALLOT;
+    l->mode = mode;
+    l->pred = pred;
+    lane_wait(b, LANE_WAIT_SUB);
+    return (uint32_t)b->lanes[b->cur].result;
+}
+
+void *
+qd_simt_shared(int64_t offset, int64_t size)
+{
+    if (offset < 0 || size < 0 || offset + size > (int64_t)QD_SIMT_SHARED_BYTES) {
+        simt_fatal("the block's shared arrays exceed the 1 MiB of shared memory");
+    }
+    return tls_shared + offset;
+}
