@@ -112,14 +112,14 @@ def radix_rank_match_atomic_or(key, block_dim: qd.template(), radix_bits: qd.tem
             peers &= vote
         else:
             peers &= ~vote
-    below = qd.popcnt(peers & _sg.lanemask_lt(lane))
+    below = qd.math.popcnt(peers & _sg.lanemask_lt(lane))
     # per (subgroup, digit) counts, then their exclusive prefix over the subgroups
     counts = _blk.SharedArray((nw, block_dim), qd.i32)
     for w in qd.static(range(nw)):
         counts[w, tid] = 0
     _blk.sync()
     if below == 0:
-        counts[warp, digit] = qd.popcnt(peers)
+        counts[warp, digit] = qd.math.popcnt(peers)
     _blk.sync()
     total = 0
     for w in qd.static(range(nw)):
