@@ -23,6 +23,7 @@
  */
 #include "lower.h"
 
+#include <math.h>
 #include <string.h>
 
 #define SUBGROUP_SIZE 32
@@ -48,6 +49,9 @@ typedef enum SimtKind {
     SK_ALL_EQUAL,  /* vote_all(v == shuffle(v, 0)) */
     SK_LANEMASK,   /* lanemask_{lt,le,eq,gt,ge}: ival 0..4 */
     SK_SHARED,     /* SharedArray(shape, dtype) */
+    SK_IDENTITY,   /* _identity(v, kind): a constant of v's type (for the collectives): kind 0
+                      zero, 1 one, 2 all ones, 3 the type's largest value (+inf), 4 its
+                      smallest (-inf) */
 } SimtKind;
 
 typedef struct SimtBuiltin {
@@ -108,6 +112,7 @@ static const SimtBuiltin simt_builtins[] = {
     {"warp.shfl_down_f32", SK_SHUFFLE_M, QD_OP_SHUFFLE_DOWN, 0, NULL},
     {"warp.shfl_xor_i32", SK_SHUFFLE_M, QD_OP_SHUFFLE_XOR, 0, NULL},
     {"warp.sync", SK_BARRIER, QD_OP_SUBGROUP_SYNC, 1, NULL},
+    {"subgroup._identity", SK_IDENTITY, QD_OP_COUNT_, 0, NULL},
 };
 
 static const QdType *
@@ -338,6 +343,51 @@ lanemask(Lowerer *lw, const QdAst *node, int which, const Expr *lane, Expr *out)
     return emitted(lw, r, u32, out);
 }
 
+/* The identity constant of kind k (see SK_IDENTITY) in the type of v. */
+static int
+identity(Lowerer *lw, const QdAst *node, const Expr *v, const Expr *k, Expr *out)
+{
+    Expr val;
+    RETURN_IF_ERROR(arg_value(lw, node, v, &val));
+    const QdType *ty = val.ty;
+    if (k->kind != EX_INT || k->ival < 0 || k->ival > 4) {
+        return lw_error(lw, node, QD_ERR_INTERNAL, "_identity: bad kind");
+    }
+    uint32_t id;
+    if (qd_type_is_float(ty)) {
+        static const double values[] = {0.0, 1.0, 0.0, INFINITY, -INFINITY};
+        if (k->ival == 2) {
+            return lw_error(lw, node, QD_ERR_TYPE, "bitwise scans need integers, got %s",
+                            qd_type_scalar_name(ty->kind));
+        }
+        id = lw_const_float(lw, ty, values[k->ival]);
+    } else {
+        unsigned bits = ty->kind == QD_TY_U1 ? 1 : qd_type_bits(ty);
+        bool is_signed = qd_type_is_signed(ty);
+        uint64_t ones = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+        int64_t v64;
+        switch (k->ival) {
+        case 0:
+            v64 = 0;
+            break;
+        case 1:
+            v64 = 1;
+            break;
+        case 2:
+            v64 = is_signed ? -1 : (int64_t)ones;
+            break;
+        case 3:
+            v64 = is_signed ? (int64_t)(ones >> 1) : (int64_t)ones;
+            break;
+        default:
+            v64 = is_signed ? -(int64_t)(ones >> 1) - 1 : 0;
+            break;
+        }
+        id = lw_const_int(lw, ty, v64);
+    }
+    return emitted(lw, id, ty, out);
+}
+
 static int
 deprecated(Lowerer *lw, const QdAst *node, const SimtBuiltin *b)
 {
@@ -366,7 +416,7 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
         [SK_SHUFFLE] = 2,  [SK_SHUFFLE_M] = 3,  [SK_FIRST] = 1,   [SK_ELECT] = 0,
         [SK_CONST] = 0,    [SK_BALLOT] = 1,     [SK_BALLOT_N] = 2, [SK_BALLOT32] = 1,
         [SK_VOTE] = 1,     [SK_VOTE_M] = 2,     [SK_UNIQUE] = 2,  [SK_ALL_EQUAL] = 1,
-        [SK_LANEMASK] = 1, [SK_SHARED] = 2,
+        [SK_LANEMASK] = 1, [SK_SHARED] = 2,    [SK_IDENTITY] = 2,
     };
     uint32_t nwant = want[b->kind];
     if (b->kind == SK_BARRIER && b->ival == 1) {
@@ -385,6 +435,9 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     }
     if (b->kind == SK_SHARED) {
         return shared_array(lw, node, c, out);
+    }
+    if (b->kind == SK_IDENTITY) {
+        return identity(lw, node, &c->pos[0], &c->pos[1], out);
     }
     if (!lw->in_parallel) {
         return lw_error(lw, node, QD_ERR_SYNTAX,

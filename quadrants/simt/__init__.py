@@ -10,7 +10,8 @@ imported on first use.
 import importlib
 import importlib.util
 
-from quadrants.simt import block, grid, subgroup, warp
+from quadrants.simt import subgroup  # first: the block collectives build on it
+from quadrants.simt import block, grid, warp
 
 _TILES = ("Tile16x16", "Tile32x32")
 

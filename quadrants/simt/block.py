@@ -51,3 +51,9 @@ __all__ = [
     "global_thread_idx",
     "SharedArray",
 ]
+
+from quadrants.simt import _block_collectives  # noqa: E402
+
+_COLLECTIVES = _block_collectives.exported()
+globals().update(_COLLECTIVES)
+__all__ += list(_COLLECTIVES)

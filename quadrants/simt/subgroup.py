@@ -60,3 +60,13 @@ group_size._qd_builtin = "simt.subgroup.group_size"
 log2_group_size._qd_builtin = "simt.subgroup.log2_group_size"
 
 __all__ = list(_NAMES) + ["group_size", "log2_group_size"]
+
+_identity = kernel_only(
+    "subgroup", "_identity", "_identity(v, kind): identity constants of v's type (collectives)."
+)
+
+from quadrants.simt import _subgroup_collectives  # noqa: E402
+
+_COLLECTIVES = _subgroup_collectives.exported()
+globals().update(_COLLECTIVES)
+__all__ += list(_COLLECTIVES)

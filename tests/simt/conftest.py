@@ -1,5 +1,5 @@
-"""qd.simt tests: each runs once per selected arch with a fresh runtime. On the CPU the
-primitives run under the emulation of qd.init(cpu_simt=True)."""
+"""SIMT tests: every test runs once per selected arch with a fresh runtime; on the CPU with the
+SIMT emulation on (cpu_simt=True)."""
 
 import warnings
 
@@ -10,6 +10,7 @@ import quadrants as qd
 
 @pytest.fixture(autouse=True)
 def qd_arch(arch):
+    """Initialise quadrants on `arch` before the test and reset it afterwards."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if arch == "cpu":

@@ -1,106 +1,207 @@
-"""qd.simt.subgroup and qd.simt.warp on the GPU: shuffles, broadcasts, votes, ballots and lane
-masks over warps of 32 lanes, checked against a NumPy model of each warp."""
+"""qd.simt.subgroup and qd.simt.warp primitives vs NumPy models of a 32-lane subgroup."""
 
 import numpy as np
 import pytest
 
 import quadrants as qd
 
-rng = np.random.default_rng()
-sg = qd.simt.subgroup
 W = 32
+BLOCK_DIMS = [32, 64, 128, 256]
+DTYPES = [(qd.i32, np.int32), (qd.u32, np.uint32), (qd.f32, np.float32), (qd.f64, np.float64),
+          (qd.i64, np.int64), (qd.u64, np.uint64)]
 
 
-@pytest.mark.parametrize("dtype", [qd.i32, qd.f32, qd.f64, qd.i64, qd.u32])
-def test_shuffles(gpu, dtype):
+def random_values(rng, np_dtype, n):
+    if np.issubdtype(np_dtype, np.floating):
+        return (rng.random(n) * 200 - 100).astype(np_dtype)
+    info = np.iinfo(np_dtype)
+    return rng.integers(info.min, info.max, n, dtype=np_dtype, endpoint=True)
+
+
+def lanes(n):
+    return np.arange(n) % W
+
+
+def test_group_size_is_a_python_int():
+    assert qd.simt.subgroup.group_size() == 32
+    assert qd.simt.subgroup.log2_group_size() == 5
+
     @qd.kernel
-    def k(x: qd.types.ndarray(dtype, 1), idx: qd.types.ndarray(qd.u32, 1),
-          out: qd.types.ndarray(dtype, 2)):
-        qd.loop_config(block_dim=128)
-        for i in range(x.shape[0]):
-            v = x[i]
-            out[i, 0] = sg.shuffle(v, idx[i])
-            out[i, 1] = sg.shuffle_xor(v, qd.u32(5))
-            out[i, 2] = sg.shuffle_up(v, qd.u32(3))
-            out[i, 3] = sg.shuffle_down(v, qd.u32(7))
-            out[i, 4] = sg.broadcast(v, qd.u32(9))
-            out[i, 5] = sg.broadcast_first(v)
-
-    n = 128 * int(rng.integers(1, 20))
-    np_dt = dtype.np_dtype if hasattr(dtype, "np_dtype") else np.dtype(str(dtype))
-    x = (rng.standard_normal(n) * 1000).astype(np_dt)
-    idx = rng.integers(0, W, n).astype(np.uint32)
-    out = np.zeros((n, 6), np_dt)
-    k(x, idx, out)
-    lane = np.arange(n) % W
-    base = np.arange(n) - lane
-    up = np.where(lane >= 3, base + lane - 3, np.arange(n))
-    down = np.where(lane + 7 < W, base + lane + 7, np.arange(n))
-    want = np.stack([x[base + idx], x[base + (lane ^ 5)], x[up], x[down], x[base + 9], x[base]], 1)
-    np.testing.assert_array_equal(out, want)
-
-
-def test_lane_ids_votes_and_ballots(gpu):
-    @qd.kernel
-    def k(p: qd.types.ndarray(qd.i32, 1), out: qd.types.ndarray(qd.i64, 2)):
-        qd.loop_config(block_dim=64)
-        for i in range(p.shape[0]):
-            lane = sg.invocation_id()
-            out[i, 0] = lane
-            out[i, 1] = sg.elect()
-            out[i, 2] = sg.all_true(p[i])
-            out[i, 3] = sg.any_true(p[i])
-            out[i, 4] = qd.cast(sg.ballot(p[i]), qd.i64)
-            out[i, 5] = qd.cast(sg.ballot_first_n(p[i], 8), qd.i64)
-            out[i, 6] = sg.all_equal(p[i])
-            out[i, 7] = qd.cast(sg.lanemask_lt(lane), qd.i64)
-            out[i, 8] = qd.cast(sg.lanemask_ge(lane), qd.i64)
-            out[i, 9] = qd.cast(sg.lanemask_eq(lane), qd.i64)
-            sg.sync()
-
-    nw = 24
-    p = (rng.random(nw * W) < rng.random((nw, 1)).repeat(W, 1).reshape(-1)).astype(np.int32)
-    p[:W] = 1
-    p[W:2 * W] = 0
-    out = np.zeros((nw * W, 10), np.int64)
-    k(p, out)
-    per = p.reshape(nw, W)
-    bits = (per.astype(np.int64) << np.arange(W)).sum(1)
-    lane = np.arange(nw * W) % W
-    want = np.zeros_like(out)
-    want[:, 0] = lane
-    want[:, 1] = lane == 0
-    want[:, 2] = np.repeat(per.all(1), W)
-    want[:, 3] = np.repeat(per.any(1), W)
-    want[:, 4] = np.repeat(bits, W)
-    want[:, 5] = np.repeat(bits & 0xFF, W)
-    want[:, 6] = np.repeat((per == per[:, :1]).all(1), W)
-    want[:, 7] = (1 << lane) - 1
-    want[:, 8] = 0xFFFFFFFF ^ ((1 << lane) - 1)
-    want[:, 9] = 1 << lane
-    np.testing.assert_array_equal(out, want)
-
-
-def test_warp_intrinsics(gpu):
-    @qd.kernel
-    def k(x: qd.types.ndarray(qd.i32, 1), out: qd.types.ndarray(qd.i32, 2)):
+    def k(y: qd.types.ndarray(qd.i32, ndim=1)):
         qd.loop_config(block_dim=32)
-        for i in range(x.shape[0]):
-            m = qd.u32(0xFFFFFFFF)
-            out[i, 0] = qd.simt.warp.shfl_sync_i32(m, x[i], 4)
-            out[i, 1] = qd.simt.warp.shfl_down_i32(m, x[i], 1)
-            out[i, 2] = qd.simt.warp.shfl_xor_i32(m, x[i], 16)
-            out[i, 3] = qd.simt.warp.any_nonzero(m, x[i] > 100)
-            out[i, 4] = qd.simt.warp.all_nonzero(m, x[i] > -1000)
+        for i in range(32):
+            y[i] = qd.static(qd.simt.subgroup.group_size()) * 10 + qd.simt.subgroup.log2_group_size()
 
-    n = W * 8
-    x = rng.integers(-999, 200, n).astype(np.int32)
-    out = np.zeros((n, 5), np.int32)
-    k(x, out)
-    lane = np.arange(n) % W
-    base = np.arange(n) - lane
-    down = np.where(lane + 1 < W, np.arange(n) + 1, np.arange(n))
-    want = np.stack([x[base + 4], x[down], x[base + (lane ^ 16)],
-                     np.repeat((x.reshape(-1, W) > 100).any(1), W),
-                     np.ones(n)], 1).astype(np.int32)
-    np.testing.assert_array_equal(out, want)
+    y = qd.ndarray(qd.i32, 32)
+    k(y)
+    np.testing.assert_array_equal(y.to_numpy(), np.full(32, 325))
+
+
+@pytest.mark.parametrize("dtype,np_dtype", DTYPES, ids=[d[1].__name__ for d in DTYPES])
+@pytest.mark.parametrize("block_dim", BLOCK_DIMS)
+def test_shuffles(dtype, np_dtype, block_dim):
+    n = block_dim * 3
+    rng = np.random.default_rng(block_dim)
+    x_np = random_values(rng, np_dtype, n)
+    src_np = rng.integers(0, W, n).astype(np.uint32)
+    mask = 5
+    off = 3
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(dtype, ndim=1), src: qd.types.ndarray(qd.u32, ndim=1),
+          out: qd.types.ndarray(dtype, ndim=2)):
+        qd.loop_config(block_dim=block_dim)
+        for i in range(n):
+            v = x[i]
+            out[i, 0] = qd.simt.subgroup.shuffle(v, src[i])
+            out[i, 1] = qd.simt.subgroup.shuffle_xor(v, qd.u32(mask))
+            out[i, 2] = qd.simt.subgroup.shuffle_up(v, qd.u32(off))
+            out[i, 3] = qd.simt.subgroup.shuffle_down(v, qd.u32(off))
+            out[i, 4] = qd.simt.subgroup.broadcast(v, qd.u32(7))
+            out[i, 5] = qd.simt.subgroup.broadcast_first(v)
+
+    x, src = qd.ndarray(dtype, n), qd.ndarray(qd.u32, n)
+    out = qd.ndarray(dtype, (n, 6))
+    x.from_numpy(x_np)
+    src.from_numpy(src_np)
+    k(x, src, out)
+    got = out.to_numpy()
+    base = np.arange(n) - lanes(n)
+    lane = lanes(n)
+    np.testing.assert_array_equal(got[:, 0], x_np[base + src_np])
+    np.testing.assert_array_equal(got[:, 1], x_np[base + (lane ^ mask)])
+    up_ok = lane >= off
+    np.testing.assert_array_equal(got[up_ok, 2], x_np[np.arange(n)[up_ok] - off])
+    down_ok = lane + off < W
+    np.testing.assert_array_equal(got[down_ok, 3], x_np[np.arange(n)[down_ok] + off])
+    np.testing.assert_array_equal(got[:, 4], x_np[base + 7])
+    np.testing.assert_array_equal(got[:, 5], x_np[base])
+
+
+@pytest.mark.parametrize("block_dim", BLOCK_DIMS)
+def test_ids_and_votes(block_dim):
+    n = block_dim * 4
+    rng = np.random.default_rng(100 + block_dim)
+    p_np = (rng.random(n) < 0.6).astype(np.int32)
+    p_np[:W] = 1
+    p_np[W:2 * W] = 0
+    v_np = rng.integers(0, 2, n).astype(np.int32)
+    v_np[2 * W:3 * W] = 9  # an all-equal subgroup
+
+    @qd.kernel
+    def k(p: qd.types.ndarray(qd.i32, ndim=1), v: qd.types.ndarray(qd.i32, ndim=1),
+          out: qd.types.ndarray(qd.i32, ndim=2), bal: qd.types.ndarray(qd.u64, ndim=1),
+          first: qd.types.ndarray(qd.u32, ndim=1)):
+        qd.loop_config(block_dim=block_dim)
+        for i in range(n):
+            out[i, 0] = qd.simt.subgroup.invocation_id()
+            out[i, 1] = qd.simt.subgroup.elect()
+            out[i, 2] = qd.simt.subgroup.all_true(p[i])
+            out[i, 3] = qd.simt.subgroup.any_true(p[i])
+            out[i, 4] = qd.simt.subgroup.all_equal(v[i])
+            qd.simt.subgroup.sync()
+            bal[i] = qd.simt.subgroup.ballot(p[i])
+            first[i] = qd.simt.subgroup.ballot_first_n(p[i], 8)
+
+    p, v = qd.ndarray(qd.i32, n), qd.ndarray(qd.i32, n)
+    out, bal, first = qd.ndarray(qd.i32, (n, 5)), qd.ndarray(qd.u64, n), qd.ndarray(qd.u32, n)
+    p.from_numpy(p_np)
+    v.from_numpy(v_np)
+    k(p, v, out, bal, first)
+    got = out.to_numpy()
+    lane = lanes(n)
+    pg, vg = p_np.reshape(-1, W), v_np.reshape(-1, W)
+    weights = (np.uint64(1) << np.arange(W, dtype=np.uint64))
+    ballots = (pg.astype(np.uint64) * weights).sum(1).astype(np.uint64)
+    np.testing.assert_array_equal(got[:, 0], lane)
+    np.testing.assert_array_equal(got[:, 1], (lane == 0).astype(np.int32))
+    np.testing.assert_array_equal(got[:, 2], np.repeat(pg.all(1), W))
+    np.testing.assert_array_equal(got[:, 3], np.repeat(pg.any(1), W))
+    np.testing.assert_array_equal(got[:, 4], np.repeat((vg == vg[:, :1]).all(1), W))
+    np.testing.assert_array_equal(bal.to_numpy(), np.repeat(ballots, W))
+    np.testing.assert_array_equal(first.to_numpy(), np.repeat(ballots & np.uint64(0xff), W))
+
+
+def test_lanemasks():
+    n = 64
+
+    @qd.kernel
+    def k(out: qd.types.ndarray(qd.u32, ndim=2)):
+        qd.loop_config(block_dim=32)
+        for i in range(n):
+            lane = i % 32
+            out[i, 0] = qd.simt.subgroup.lanemask_lt(lane)
+            out[i, 1] = qd.simt.subgroup.lanemask_le(lane)
+            out[i, 2] = qd.simt.subgroup.lanemask_eq(lane)
+            out[i, 3] = qd.simt.subgroup.lanemask_gt(lane)
+            out[i, 4] = qd.simt.subgroup.lanemask_ge(lane)
+
+    out = qd.ndarray(qd.u32, (n, 5))
+    k(out)
+    lane = (np.arange(n) % 32).astype(np.uint64)
+    full = np.uint64(0xFFFFFFFF)
+    eq = np.uint64(1) << lane
+    lt = eq - np.uint64(1)
+    le = lt | eq
+    want = np.stack([lt, le, eq, full & ~le, full & ~lt], axis=1).astype(np.uint32)
+    np.testing.assert_array_equal(out.to_numpy(), want)
+
+
+def test_warp_intrinsics():
+    n = 96
+    rng = np.random.default_rng(5)
+    x_np = rng.integers(-50, 50, n).astype(np.int32)
+    f_np = rng.random(n).astype(np.float32)
+    p_np = (rng.random(n) < 0.5).astype(np.int32)
+    p_np[:W] = 1
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i32, ndim=1), f: qd.types.ndarray(qd.f32, ndim=1),
+          p: qd.types.ndarray(qd.i32, ndim=1), out: qd.types.ndarray(qd.i32, ndim=2),
+          fo: qd.types.ndarray(qd.f32, ndim=2)):
+        qd.loop_config(block_dim=32)
+        for i in range(n):
+            m = qd.u32(0xFFFFFFFF)
+            out[i, 0] = qd.simt.warp.shfl_sync_i32(m, x[i], 3)
+            out[i, 1] = qd.simt.warp.shfl_xor_i32(m, x[i], 1)
+            out[i, 2] = qd.simt.warp.shfl_down_i32(m, x[i], 1)
+            out[i, 3] = qd.simt.warp.shfl_up_i32(m, x[i], 1)
+            out[i, 4] = qd.simt.warp.all_nonzero(m, p[i])
+            out[i, 5] = qd.simt.warp.any_nonzero(m, p[i])
+            out[i, 6] = qd.simt.warp.unique(m, p[i])
+            out[i, 7] = qd.cast(qd.simt.warp.ballot(p[i]), qd.i32)
+            out[i, 8] = qd.cast(qd.simt.warp.active_mask(), qd.i32)
+            qd.simt.warp.sync(m)
+            fo[i, 0] = qd.simt.warp.shfl_sync_f32(m, f[i], 0)
+            fo[i, 1] = qd.simt.warp.shfl_down_f32(m, f[i], 2)
+            fo[i, 2] = qd.simt.warp.shfl_up_f32(m, f[i], 2)
+
+    x, f, p = qd.ndarray(qd.i32, n), qd.ndarray(qd.f32, n), qd.ndarray(qd.i32, n)
+    out, fo = qd.ndarray(qd.i32, (n, 9)), qd.ndarray(qd.f32, (n, 3))
+    x.from_numpy(x_np)
+    f.from_numpy(f_np)
+    p.from_numpy(p_np)
+    k(x, f, p, out, fo)
+    got, fgot = out.to_numpy(), fo.to_numpy()
+    idx = np.arange(n)
+    lane = lanes(n)
+    base = idx - lane
+    pg = p_np.reshape(-1, W)
+    weights = (np.uint64(1) << np.arange(W, dtype=np.uint64))
+    ballots = (pg.astype(np.uint64) * weights).sum(1).astype(np.uint32).view(np.int32)
+    np.testing.assert_array_equal(got[:, 0], x_np[base + 3])
+    np.testing.assert_array_equal(got[:, 1], x_np[base + (lane ^ 1)])
+    ok = lane < W - 1
+    np.testing.assert_array_equal(got[ok, 2], x_np[idx[ok] + 1])
+    ok = lane >= 1
+    np.testing.assert_array_equal(got[ok, 3], x_np[idx[ok] - 1])
+    np.testing.assert_array_equal(got[:, 4], np.repeat(pg.all(1), W))
+    np.testing.assert_array_equal(got[:, 5], np.repeat(pg.any(1), W))
+    np.testing.assert_array_equal(got[:, 6], np.repeat(pg.all(1) | ~pg.any(1), W))
+    np.testing.assert_array_equal(got[:, 7], np.repeat(ballots, W))
+    np.testing.assert_array_equal(got[:, 8], np.full(n, -1))
+    np.testing.assert_array_equal(fgot[:, 0], f_np[base])
+    ok = lane < W - 2
+    np.testing.assert_array_equal(fgot[ok, 1], f_np[idx[ok] + 2])
+    ok = lane >= 2
+    np.testing.assert_array_equal(fgot[ok, 2], f_np[idx[ok] - 2])

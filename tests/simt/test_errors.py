@@ -1,0 +1,126 @@
+"""Errors of qd.simt: class, message and the source line they point at."""
+
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import quadrants as qd
+
+
+def line_of(fn, needle):
+    lines, first = inspect.getsourcelines(fn)
+    for k, text in enumerate(lines):
+        if needle in text:
+            return first + k
+    raise AssertionError(needle)
+
+
+def test_cpu_without_emulation_rejects_simt(arch):
+    if arch != "cpu":
+        pytest.skip("the CPU's own rule")
+    qd.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        qd.init(arch=qd.cpu)
+
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.i32, ndim=1)):
+        for i in range(32):
+            qd.simt.block.sync()
+            y[i] = 1
+
+    y = qd.ndarray(qd.i32, 32)
+    with pytest.raises(qd.QuadrantsSyntaxError, match="is not supported for arch cpu") as info:
+        k(y)
+    assert f":{line_of(test_cpu_without_emulation_rejects_simt, 'block.sync()')}:" in str(info.value)
+
+
+def test_python_scope_call():
+    with pytest.raises(qd.QuadrantsSyntaxError, match=r"qd.simt.block.sync\(\) can only be called"):
+        qd.simt.block.sync()
+    with pytest.raises(qd.QuadrantsSyntaxError, match="qd.simt.subgroup.shuffle"):
+        qd.simt.subgroup.shuffle(1, 2)
+
+
+@pytest.mark.parametrize("shape", [2.5, (4, "a"), (0,), (), None, (4, 2.0)])
+def test_shared_array_bad_shape(shape):
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.i32, ndim=1)):
+        for i in range(32):
+            s = qd.simt.block.SharedArray(shape, qd.i32)
+            y[i] = 1
+
+    with pytest.raises(qd.QuadrantsCompilationError, match="shape must be an int or a tuple/list") as info:
+        k(qd.ndarray(qd.i32, 32))
+    assert f":{line_of(test_shared_array_bad_shape, 'SharedArray(shape')}:" in str(info.value)
+
+
+def test_shared_array_outside_parallel_loop():
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.i32, ndim=1)):
+        s = qd.simt.block.SharedArray((4,), qd.i32)
+        y[0] = 1
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="inside the body of a parallel for loop"):
+        k(qd.ndarray(qd.i32, 4))
+
+
+def test_shared_array_wrong_index_count_and_constant_out_of_bounds():
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.i32, ndim=1)):
+        for i in range(32):
+            s = qd.simt.block.SharedArray((4, 8), qd.i32)
+            y[i] = s[1]
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="2 dimensions is indexed with 1 indices"):
+        k(qd.ndarray(qd.i32, 32))
+
+    @qd.kernel
+    def k2(y: qd.types.ndarray(qd.i32, ndim=1)):
+        for i in range(32):
+            s = qd.simt.block.SharedArray((4, 8), qd.i32)
+            y[i] = s[1, 8]
+
+    with pytest.raises(qd.QuadrantsCompilationError, match="out of bounds for axis 1 of size 8"):
+        k2(qd.ndarray(qd.i32, 32))
+
+
+def test_wrong_argument_count():
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.i32, ndim=1)):
+        for i in range(32):
+            y[i] = qd.simt.subgroup.shuffle(y[i])
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match=r"shuffle\(\) takes 2 arguments, 1 given"):
+        k(qd.ndarray(qd.i32, 32))
+
+
+def test_simt_outside_parallel_loop():
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.i32, ndim=1)):
+        y[0] = qd.simt.block.thread_idx()
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="inside the body of a parallel for loop"):
+        k(qd.ndarray(qd.i32, 4))
+
+
+def test_float_predicate():
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.f32, ndim=1)):
+        for i in range(32):
+            y[i] = qd.simt.subgroup.all_true(y[i])
+
+    with pytest.raises(qd.QuadrantsTypeError, match="predicate must be an integer"):
+        k(qd.ndarray(qd.f32, 32))
+
+
+def test_ballot_first_n_needs_compile_time_n():
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.u32, ndim=1), n: qd.i32):
+        for i in range(32):
+            y[i] = qd.simt.subgroup.ballot_first_n(1, n)
+
+    with pytest.raises(qd.QuadrantsCompilationError, match="n must be a compile-time int"):
+        k(qd.ndarray(qd.u32, 32), 3)

@@ -1,0 +1,136 @@
+"""PTX of kernels using every SIMT primitive, without a GPU: the kernels are compiled on the CPU
+(cpu_simt=True, keeping the frontend's QIR), the QIR goes through the NVPTX code generator
+(``_testing.qir_to_ptx``) and ``ptxas -arch=sm_90`` where a CUDA toolkit is installed."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+import quadrants as qd
+from quadrants import _runtime
+from quadrants._core import _testing
+
+
+def find_ptxas():
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.access(os.path.join(root, "bin", "ptxas"), os.X_OK):
+            return os.path.join(root, "bin", "ptxas")
+    return shutil.which("ptxas")
+
+
+PTXAS = find_ptxas()
+
+
+@pytest.fixture(autouse=True)
+def keep_qir(arch, monkeypatch):
+    if arch != "cpu":
+        pytest.skip("compiles through the CPU backend")
+    original = _runtime.compile_options
+    monkeypatch.setattr(
+        _runtime, "compile_options", lambda: {**original(), "keep_qir": True, "offline_cache": False}
+    )
+
+
+def ptx_of(kernel, *args):
+    kernel(*args)
+    compiled = list(kernel._compiled.values())[0][0]
+    text = compiled.qir_frontend
+    name = text.split("kernel @", 1)[1].split("(", 1)[0]
+    ptx = _testing.qir_to_ptx(text, name)["ptx"]
+    if PTXAS is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = pathlib.Path(tmp) / "k.ptx"
+            src.write_text(ptx)
+            proc = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(src.with_suffix(".cubin")), str(src)],
+                                  capture_output=True, text=True)
+        assert proc.returncode == 0 and "warning" not in proc.stderr.lower(), proc.stderr + ptx
+    return ptx
+
+
+def test_block_ptx():
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f32, ndim=1), y: qd.types.ndarray(qd.i32, ndim=1)):
+        qd.loop_config(block_dim=128)
+        for i in range(256):
+            s = qd.simt.block.SharedArray((2, 64), qd.f32)
+            h = qd.simt.block.SharedArray(8, qd.i32)
+            tid = qd.simt.block.thread_idx()
+            s[tid // 64, tid % 64] = x[i]
+            qd.simt.block.sync()
+            h[tid % 8] += 1
+            qd.simt.block.mem_fence()
+            qd.simt.grid.mem_fence()
+            a = qd.simt.block.sync_all_nonzero(y[i])
+            b = qd.simt.block.sync_any_nonzero(y[i])
+            c = qd.simt.block.sync_count_nonzero(y[i])
+            x[i] = s[1 - tid // 64, tid % 64]
+            y[i] = a + b + c + h[0] + qd.simt.block.global_thread_idx()
+
+    ptx = ptx_of(k, qd.ndarray(qd.f32, 256), qd.ndarray(qd.i32, 256))
+    for needle in ("bar.sync", "bar.red.and", "bar.red.or", "bar.red.popc", ".shared",
+                   "membar.cta", "membar.gl", ".maxntid 128, 1, 1", "atom.shared.add"):
+        assert needle in ptx, needle
+
+
+@pytest.mark.parametrize("dtype", [qd.i32, qd.u32, qd.f32, qd.f64, qd.i64, qd.u64])
+def test_subgroup_ptx(dtype):
+    @qd.kernel
+    def k(x: qd.types.ndarray(dtype, ndim=1), y: qd.types.ndarray(qd.u64, ndim=1)):
+        qd.loop_config(block_dim=64)
+        for i in range(128):
+            v = x[i]
+            v = qd.simt.subgroup.shuffle(v, qd.u32(3))
+            v = qd.simt.subgroup.shuffle_xor(v, qd.u32(1))
+            v = qd.simt.subgroup.shuffle_up(v, qd.u32(2))
+            v = qd.simt.subgroup.shuffle_down(v, qd.u32(2))
+            v = qd.simt.subgroup.broadcast(v, qd.u32(0))
+            v = qd.simt.subgroup.broadcast_first(v)
+            x[i] = v
+            qd.simt.subgroup.sync()
+            p = qd.simt.subgroup.invocation_id() + qd.simt.subgroup.elect()
+            p += qd.simt.subgroup.all_true(p) + qd.simt.subgroup.any_true(p)
+            p += qd.simt.subgroup.all_equal(v)
+            y[i] = (qd.simt.subgroup.ballot(p) + qd.simt.subgroup.ballot_first_n(p, 4)
+                    + qd.simt.subgroup.lanemask_lt(p % 32) + qd.simt.subgroup.lanemask_ge(p % 32))
+
+    ptx = ptx_of(k, qd.ndarray(dtype, 128), qd.ndarray(qd.u64, 128))
+    for needle in ("shfl.sync.idx", "shfl.sync.bfly", "shfl.sync.up", "shfl.sync.down",
+                   "vote.sync.ballot", "vote.sync.all", "vote.sync.any", "bar.warp.sync"):
+        assert needle in ptx, needle
+
+
+def test_warp_ptx():
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i32, ndim=1), f: qd.types.ndarray(qd.f32, ndim=1)):
+        qd.loop_config(block_dim=32)
+        for i in range(64):
+            m = qd.u32(0xFFFFFFFF)
+            a = qd.simt.warp.shfl_sync_i32(m, x[i], 1) + qd.simt.warp.shfl_xor_i32(m, x[i], 2)
+            a += qd.simt.warp.shfl_up_i32(m, a, 1) + qd.simt.warp.shfl_down_i32(m, a, 1)
+            a += qd.simt.warp.all_nonzero(m, a) + qd.simt.warp.any_nonzero(m, a)
+            a += qd.simt.warp.unique(m, a)
+            a += qd.cast(qd.simt.warp.ballot(a) + qd.simt.warp.active_mask(), qd.i32)
+            qd.simt.warp.sync(m)
+            f[i] = (qd.simt.warp.shfl_sync_f32(m, f[i], 0) + qd.simt.warp.shfl_up_f32(m, f[i], 1)
+                    + qd.simt.warp.shfl_down_f32(m, f[i], 1))
+            x[i] = a
+
+    ptx = ptx_of(k, qd.ndarray(qd.i32, 64), qd.ndarray(qd.f32, 64))
+    assert "shfl.sync" in ptx and "vote.sync" in ptx
+
+
+def test_block_stride_loop_in_ptx():
+    # Tasks with barriers get the block-stride loop: the trip count depends on the block only.
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.i32, ndim=1), n: qd.i32):
+        qd.loop_config(block_dim=256)
+        for i in range(n):
+            qd.simt.block.sync()
+            y[i] = i
+
+    ptx = ptx_of(k, qd.ndarray(qd.i32, 300), 300)
+    assert "bar.sync" in ptx
