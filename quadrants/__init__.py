@@ -145,6 +145,12 @@ from quadrants._types import (
 from quadrants._linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
 
 
+def outer(a, b):
+    """``tile -= qd.outer(a, b)``: the outer product of two per-lane column vectors, taken
+    from a register tile (see qd.simt.Tile16x16). It has no value of its own."""
+    raise TypeError("qd.outer(a, b) is only valid as `tile -= qd.outer(a, b)` in a kernel")
+
+
 def __getattr__(name):
     # qd.cfg follows qd.init/qd.reset, so it cannot be a plain module attribute.
     if name == "cfg":

@@ -1089,6 +1089,14 @@ lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
         return lw_error(lw, node, QD_ERR_SYNTAX,
                         "ndarray attribute '%s' is not available in kernels (only .shape)", attr);
     }
+    if (base.kind == EX_SHARED && strcmp(attr, "shape") == 0) {
+        /* a SharedArray's shape: a compile-time tuple of its extents */
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_TUPLE;
+        out->nitems = base.nitems;
+        out->items = base.items;
+        return 0;
+    }
     return lw_error(lw, node, QD_ERR_SYNTAX, "attribute '%s' of a runtime value is not supported", attr);
 }
 

@@ -19,6 +19,8 @@ _TILES = ("Tile16x16", "Tile32x32")
 def __getattr__(name):
     if name in _TILES and importlib.util.find_spec("quadrants.simt._tile") is not None:
         return getattr(importlib.import_module("quadrants.simt._tile"), name)
+    if name == "_tile_ops":  # helpers the tile syntax is rewritten into (_tile_syntax.py)
+        return importlib.import_module("quadrants.simt._tile_ops")
     raise AttributeError(f"module 'quadrants.simt' has no attribute '{name}'")
 
 
