@@ -134,3 +134,25 @@ def test_block_stride_loop_in_ptx():
 
     ptx = ptx_of(k, qd.ndarray(qd.i32, 300), 300)
     assert "bar.sync" in ptx
+
+
+def test_collectives_ptx():
+    blk, sg = qd.simt.block, qd.simt.subgroup
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f32, ndim=1), keys: qd.types.ndarray(qd.u32, ndim=1),
+          y: qd.types.ndarray(qd.i32, ndim=1)):
+        qd.loop_config(block_dim=256)
+        for i in range(512):
+            v = blk.reduce_all_add(x[i], 256, qd.f32) + blk.inclusive_max(x[i], 256, qd.f32)
+            v += blk.exclusive_min(x[i], 256, qd.f32) + sg.reduce_add(x[i])
+            v += sg.segmented_reduce_max(x[i], y[i]) + sg.exclusive_add_tiled(x[i], 3)
+            a, b = sg.bitonic_sort_kv(y[i], x[i])
+            bins = blk.SharedArray((256,), qd.i32)
+            excl = blk.SharedArray((256,), qd.i32)
+            r = blk.radix_rank_match_atomic_or(keys[i], 256, 8, 0, 8, bins, excl)
+            x[i] = v + b
+            y[i] = a + r
+
+    ptx = ptx_of(k, qd.ndarray(qd.f32, 512), qd.ndarray(qd.u32, 512), qd.ndarray(qd.i32, 512))
+    assert "bar.sync" in ptx and "shfl.sync" in ptx and "vote.sync.ballot" in ptx
