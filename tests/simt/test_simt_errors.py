@@ -32,7 +32,7 @@ def test_cpu_without_emulation_rejects_simt(arch):
             y[i] = 1
 
     y = qd.ndarray(qd.i32, 32)
-    with pytest.raises(qd.QuadrantsSyntaxError, match="is not supported for arch cpu") as info:
+    with pytest.raises(qd.QuadrantsSyntaxError, match=r"qd.simt.block.sync is not supported for arch (x64|arm64)") as info:
         k(y)
     assert f":{line_of(test_cpu_without_emulation_rejects_simt, 'block.sync()')}:" in str(info.value)
 
@@ -156,5 +156,5 @@ def test_cpu_simt_is_part_of_the_cache_key(arch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         qd.init(arch=qd.cpu)
-    with pytest.raises(qd.QuadrantsSyntaxError, match="is not supported for arch cpu"):
+    with pytest.raises(qd.QuadrantsSyntaxError, match=r"qd.simt.subgroup.shuffle_xor is not supported for arch (x64|arm64)"):
         _cached_simt_kernel()(qd.ndarray(qd.i32, 32))
