@@ -179,6 +179,8 @@ typedef struct QdFrontendOptions {
     bool bounds_check;       /* field / ndarray indices are checked (debug or check_out_of_bound) */
     bool short_circuit;      /* `and` / `or` short-circuit */
     uint32_t unrolling_limit; /* warn past this many static iterations (0 = never) */
+    const char *simt_unsupported_arch; /* non-NULL: the arch cannot run qd.simt calls (the CPU
+                                          without cpu_simt); each is rejected where it is made */
 } QdFrontendOptions;
 
 /* What the launcher needs to know about a lowered kernel besides its QIR. */

@@ -687,6 +687,14 @@ qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     req.frontend.bounds_check = debug != 0 || oob != 0;
     req.frontend.short_circuit = short_circuit != 0;
     req.frontend.unrolling_limit = (uint32_t)unroll;
+    if (!qd_py_wants_cuda(options)) {
+        PyObject *simt = PyDict_GetItemString(options, "cpu_simt");
+        PyObject *arch = PyDict_GetItemString(options, "arch");
+        if (!(simt && PyObject_IsTrue(simt) == 1)) {
+            req.frontend.simt_unsupported_arch =
+                arch && PyUnicode_Check(arch) ? PyUnicode_AsUTF8(arch) : "cpu";
+        }
+    }
     req.resolve_field = resolve_field;
     req.resolve_user = state;
     req.ret_annotation = return_annotation(&host, func);

@@ -23,14 +23,12 @@ for _name, _doc in _NAMES.items():
     globals()[_name] = kernel_only("warp", _name, _doc)
 
 
-def match_any(mask, value):
-    """match_any(mask, v): not supported by this implementation (raises QuadrantsSyntaxError)."""
-    raise NotImplementedError("qd.simt.warp.match_any is not supported")
-
-
-def match_all(mask, value):
-    """match_all(mask, v): not supported by this implementation."""
-    raise NotImplementedError("qd.simt.warp.match_all is not supported")
+match_any = kernel_only(
+    "warp", "match_any", "match_any(mask, v): not supported (a compile error in kernels)."
+)
+match_all = kernel_only(
+    "warp", "match_all", "match_all(mask, v): not supported (a compile error in kernels)."
+)
 
 
 __all__ = list(_NAMES) + ["match_any", "match_all"]

@@ -1,52 +1,18 @@
-"""The CUDA code of qd.simt primitives without a GPU: a kernel using each of them is lowered on
-the CPU with the frontend told the target is a GPU (QD_DUMP=passes prints the QIR the CPU
-backend then refuses), and the QIR goes through the CUDA code generator and ptxas."""
+"""PTX of kernels using every SIMT primitive, without a GPU: the kernels are compiled on the CPU
+(cpu_simt=True, keeping the frontend's QIR), the QIR goes through the NVPTX code generator
+(``_testing.qir_to_ptx``) and ``ptxas -arch=sm_90`` where a CUDA toolkit is installed."""
 
 import os
-import re
+import pathlib
 import shutil
 import subprocess
-import sys
-import textwrap
+import tempfile
 
 import pytest
 
+import quadrants as qd
+from quadrants import _runtime
 from quadrants._core import _testing
-
-SCRIPT = textwrap.dedent('''
-    import numpy as np
-    import quadrants as qd
-    from quadrants import _runtime
-    original = _runtime.compile_options
-    _runtime.compile_options = lambda: dict(original(), simt=True)
-    qd.init(arch=qd.cpu, offline_cache=False)
-    b, sg, w = qd.simt.block, qd.simt.subgroup, qd.simt.warp
-
-    @qd.kernel
-    def k(x: qd.types.ndarray(qd.f32, 1), y: qd.types.ndarray(qd.f64, 1)):
-        qd.loop_config(block_dim=128)
-        for i in range(x.shape[0]):
-            s = b.SharedArray((8, 16), qd.f32)
-            t = b.thread_idx()
-            s[t // 16, t % 16] = x[i]
-            b.sync()
-            s[0, 0] += x[i]
-            n = b.sync_count_nonzero(x[i] > 0) + b.sync_all_nonzero(1) + b.sync_any_nonzero(0)
-            v = sg.shuffle(x[i], qd.u32(1)) + sg.shuffle_xor(y[i], qd.u32(2))
-            v += sg.shuffle_up(y[i], qd.u32(1)) + sg.shuffle_down(x[i], qd.u32(1))
-            v += sg.broadcast_first(y[i]) + sg.elect() + sg.all_true(n) + sg.any_true(n)
-            v += sg.ballot(n) + sg.all_equal(t) + sg.lanemask_lt(sg.invocation_id())
-            v += w.shfl_sync_f32(qd.u32(0xffffffff), x[i], 3) + b.global_thread_idx()
-            sg.sync()
-            b.mem_fence()
-            qd.simt.grid.mem_fence()
-            y[i] = v + s[1, 2]
-
-    try:
-        k(np.zeros(128, np.float32), np.zeros(128, np.float64))
-    except qd.QuadrantsSyntaxError:
-        pass  # the CPU backend refuses the SIMT instructions, after the dump
-''')
 
 
 def find_ptxas():
@@ -56,27 +22,137 @@ def find_ptxas():
     return shutil.which("ptxas")
 
 
-def test_simt_primitives_compile_to_ptx(arch, tmp_path):
+PTXAS = find_ptxas()
+
+
+@pytest.fixture(autouse=True)
+def keep_qir(arch, monkeypatch):
     if arch != "cpu":
-        pytest.skip("code generation without a GPU")
-    env = dict(os.environ, QD_DUMP="passes")
-    script = tmp_path / "simt_kernel.py"
-    script.write_text(SCRIPT)
-    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert run.returncode == 0, run.stderr
-    qir = run.stderr.split("--- QIR after passes ---", 1)[1]
-    qir = qir[: qir.index("\n}\n") + 3]
-    for op in ("shared_alloc", "block_sync", "block_sync_count", "shuffle_xor", "shuffle_up",
-               "ballot", "vote_all", "subgroup_sync", "fence_block", "fence_device",
-               "atomic_add"):
-        assert re.search(rf"\b{op}\b", qir), op
-    result = _testing.qir_to_ptx(qir, "k")
-    ptx = result["ptx"]
-    assert "bar.sync" in ptx and "shfl.sync" in ptx and ".shared" in ptx
-    ptxas = find_ptxas()
-    if ptxas is None:
-        pytest.skip("ptxas (CUDA toolkit) is not installed")
-    path = tmp_path / "k.ptx"
-    path.write_text(ptx)
-    subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "k.cubin")], check=True)
+        pytest.skip("compiles through the CPU backend")
+    original = _runtime.compile_options
+    monkeypatch.setattr(
+        _runtime, "compile_options", lambda: {**original(), "keep_qir": True, "offline_cache": False}
+    )
+
+
+def ptx_of(kernel, *args):
+    kernel(*args)
+    compiled = list(kernel._compiled.values())[0][0]
+    text = compiled.qir_frontend
+    name = text.split("kernel @", 1)[1].split("(", 1)[0]
+    ptx = _testing.qir_to_ptx(text, name)["ptx"]
+    if PTXAS is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = pathlib.Path(tmp) / "k.ptx"
+            src.write_text(ptx)
+            proc = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(src.with_suffix(".cubin")), str(src)],
+                                  capture_output=True, text=True)
+        assert proc.returncode == 0 and "warning" not in proc.stderr.lower(), proc.stderr + ptx
+    return ptx
+
+
+def test_block_ptx():
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f32, ndim=1), y: qd.types.ndarray(qd.i32, ndim=1)):
+        qd.loop_config(block_dim=128)
+        for i in range(256):
+            s = qd.simt.block.SharedArray((2, 64), qd.f32)
+            h = qd.simt.block.SharedArray(8, qd.i32)
+            tid = qd.simt.block.thread_idx()
+            s[tid // 64, tid % 64] = x[i]
+            qd.simt.block.sync()
+            h[tid % 8] += 1
+            qd.simt.block.mem_fence()
+            qd.simt.grid.mem_fence()
+            a = qd.simt.block.sync_all_nonzero(y[i])
+            b = qd.simt.block.sync_any_nonzero(y[i])
+            c = qd.simt.block.sync_count_nonzero(y[i])
+            x[i] = s[1 - tid // 64, tid % 64]
+            y[i] = a + b + c + h[0] + qd.simt.block.global_thread_idx()
+
+    ptx = ptx_of(k, qd.ndarray(qd.f32, 256), qd.ndarray(qd.i32, 256))
+    for needle in ("bar.sync", "bar.red.and", "bar.red.or", "bar.red.popc", ".shared",
+                   "membar.cta", "membar.gl", ".maxntid 128, 1, 1", "atom.shared.add"):
+        assert needle in ptx, needle
+
+
+@pytest.mark.parametrize("dtype", [qd.i32, qd.u32, qd.f32, qd.f64, qd.i64, qd.u64])
+def test_subgroup_ptx(dtype):
+    @qd.kernel
+    def k(x: qd.types.ndarray(dtype, ndim=1), y: qd.types.ndarray(qd.u64, ndim=1)):
+        qd.loop_config(block_dim=64)
+        for i in range(128):
+            v = x[i]
+            v = qd.simt.subgroup.shuffle(v, qd.u32(3))
+            v = qd.simt.subgroup.shuffle_xor(v, qd.u32(1))
+            v = qd.simt.subgroup.shuffle_up(v, qd.u32(2))
+            v = qd.simt.subgroup.shuffle_down(v, qd.u32(2))
+            v = qd.simt.subgroup.broadcast(v, qd.u32(0))
+            v = qd.simt.subgroup.broadcast_first(v)
+            x[i] = v
+            qd.simt.subgroup.sync()
+            p = qd.simt.subgroup.invocation_id() + qd.simt.subgroup.elect()
+            p += qd.simt.subgroup.all_true(p) + qd.simt.subgroup.any_true(p)
+            p += qd.simt.subgroup.all_equal(v)
+            y[i] = (qd.simt.subgroup.ballot(p) + qd.simt.subgroup.ballot_first_n(p, 4)
+                    + qd.simt.subgroup.lanemask_lt(p % 32) + qd.simt.subgroup.lanemask_ge(p % 32))
+
+    ptx = ptx_of(k, qd.ndarray(dtype, 128), qd.ndarray(qd.u64, 128))
+    for needle in ("shfl.sync.idx", "shfl.sync.bfly", "shfl.sync.up", "shfl.sync.down",
+                   "vote.sync.ballot", "vote.sync.all", "vote.sync.any", "bar.warp.sync"):
+        assert needle in ptx, needle
+
+
+def test_warp_ptx():
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i32, ndim=1), f: qd.types.ndarray(qd.f32, ndim=1)):
+        qd.loop_config(block_dim=32)
+        for i in range(64):
+            m = qd.u32(0xFFFFFFFF)
+            a = qd.simt.warp.shfl_sync_i32(m, x[i], 1) + qd.simt.warp.shfl_xor_i32(m, x[i], 2)
+            a += qd.simt.warp.shfl_up_i32(m, a, 1) + qd.simt.warp.shfl_down_i32(m, a, 1)
+            a += qd.simt.warp.all_nonzero(m, a) + qd.simt.warp.any_nonzero(m, a)
+            a += qd.simt.warp.unique(m, a)
+            a += qd.cast(qd.simt.warp.ballot(a) + qd.simt.warp.active_mask(), qd.i32)
+            qd.simt.warp.sync(m)
+            f[i] = (qd.simt.warp.shfl_sync_f32(m, f[i], 0) + qd.simt.warp.shfl_up_f32(m, f[i], 1)
+                    + qd.simt.warp.shfl_down_f32(m, f[i], 1))
+            x[i] = a
+
+    ptx = ptx_of(k, qd.ndarray(qd.i32, 64), qd.ndarray(qd.f32, 64))
+    assert "shfl.sync" in ptx and "vote.sync" in ptx
+
+
+def test_block_stride_loop_in_ptx():
+    # Tasks with barriers get the block-stride loop: the trip count depends on the block only.
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.i32, ndim=1), n: qd.i32):
+        qd.loop_config(block_dim=256)
+        for i in range(n):
+            qd.simt.block.sync()
+            y[i] = i
+
+    ptx = ptx_of(k, qd.ndarray(qd.i32, 300), 300)
+    assert "bar.sync" in ptx
+
+
+def test_collectives_ptx():
+    blk, sg = qd.simt.block, qd.simt.subgroup
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f32, ndim=1), keys: qd.types.ndarray(qd.u32, ndim=1),
+          y: qd.types.ndarray(qd.i32, ndim=1)):
+        qd.loop_config(block_dim=256)
+        for i in range(512):
+            v = blk.reduce_all_add(x[i], 256, qd.f32) + blk.inclusive_max(x[i], 256, qd.f32)
+            v += blk.exclusive_min(x[i], 256, qd.f32) + sg.reduce_add(x[i])
+            v += sg.segmented_reduce_max(x[i], y[i]) + sg.exclusive_add_tiled(x[i], 3)
+            a, b = sg.bitonic_sort_kv(y[i], x[i])
+            bins = blk.SharedArray((256,), qd.i32)
+            excl = blk.SharedArray((256,), qd.i32)
+            r = blk.radix_rank_match_atomic_or(keys[i], 256, 8, 0, 8, bins, excl)
+            x[i] = v + b
+            y[i] = a + r
+
+    ptx = ptx_of(k, qd.ndarray(qd.f32, 512), qd.ndarray(qd.u32, 512), qd.ndarray(qd.i32, 512))
+    assert "bar.sync" in ptx and "shfl.sync" in ptx and "vote.sync.ballot" in ptx

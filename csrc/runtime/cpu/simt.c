@@ -16,13 +16,18 @@
  * as arrived, like exited threads on a GPU. Results are written per lane by the scheduler, so a
  * lane that runs ahead to its next operation never overwrites what a slower lane still reads.
  *
- * Shared memory: one buffer per worker thread (a block runs on one worker from start to end),
+ * Shared memory: one buffer per running thread (a block runs on one thread from start to end),
  * QD_SIMT_SHARED_BYTES long; shared_alloc instructions get static offsets in it.
- * Fiber stacks are mmap'ed once per worker thread (QD_SIMT_STACK_BYTES each, committed lazily
- * by the kernel) and reused by the following blocks and launches.
+ * Switching: on x86-64 Linux a few instructions (qd_simt_switch: callee-saved registers pushed
+ * on the fiber's own stack, stack pointers swapped); elsewhere ucontext's swapcontext.
+ * Fiber stacks (QD_SIMT_STACK_BYTES each, committed lazily by the kernel, a guard page below
+ * each) and shared memory come from a process-wide free list of Workers, reused by the
+ * following blocks, launches and runtimes.
  */
 #include "cpu.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +38,7 @@
 #define QD_SIMT_SUBGROUP 32
 #define QD_SIMT_STACK_BYTES (256u * 1024u)
 #define QD_SIMT_SHARED_BYTES (1u << 20)
+#define QD_SIMT_GUARD_BYTES 4096u
 
 typedef enum LaneState {
     LANE_READY,      /* can run */
@@ -49,8 +55,48 @@ typedef enum LaneOp {
     OP_BLOCK_PRED,  /* block barrier with predicate (mode: 0 all, 1 any, 2 count) */
 } LaneOp;
 
+/* Context switches. On x86-64 a fiber switch saves the callee-saved registers on the old stack
+ * and loads the new stack pointer (no system call); elsewhere ucontext's swapcontext. */
+#if defined(__SANITIZE_ADDRESS__)
+#define QD_SIMT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define QD_SIMT_ASAN 1
+#endif
+#endif
+/* Under AddressSanitizer: swapcontext, which it knows about. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(QD_SIMT_ASAN)
+#define FAST_SWITCH 1
+/* Saves the current context on its stack, stores its stack pointer in *from, resumes `to`. */
+void qd_simt_switch(void **from, void *to);
+__asm__(".text\n"
+        ".globl qd_simt_switch\n"
+        ".hidden qd_simt_switch\n"
+        ".type qd_simt_switch,@function\n"
+        "qd_simt_switch:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size qd_simt_switch, .-qd_simt_switch\n");
+#else
+#define FAST_SWITCH 0
+#endif
+
 typedef struct Lane {
     ucontext_t uc;
+    void *sp;        /* FAST_SWITCH: saved stack pointer */
     LaneState state;
     LaneOp op;
     int32_t mode;
@@ -71,10 +117,24 @@ typedef struct Block {
     int32_t grid;     /* number of blocks */
     int32_t cur;      /* lane running now */
     ucontext_t sched; /* the scheduler's context */
+    void *sched_sp;   /* FAST_SWITCH: the scheduler's saved stack pointer */
     Lane lanes[QD_SIMT_MAX_LANES];
 } Block;
 
-/* Per worker thread: the block, its fiber stacks and shared memory. */
+/* The memory a thread needs to run blocks: the block state, fiber stacks, shared memory.
+ * Kept in a process-wide free list: a thread takes one for a task's blocks and gives it back,
+ * so pools created and destroyed by successive runtimes reuse them. */
+typedef struct Worker {
+    Block *block;
+    char *stacks;
+    char *shared;
+    struct Worker *next;
+} Worker;
+
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+static Worker *free_workers;
+
+/* What the running thread uses (set while it runs blocks). */
 static __thread Block *tls_block;
 static __thread char *tls_stacks;
 static __thread char *tls_shared;
@@ -86,21 +146,44 @@ simt_fatal(const char *what)
     abort();
 }
 
-static int
-ensure_worker_memory(void)
+static Worker *
+worker_take(void)
 {
-    if (tls_block == NULL) {
-        tls_block = calloc(1, sizeof(Block));
+    pthread_mutex_lock(&free_lock);
+    Worker *w = free_workers;
+    if (w != NULL) {
+        free_workers = w->next;
     }
-    if (tls_stacks == NULL) {
-        void *p = mmap(NULL, (size_t)QD_SIMT_STACK_BYTES * QD_SIMT_MAX_LANES, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        tls_stacks = p == MAP_FAILED ? NULL : p;
+    pthread_mutex_unlock(&free_lock);
+    if (w != NULL) {
+        return w;
     }
-    if (tls_shared == NULL) {
-        tls_shared = calloc(1, QD_SIMT_SHARED_BYTES);
+    w = calloc(1, sizeof(Worker));
+    if (w == NULL || (w->block = calloc(1, sizeof(Block))) == NULL ||
+        (w->shared = calloc(1, QD_SIMT_SHARED_BYTES)) == NULL) {
+        simt_fatal("out of memory");
     }
-    return tls_block && tls_stacks && tls_shared ? 0 : -1;
+    void *p = mmap(NULL, (size_t)QD_SIMT_STACK_BYTES * QD_SIMT_MAX_LANES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        simt_fatal("cannot map the fiber stacks");
+    }
+    w->stacks = p;
+    /* a guard page at the low end of each stack: an overflow faults instead of writing into
+     * the next lane's stack */
+    for (int32_t k = 0; k < QD_SIMT_MAX_LANES; k++) {
+        mprotect(w->stacks + (size_t)k * QD_SIMT_STACK_BYTES, QD_SIMT_GUARD_BYTES, PROT_NONE);
+    }
+    return w;
+}
+
+static void
+worker_give(Worker *w)
+{
+    pthread_mutex_lock(&free_lock);
+    w->next = free_workers;
+    free_workers = w;
+    pthread_mutex_unlock(&free_lock);
 }
 
 /* Entry of a lane's fiber: its one iteration, then back to the scheduler (uc_link). */
@@ -113,15 +196,60 @@ lane_main(void)
     b->lanes[b->cur].state = LANE_DONE;
 }
 
+#if FAST_SWITCH
+/* First frame of a fiber: its iteration, then back to the scheduler for good. */
+static void
+lane_entry(void)
+{
+    lane_main();
+    Block *b = tls_block;
+    qd_simt_switch(&b->lanes[b->cur].sp, b->sched_sp);
+    simt_fatal("a finished lane was resumed");
+}
+
+/* A new fiber's stack: six zero registers, then lane_entry as the return address, with the
+ * alignment of a function entry (rsp % 16 == 8). */
+static void *
+initial_sp(char *stack, size_t size)
+{
+    uintptr_t top = ((uintptr_t)(stack + size)) & ~(uintptr_t)15;
+    void **sp = (void **)top;
+    *--sp = NULL;               /* lane_entry's return address (never used) */
+    *--sp = (void *)lane_entry; /* where the first switch "returns" */
+    for (int k = 0; k < 6; k++) {
+        *--sp = NULL;           /* rbp rbx r12 r13 r14 r15 */
+    }
+    return sp;
+}
+#endif
+
 /* Switches from the running lane to the scheduler after it recorded its operation. */
 static void
 lane_wait(Block *b, LaneState state)
 {
     Lane *l = &b->lanes[b->cur];
     l->state = state;
+#if FAST_SWITCH
+    qd_simt_switch(&l->sp, b->sched_sp);
+#else
     if (swapcontext(&l->uc, &b->sched) != 0) {
         simt_fatal("swapcontext failed");
     }
+#endif
+}
+
+/* Runs lane k until it waits or finishes. */
+static void
+resume_lane(Block *b, int32_t k)
+{
+    b->cur = k;
+#if FAST_SWITCH
+    qd_simt_switch(&b->sched_sp, b->lanes[k].sp);
+#else
+    if (swapcontext(&b->sched, &b->lanes[k].uc) != 0) {
+        simt_fatal("swapcontext failed");
+    }
+#endif
 }
 
 /* The results of the lanes of subgroup [lo, hi) waiting at a subgroup operation. */
@@ -211,9 +339,6 @@ static void
 run_block(QdCpuTaskFn run, QdLaunchCtx *ctx, int64_t begin, int64_t end, int32_t dim, int32_t idx,
           int32_t grid)
 {
-    if (ensure_worker_memory() < 0) {
-        simt_fatal("out of memory");
-    }
     Block *b = tls_block;
     b->run = run;
     b->ctx = ctx;
@@ -229,6 +354,9 @@ run_block(QdCpuTaskFn run, QdLaunchCtx *ctx, int64_t begin, int64_t end, int32_t
         if (l->state == LANE_DONE) {
             continue;
         }
+#if FAST_SWITCH
+        l->sp = initial_sp(tls_stacks + (size_t)k * QD_SIMT_STACK_BYTES, QD_SIMT_STACK_BYTES);
+#else
         if (getcontext(&l->uc) != 0) {
             simt_fatal("getcontext failed");
         }
@@ -236,16 +364,14 @@ run_block(QdCpuTaskFn run, QdLaunchCtx *ctx, int64_t begin, int64_t end, int32_t
         l->uc.uc_stack.ss_size = QD_SIMT_STACK_BYTES;
         l->uc.uc_link = &b->sched;
         makecontext(&l->uc, lane_main, 0);
+#endif
     }
     for (;;) {
         bool ran = false;
         for (int32_t k = 0; k < dim; k++) {
             if (b->lanes[k].state == LANE_READY) {
-                b->cur = k;
                 ran = true;
-                if (swapcontext(&b->sched, &b->lanes[k].uc) != 0) {
-                    simt_fatal("swapcontext failed");
-                }
+                resume_lane(b, k);
             }
         }
         bool released = false;
@@ -288,9 +414,16 @@ static void
 run_blocks(void *arg, int32_t index, int32_t count)
 {
     const SimtJob *job = arg;
+    Worker *w = worker_take();
+    tls_block = w->block;
+    tls_stacks = w->stacks;
+    tls_shared = w->shared;
     for (int32_t blk = index; blk < job->nblocks; blk += count) {
         run_block(job->run, job->ctx, job->begin, job->end, job->dim, blk, job->nblocks);
     }
+    tls_block = NULL;
+    tls_stacks = tls_shared = NULL;
+    worker_give(w);
 }
 
 void

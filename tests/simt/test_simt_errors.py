@@ -32,7 +32,7 @@ def test_cpu_without_emulation_rejects_simt(arch):
             y[i] = 1
 
     y = qd.ndarray(qd.i32, 32)
-    with pytest.raises(qd.QuadrantsSyntaxError, match="is not supported for arch cpu") as info:
+    with pytest.raises(qd.QuadrantsSyntaxError, match=r"qd.simt.block.sync is not supported for arch (x64|arm64)") as info:
         k(y)
     assert f":{line_of(test_cpu_without_emulation_rejects_simt, 'block.sync()')}:" in str(info.value)
 
@@ -124,3 +124,37 @@ def test_ballot_first_n_needs_compile_time_n():
 
     with pytest.raises(qd.QuadrantsCompilationError, match="n must be a compile-time int"):
         k(qd.ndarray(qd.u32, 32), 3)
+
+
+def test_warp_match_is_not_supported():
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.u32, ndim=1)):
+        for i in range(32):
+            y[i] = qd.simt.warp.match_any(qd.u32(0xFFFFFFFF), i)
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="qd.simt.warp.match_any is not supported"):
+        k(qd.ndarray(qd.u32, 32))
+
+
+def _cached_simt_kernel():
+    @qd.kernel
+    def cached_simt(y: qd.types.ndarray(qd.i32, ndim=1)):
+        qd.loop_config(block_dim=32)
+        for i in range(32):
+            y[i] = qd.simt.subgroup.shuffle_xor(i, qd.u32(1))
+
+    return cached_simt
+
+
+def test_cpu_simt_is_part_of_the_cache_key(arch):
+    if arch != "cpu":
+        pytest.skip("the CPU's own option")
+    y = qd.ndarray(qd.i32, 32)
+    _cached_simt_kernel()(y)  # compiled with cpu_simt=True (and cached on disk)
+    np.testing.assert_array_equal(y.to_numpy(), np.arange(32) ^ 1)
+    qd.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        qd.init(arch=qd.cpu)
+    with pytest.raises(qd.QuadrantsSyntaxError, match=r"qd.simt.subgroup.shuffle_xor is not supported for arch (x64|arm64)"):
+        _cached_simt_kernel()(qd.ndarray(qd.i32, 32))
