@@ -334,6 +334,22 @@ release_block(Block *b)
     }
 }
 
+#if !FAST_SWITCH
+/* A lane's context: lane_main on `stack`, returning to `sched`. Out of line, so that the
+ * returns-twice getcontext does not share a frame with run_block's loop. */
+static __attribute__((noinline)) void
+init_lane_context(Lane *l, char *stack, ucontext_t *sched)
+{
+    if (getcontext(&l->uc) != 0) {
+        simt_fatal("getcontext failed");
+    }
+    l->uc.uc_stack.ss_sp = stack;
+    l->uc.uc_stack.ss_size = QD_SIMT_STACK_BYTES;
+    l->uc.uc_link = sched;
+    makecontext(&l->uc, lane_main, 0);
+}
+#endif
+
 /* Runs block `idx` of the task: its lanes until all finished. */
 static void
 run_block(QdCpuTaskFn run, QdLaunchCtx *ctx, int64_t begin, int64_t end, int32_t dim, int32_t idx,
@@ -357,13 +373,7 @@ run_block(QdCpuTaskFn run, QdLaunchCtx *ctx, int64_t begin, int64_t end, int32_t
 #if FAST_SWITCH
         l->sp = initial_sp(tls_stacks + (size_t)k * QD_SIMT_STACK_BYTES, QD_SIMT_STACK_BYTES);
 #else
-        if (getcontext(&l->uc) != 0) {
-            simt_fatal("getcontext failed");
-        }
-        l->uc.uc_stack.ss_sp = tls_stacks + (size_t)k * QD_SIMT_STACK_BYTES;
-        l->uc.uc_stack.ss_size = QD_SIMT_STACK_BYTES;
-        l->uc.uc_link = &b->sched;
-        makecontext(&l->uc, lane_main, 0);
+        init_lane_context(l, tls_stacks + (size_t)k * QD_SIMT_STACK_BYTES, &b->sched);
 #endif
     }
     for (;;) {
