@@ -111,10 +111,16 @@ def tile_class(n, dtype=None):
                     self.r[k] = piv
                 elif tid > k:
                     self.r[k] = lk
+                lik = self.r[k]
+                prev = lik
                 for j in qd.static(range(k + 1, n)):
-                    ljk = sg.shuffle(self.r[k], qd.u32(j))
+                    # the lane index depends on the previous update (j + 1 only when it is NaN,
+                    # and then this row is NaN anyway), so each update is made before the next
+                    # shuffle instead of all shuffles first with their results kept live
+                    ljk = sg.shuffle(lik, qd.u32(j) + qd.cast(prev != prev, qd.u32))
                     if tid >= j:
-                        self.r[j] -= self.r[k] * ljk
+                        self.r[j] -= lik * ljk
+                    prev = self.r[j]
 
         @qd.func
         def _qd_tile_solve_lower(self, lower_factor):
