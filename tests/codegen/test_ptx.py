@@ -14,7 +14,6 @@ without ptxas.
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import pytest
 from qir_helpers import QIR_DIR, load
 from quadrants import _core
 from quadrants._core import _testing
+from quadrants._toolkit import find_ptxas
 
 INTS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
 FLOATS = ["f16", "bf16", "f32", "f64"]
@@ -39,13 +39,6 @@ ATOMICS = ["atomic_add", "atomic_sub", "atomic_mul", "atomic_min", "atomic_max",
 INT_ATOMICS = ["atomic_and", "atomic_or", "atomic_xor"]
 NEEDS_LIBDEVICE = {"pow", "atan2", "exp", "log", "sin", "cos", "tan", "tanh", "asin", "acos",
                    "atan"}
-
-
-def find_ptxas():
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.access(os.path.join(root, "bin", "ptxas"), os.X_OK):
-            return os.path.join(root, "bin", "ptxas")
-    return shutil.which("ptxas")
 
 
 PTXAS = find_ptxas()

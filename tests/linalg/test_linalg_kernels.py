@@ -223,17 +223,15 @@ def test_cuda_code_keeps_the_matrices_in_registers(arch, monkeypatch):
     ptxas for sm_90 with no stack frame and no spills."""
     import os
     import re
-    import shutil
     import subprocess
 
     from quadrants import _runtime
     from quadrants._core import _testing
+    from quadrants._toolkit import find_ptxas
 
     if arch != "cpu":
         pytest.skip("PTX from the CPU compile's QIR")
-    ptxas = next((p for p in (os.path.join(r, "bin", "ptxas") for r in (
-        os.environ.get("CUDA_HOME") or "", "/usr/local/cuda")) if os.access(p, os.X_OK)),
-        shutil.which("ptxas"))
+    ptxas = find_ptxas()
     if ptxas is None:
         pytest.skip("ptxas (CUDA toolkit) is not installed")
     original = _runtime.compile_options

@@ -6,7 +6,6 @@ installed. ``pytest --update-golden`` rewrites the golden files."""
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import tempfile
 
@@ -16,6 +15,7 @@ import pytest
 import quadrants as qd
 from quadrants import _runtime
 from quadrants._core import _testing
+from quadrants._toolkit import find_ptxas
 
 # The QIR is taken from kernels compiled on the CPU; the PTX comes from that QIR without a GPU.
 pytestmark = pytest.mark.cpu_only
@@ -24,13 +24,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden")
 vec3f = qd.types.vector(3, qd.f32)
 mat3f = qd.types.matrix(3, 3, qd.f32)
-
-
-def find_ptxas():
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.access(os.path.join(root, "bin", "ptxas"), os.X_OK):
-            return os.path.join(root, "bin", "ptxas")
-    return shutil.which("ptxas")
 
 
 PTXAS = find_ptxas()

@@ -2,9 +2,7 @@
 (cpu_simt=True, keeping the frontend's QIR), the QIR goes through the NVPTX code generator
 (``_testing.qir_to_ptx``) and ``ptxas -arch=sm_90`` where a CUDA toolkit is installed."""
 
-import os
 import pathlib
-import shutil
 import subprocess
 import tempfile
 
@@ -13,13 +11,7 @@ import pytest
 import quadrants as qd
 from quadrants import _runtime
 from quadrants._core import _testing
-
-
-def find_ptxas():
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.access(os.path.join(root, "bin", "ptxas"), os.X_OK):
-            return os.path.join(root, "bin", "ptxas")
-    return shutil.which("ptxas")
+from quadrants._toolkit import find_ptxas
 
 
 PTXAS = find_ptxas()
