@@ -158,6 +158,8 @@ uint32_t lw_emit_value(Lowerer *lw, QdOp op, const QdType *ty, uint32_t a, uint3
 int lw_ensure_region(Lowerer *lw);
 /* Declares a runtime variable slot of scalar type ty (alloca in a task, tmp_alloc at top level). */
 int lw_new_slot(Lowerer *lw, const QdType *ty, Expr *out);
+/* The out-of-memory diag at the current location; returns -1. */
+int lw_nomem(Lowerer *lw);
 int lw_error(Lowerer *lw, const QdAst *node, QdErrKind kind, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void lw_set_loc(Lowerer *lw, const QdAst *node);

@@ -163,6 +163,12 @@ lw_emit_value(Lowerer *lw, QdOp op, const QdType *ty, uint32_t a, uint32_t b)
 }
 
 int
+lw_nomem(Lowerer *lw)
+{
+    return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+}
+
+int
 lw_new_slot(Lowerer *lw, const QdType *ty, Expr *out)
 {
     bool kernel_scope = lw->at_top;

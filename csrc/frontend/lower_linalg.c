@@ -37,12 +37,6 @@ lw_linalg_is_builtin(const char *name)
     return false;
 }
 
-static int
-nomem(Lowerer *lw)
-{
-    return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-}
-
 static const QdType *
 default_fp(Lowerer *lw)
 {
@@ -66,7 +60,7 @@ run(Lowerer *lw, const QdAst *node, const char *name, const LwTemplateArg *targs
     RETURN_IF_ERROR(lw_call_template(lw, name, targs, ntargs, args, nins + nout, NULL, NULL));
     for (uint32_t k = 0; k < nout; k++) {
         if (!(outs[k] = QD_NEW_ARRAY(lw->arena, Expr, out_sizes[k]))) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         RETURN_IF_ERROR(lw_array_items(lw, args[nins + k], ty, 0, out_sizes[k], outs[k]));
     }
@@ -80,7 +74,7 @@ tuple_of(Lowerer *lw, Expr *items, uint32_t n, Expr *out)
     out->kind = EX_TUPLE;
     out->nitems = n;
     if (!(out->items = QD_NEW_ARRAY(lw->arena, Expr, n))) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     memcpy(out->items, items, n * sizeof(Expr));
     return 0;

@@ -23,12 +23,6 @@
 
 #define MAX_ENTRIES 144
 
-static int
-nomem(Lowerer *lw)
-{
-    return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-}
-
 int
 lw_matrix_new(Lowerer *lw, uint32_t rows, uint32_t cols, bool is_vector, const QdType *ty, Expr *out)
 {
@@ -40,7 +34,7 @@ lw_matrix_new(Lowerer *lw, uint32_t rows, uint32_t cols, bool is_vector, const Q
     out->is_vector = is_vector;
     out->ty = ty;
     out->items = QD_NEW_ARRAY(lw->arena, Expr, out->nitems ? out->nitems : 1);
-    return out->items ? 0 : nomem(lw);
+    return out->items ? 0 : lw_nomem(lw);
 }
 
 /* A scalar converted to element type ty: compile-time values stay typed constants. */
@@ -133,7 +127,7 @@ flatten(Lowerer *lw, const QdAst *node, const Expr *e, ScalarList *out)
     if (v.kind == EX_LVALUE) {
         RETURN_IF_ERROR(lw_rvalue(lw, node, e, &v));
     }
-    return qd_vec_push(lw->arena, out, v) == 0 ? 0 : nomem(lw);
+    return qd_vec_push(lw->arena, out, v) == 0 ? 0 : lw_nomem(lw);
 }
 
 /* The element type argument `dt` of a constructor (NULL when absent or None). */
@@ -409,7 +403,7 @@ lw_matrix_type_call(Lowerer *lw, const QdAst *node, const Expr *type, const Matr
     if (s.len == 1) {
         for (uint32_t i = 1; i < count; i++) {
             if (qd_vec_push(lw->arena, &s, s.data[0]) != 0) {
-                return nomem(lw);
+                return lw_nomem(lw);
             }
         }
     }
@@ -663,7 +657,7 @@ lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *
     /* Load every source first: `v = v.yx` must not see its own partial writes. */
     Expr *src = QD_NEW_ARRAY(lw->arena, Expr, target->nitems ? target->nitems : 1);
     if (!src) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     for (uint32_t i = 0; i < target->nitems; i++) {
         src[i] = value->kind == EX_MATRIX ? value->items[i] : scalar;

@@ -15,12 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int
-nomem(Lowerer *lw)
-{
-    return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-}
-
 /* One index of a subscript: a compile-time int, a runtime value, or a slice. */
 typedef struct MatIndex {
     bool is_slice;
@@ -155,7 +149,7 @@ select_chain(Lowerer *lw, const QdAst *node, const Expr *m, uint32_t base, uint3
         sel->args[2] = acc.id;
         uint32_t id = qd_inst_set_result(lw->f, sel, ty, NULL);
         if (id == QD_NO_VALUE) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         acc.id = id;
     }
@@ -240,7 +234,7 @@ lw_matrix_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAs
     uint32_t *pr = QD_NEW_ARRAY(lw->arena, uint32_t, base->rows + 1);
     uint32_t *pc = QD_NEW_ARRAY(lw->arena, uint32_t, cols + 1);
     if (!pr || !pc) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     uint32_t nr = ix[0].is_runtime ? 1 : positions(&ix[0], pr);
     uint32_t nc = n == 1 ? 1 : ix[1].is_runtime ? 1 : positions(&ix[1], pc);
@@ -322,7 +316,7 @@ lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
     for (int axis = 0; axis < 2; axis++) {
         pos[axis] = QD_NEW_ARRAY(lw->arena, int32_t, naxes[axis] + 1);
         if (!pos[axis]) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         for (uint32_t k = 0; k < naxes[axis]; k++) {
             pos[axis][k] = axis == 1 && n == 1 ? 0 : ix[axis].is_runtime ? 0 : -1;
@@ -332,7 +326,7 @@ lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
         }
         uint32_t *list = QD_NEW_ARRAY(lw->arena, uint32_t, naxes[axis] + 1);
         if (!list) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         nsel[axis] = positions(&ix[axis], list);
         for (uint32_t p = 0; p < nsel[axis]; p++) {
@@ -404,7 +398,7 @@ lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
             nv.ty = base->ty;
             nv.id = qd_inst_set_result(lw->f, sel, base->ty, NULL);
             if (nv.id == QD_NO_VALUE) {
-                return nomem(lw);
+                return lw_nomem(lw);
             }
             RETURN_IF_ERROR(lw_store(lw, node, t, &nv));
         }
@@ -475,7 +469,7 @@ lw_matrix_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
         out->str = qd_arena_strdup(lw->arena, buf);
         out->items = QD_NEW(lw->arena, Expr);
         if (!out->str || !out->items) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         out->items[0] = *base;
         out->nitems = 1;
@@ -522,7 +516,7 @@ lw_matrix_as_tuple(Lowerer *lw, const Expr *m, Expr *out)
     out->nitems = m->rows;
     out->items = QD_NEW_ARRAY(lw->arena, Expr, m->rows ? m->rows : 1);
     if (!out->items) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     for (uint32_t r = 0; r < m->rows; r++) {
         if (m->is_vector) {

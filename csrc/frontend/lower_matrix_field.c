@@ -17,12 +17,6 @@
 #include <string.h>
 
 static int
-nomem(Lowerer *lw)
-{
-    return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-}
-
-static int
 ndarray_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
     /* Index the outer axes as a plain ndarray of the user's ndim, then append element axes. */
@@ -46,7 +40,7 @@ ndarray_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst 
     uint32_t nouter = first->nargs;
     uint32_t *outer_args = QD_NEW_ARRAY(lw->arena, uint32_t, nouter);
     if (!outer_args) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     memcpy(outer_args, first->args, sizeof(uint32_t) * nouter);
     qd_inst_remove(first);
@@ -68,7 +62,7 @@ ndarray_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst 
                 inst->args[nouter + 1] = ic;
             }
             if (!pty || qd_inst_set_result(lw->f, inst, pty, NULL) == QD_NO_VALUE) {
-                return nomem(lw);
+                return lw_nomem(lw);
             }
             Expr *e = &out->items[r * cols + c];
             memset(e, 0, sizeof(*e));
@@ -194,7 +188,7 @@ lw_matrix_param(Lowerer *lw, const QdAst *param, Expr *e)
         }
         Expr *items = QD_NEW_ARRAY(lw->arena, Expr, n * m + 1);
         if (!items) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         for (uint32_t i = 0; i < n * m; i++) {
             char key[16];

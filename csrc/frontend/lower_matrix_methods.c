@@ -10,12 +10,6 @@
 
 #include <string.h>
 
-static int
-nomem(Lowerer *lw)
-{
-    return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-}
-
 int
 lw_matrix_transpose(Lowerer *lw, const QdAst *node, const Expr *a, Expr *out)
 {
@@ -273,7 +267,7 @@ lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *s
         out->nitems = a->is_vector ? 1 : 2;
         out->items = QD_NEW_ARRAY(lw->arena, Expr, 2);
         if (!out->items) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         out->items[0].kind = out->items[1].kind = EX_INT;
         out->items[0].ival = a->rows;
@@ -368,7 +362,7 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
     Expr *results = QD_NEW_ARRAY(lw->arena, Expr, shape->nitems ? shape->nitems : 1);
     Expr *args = QD_NEW_ARRAY(lw->arena, Expr, c->npos + c->nkw + 1);
     if (!results || !args) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     bool is_void = false;
     for (uint32_t k = 0; k < shape->nitems; k++) {

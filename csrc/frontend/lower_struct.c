@@ -38,12 +38,6 @@ typedef struct StructInfo {
     QdHostValue *desc;   /* what the host says about each type */
 } StructInfo;
 
-static int
-nomem(Lowerer *lw)
-{
-    return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-}
-
 /* The items of tuple attribute `attr` of h as handles (arena array). */
 static int
 tuple_attr(Lowerer *lw, const QdAst *node, QdHandle h, const char *attr, QdHandle **items,
@@ -65,7 +59,7 @@ tuple_attr(Lowerer *lw, const QdAst *node, QdHandle h, const char *attr, QdHandl
     *n = hv.len;
     *items = QD_NEW_ARRAY(lw->arena, QdHandle, hv.len ? hv.len : 1);
     if (!*items) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     for (uint32_t i = 0; i < hv.len; i++) {
         RETURN_IF_ERROR(lw->host->getitem(lw->host->self, lw->ctx, t, i, &(*items)[i]));
@@ -83,7 +77,7 @@ handle_str(Lowerer *lw, const QdAst *node, QdHandle h, const char **out)
         return lw_error(lw, node, QD_ERR_INTERNAL, "a struct member name is not a string");
     }
     *out = qd_intern(lw->m, hv.str);
-    return *out ? 0 : nomem(lw);
+    return *out ? 0 : lw_nomem(lw);
 }
 
 static int
@@ -101,7 +95,7 @@ struct_info(Lowerer *lw, const QdAst *node, QdHandle type, StructInfo *si)
     si->names = QD_NEW_ARRAY(lw->arena, const char *, n ? n : 1);
     si->desc = QD_NEW_ARRAY(lw->arena, QdHostValue, n ? n : 1);
     if (!si->names || !si->desc) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     for (uint32_t i = 0; i < n; i++) {
         RETURN_IF_ERROR(handle_str(lw, node, names[i], &si->names[i]));
@@ -151,7 +145,7 @@ new_struct(Lowerer *lw, QdHandle type, uint32_t n, Expr *out)
     out->nitems = n;
     out->keys = QD_NEW_ARRAY(lw->arena, Expr, n ? n : 1);
     out->items = QD_NEW_ARRAY(lw->arena, Expr, n ? n : 1);
-    return out->keys && out->items ? 0 : nomem(lw);
+    return out->keys && out->items ? 0 : lw_nomem(lw);
 }
 
 static void
@@ -284,7 +278,7 @@ lw_struct_construct(Lowerer *lw, const QdAst *call, const Expr *type, const Expr
     }
     const Expr **given = QD_NEW_ARRAY(lw->arena, const Expr *, si.n ? si.n : 1);
     if (!given) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     for (uint32_t i = 0; i < npos; i++) {
         given[i] = &args[i];
@@ -377,7 +371,7 @@ copy_to_slots(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out)
         Expr copy = *value; /* out may be value */
         copy.items = QD_NEW_ARRAY(lw->arena, Expr, value->nitems ? value->nitems : 1);
         if (!copy.items) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         for (uint32_t i = 0; i < value->nitems; i++) {
             RETURN_IF_ERROR(copy_to_slots(lw, node, &value->items[i], &copy.items[i]));
@@ -407,7 +401,7 @@ lw_struct_load(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out)
     if (value->kind == EX_STRUCT || value->kind == EX_MATRIX) {
         copy.items = QD_NEW_ARRAY(lw->arena, Expr, value->nitems ? value->nitems : 1);
         if (!copy.items) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         for (uint32_t i = 0; i < value->nitems; i++) {
             RETURN_IF_ERROR(lw_struct_load(lw, node, &value->items[i], &copy.items[i]));
@@ -516,7 +510,7 @@ lw_struct_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
         /* A @qd.func method: `self` is this struct, by reference. */
         Expr *self = QD_NEW(lw->arena, Expr);
         if (!self) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         *self = *base;
         out->items = self;
@@ -605,7 +599,7 @@ lw_struct_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
      * reads (no Python name starts with '@'). */
     QdAst *ref = QD_NEW(lw->arena, QdAst);
     if (!ref) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     bool is_ref = index->kind == QD_AST_NAME && index->name && index->name[0] == '@';
     if (is_ref) {

@@ -22,12 +22,6 @@ static const char template_library[] =
 #include "qd_templates.inc"
     ;
 
-static int
-nomem(Lowerer *lw)
-{
-    return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-}
-
 /* Makes the template library part of the module being built (once per module). */
 static int
 library_ready(Lowerer *lw, const char *name)
@@ -51,7 +45,7 @@ lw_local_array(Lowerer *lw, const QdType *ty, uint32_t n, uint32_t *out)
     const QdType *pty = arr ? qd_type_ptr(lw->m, arr, QD_SPACE_LOCAL) : NULL;
     QdInst *inst = qd_inst_new(lw->f, QD_OP_ALLOCA, 0);
     if (!pty || !inst || qd_inst_set_result(lw->f, inst, pty, NULL) == QD_NO_VALUE) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     inst->loc = lw->loc;
     QdRegion *r = lw->task->regions[0];
@@ -146,7 +140,7 @@ lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint
     callee->int_args = QD_NEW_ARRAY(lw->arena, QdCexpr *, ntargs ? ntargs : 1);
     callee->args_order = QD_NEW_ARRAY(lw->arena, uint8_t, ntargs ? ntargs : 1);
     if (!callee->name || !callee->type_args || !callee->int_args || !callee->args_order) {
-        return nomem(lw);
+        return lw_nomem(lw);
     }
     for (uint32_t k = 0; k < ntargs; k++) {
         if (targs[k].type != NULL) {
@@ -155,13 +149,13 @@ lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint
         } else {
             callee->args_order[k] = 1;
             if (!(callee->int_args[callee->nint_args++] = qd_cexpr_int(lw->m, targs[k].value))) {
-                return nomem(lw);
+                return lw_nomem(lw);
             }
         }
     }
     if (ret != NULL && ret->kind != QD_TY_VOID) {
         if (qd_inst_set_result(lw->f, call, ret, NULL) == QD_NO_VALUE) {
-            return nomem(lw);
+            return lw_nomem(lw);
         }
         *result = call->result;
     }
