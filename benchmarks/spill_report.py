@@ -32,13 +32,7 @@ import numpy as np
 import quadrants as qd
 from quadrants import _runtime
 from quadrants._core import _testing
-
-
-def find_ptxas():
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.access(os.path.join(root, "bin", "ptxas"), os.X_OK):
-            return os.path.join(root, "bin", "ptxas")
-    return shutil.which("ptxas")
+from quadrants._toolkit import find_ptxas
 
 
 def make_kernels(n):
@@ -52,33 +46,25 @@ def make_kernels(n):
         a: qd.types.vector(n, qd.f32)
         b: qd.types.vector(n, qd.f32)
 
-    @qd.kernel
-    def unpacked(x: qd.types.NDArray[qd.f32, 2], y: qd.types.NDArray[qd.f32, 2]):
-        for i in range(x.shape[0]):
-            t = Unpacked()
-            for j in qd.static(range(n)):
-                t.a[j] = x[i, j]
-                t.b[j] = x[i, n + j]
-            for k in qd.static(range(n)):
-                for j in qd.static(range(n)):
-                    t.a[j] = t.a[j] * t.b[(j + k) % n] + t.b[j]
-            for j in qd.static(range(n)):
-                y[i, j] = t.a[j] + t.b[j]
+    def kernel_of(Holder):
+        """The same kernel over either struct (one compiled kernel per struct type)."""
 
-    @qd.kernel
-    def packed(x: qd.types.NDArray[qd.f32, 2], y: qd.types.NDArray[qd.f32, 2]):
-        for i in range(x.shape[0]):
-            t = Packed()
-            for j in qd.static(range(n)):
-                t.a[j] = x[i, j]
-                t.b[j] = x[i, n + j]
-            for k in qd.static(range(n)):
+        @qd.kernel
+        def kernel(x: qd.types.NDArray[qd.f32, 2], y: qd.types.NDArray[qd.f32, 2]):
+            for i in range(x.shape[0]):
+                t = Holder()
                 for j in qd.static(range(n)):
-                    t.a[j] = t.a[j] * t.b[(j + k) % n] + t.b[j]
-            for j in qd.static(range(n)):
-                y[i, j] = t.a[j] + t.b[j]
+                    t.a[j] = x[i, j]
+                    t.b[j] = x[i, n + j]
+                for k in qd.static(range(n)):
+                    for j in qd.static(range(n)):
+                        t.a[j] = t.a[j] * t.b[(j + k) % n] + t.b[j]
+                for j in qd.static(range(n)):
+                    y[i, j] = t.a[j] + t.b[j]
 
-    return {"unpacked": unpacked, "packed": packed}
+        return kernel
+
+    return {"unpacked": kernel_of(Unpacked), "packed": kernel_of(Packed)}
 
 
 def final_qir(kernel, n):

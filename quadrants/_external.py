@@ -22,14 +22,13 @@ from quadrants import _core
 
 class DeviceArray:
     """Another library's C-contiguous device array, ready to launch: ``dtype`` (NumPy),
-    ``shape``, ``ndim`` and ``buffer`` (a DeviceBuffer over its memory)."""
+    ``shape`` and ``buffer`` (a DeviceBuffer over its memory)."""
 
-    __slots__ = ("dtype", "shape", "ndim", "buffer")
+    __slots__ = ("dtype", "shape", "buffer")
 
     def __init__(self, dtype, shape, buffer):
         self.dtype = dtype
         self.shape = shape
-        self.ndim = len(shape)
         self.buffer = buffer
 
 
@@ -88,7 +87,7 @@ def adapt(value, on_cuda, callbacks):
             return _device_array(value)
         if _is_torch_tensor(value):
             host = value.detach().cpu().numpy()
-            callbacks.append(lambda: value.copy_(_torch_from(value, host)))
+            callbacks.append(lambda: value.copy_(to_torch(host, value.device)))
             return host
         raise ValueError(
             f"an array in CUDA device memory ({type(value).__name__}) cannot be passed to a "
@@ -97,10 +96,6 @@ def adapt(value, on_cuda, callbacks):
     if _is_torch_tensor(value) or hasattr(value, "__array_interface__"):
         return _host_view(value)
     return None
-
-
-def _torch_from(tensor, host):
-    return to_torch(host, tensor.device)
 
 
 def to_torch(array, device=None):
