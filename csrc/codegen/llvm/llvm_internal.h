@@ -245,6 +245,10 @@ typedef struct QdCpuTarget {
                                 part of an offline cache key that names the machine code */
 } QdCpuTarget;
 
+/* nvptx_remat.c: after the optimizer, recomputes values made of constants, parameters and
+ * special registers in the blocks that use them instead of keeping them live across loops. */
+void qd_nvptx_rematerialize(LLVMModuleRef mod);
+
 int qd_cpu_target_init(QdCtx *ctx, QdCpuTarget *target, int opt_level);
 void qd_cpu_target_release(QdCpuTarget *target);
 /* Runs default<On> on the module, writing the requested dumps before and after. */

@@ -11,6 +11,7 @@
  *        attributes and the nvvm-reflect-ftz flag set
  *     -> default<On> with the NVPTX target machine (its pipeline runs NVVMReflect, so
  *        libdevice's __nvvm_reflect branches fold; global DCE drops the unused rest of it)
+ *     -> cheap lane-dependent values recomputed where they are used (nvptx_remat.c)
  *     -> PTX from the NVPTX asm printer.
  * The target machine is nvptx64-nvidia-cuda for sm_XY, XY the device's compute capability
  * capped at the newest sm LLVM 19 knows (sm_90); its PTX ISA is LLVM's default for that sm
@@ -419,6 +420,9 @@ optimize(QdCtx *ctx, LLVMTargetMachineRef tm, LLVMModuleRef mod, const QdLlvmOpt
         qd_error(ctx, (QdLoc){0}, QD_ERR_INTERNAL, "LLVM optimizer (NVPTX): %s", msg);
         LLVMDisposeErrorMessage(msg);
         goto done;
+    }
+    if (level > 0) {
+        qd_nvptx_rematerialize(mod);
     }
     if (opts->print_kernel_llvm_ir_optimized &&
         qd_llvm_dump_ir(ctx, mod, opts, QD_DUMP_CUDA_IR_OPTIMIZED) < 0) {
