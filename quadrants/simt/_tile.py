@@ -53,37 +53,49 @@ def tile_class(n, dtype=None):
         def _qd_tile_load(self, a: qd.template(), r0, r1, c0, c1):
             row = r0 + sg.invocation_id()
             if row < qd.min(r1, a.shape[0]):
-                cols = qd.min(c1, a.shape[1])
+                # one bound for the row (not one column index per element, which the
+                # optimizer would hoist out of the caller's loops and keep live)
+                ncols = qd.min(c1, a.shape[1]) - c0
                 for j in qd.static(range(n)):
-                    if c0 + j < cols:
+                    if j < ncols:
                         self.r[j] = dtype(a[row, c0 + j])
 
         @qd.func
         def _qd_tile_load3(self, a: qd.template(), b, r0, r1, c0, c1):
             row = r0 + sg.invocation_id()
             if row < qd.min(r1, a.shape[1]):
-                cols = qd.min(c1, a.shape[2])
+                # one bound for the row (not one column index per element, which the
+                # optimizer would hoist out of the caller's loops and keep live)
+                ncols = qd.min(c1, a.shape[2]) - c0
                 for j in qd.static(range(n)):
-                    if c0 + j < cols:
+                    if j < ncols:
                         self.r[j] = dtype(a[b, row, c0 + j])
 
         @qd.func
         def _qd_tile_store(self, a: qd.template(), r0, r1, c0, c1):
             row = r0 + sg.invocation_id()
-            if row < qd.min(r1, a.shape[0]):
-                cols = qd.min(c1, a.shape[1])
-                for j in qd.static(range(n)):
-                    if c0 + j < cols:
-                        a[row, c0 + j] = self.r[j]
+            # the columns this lane stores, 0 past the last row: no branch around the stores,
+            # so the code generator cannot sink the computation of the tile's last values
+            # into one and keep the shuffles feeding them live across it
+            ncols = qd.min(c1, a.shape[1]) - c0
+            if row >= qd.min(r1, a.shape[0]):
+                ncols = 0
+            for j in qd.static(range(n)):
+                if j < ncols:
+                    a[row, c0 + j] = self.r[j]
 
         @qd.func
         def _qd_tile_store3(self, a: qd.template(), b, r0, r1, c0, c1):
             row = r0 + sg.invocation_id()
-            if row < qd.min(r1, a.shape[1]):
-                cols = qd.min(c1, a.shape[2])
-                for j in qd.static(range(n)):
-                    if c0 + j < cols:
-                        a[b, row, c0 + j] = self.r[j]
+            # the columns this lane stores, 0 past the last row: no branch around the stores,
+            # so the code generator cannot sink the computation of the tile's last values
+            # into one and keep the shuffles feeding them live across it
+            ncols = qd.min(c1, a.shape[2]) - c0
+            if row >= qd.min(r1, a.shape[1]):
+                ncols = 0
+            for j in qd.static(range(n)):
+                if j < ncols:
+                    a[b, row, c0 + j] = self.r[j]
 
         @qd.func
         def _qd_tile_sub_outer(self, u, v):
