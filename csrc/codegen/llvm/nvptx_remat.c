@@ -9,10 +9,11 @@
  * the lane predicates of its updates (`lane > k`) as many again.
  *
  * qd_nvptx_rematerialize runs after the optimizer, before the PTX is printed. A value is cheap
- * when it is computed from constants, kernel parameters and special-register reads (lane,
- * thread, block ids and sizes) through at most MAX_DEPTH levels of compares, selects, casts and
- * integer or float arithmetic other than division; its leaves (parameters, special registers)
- * are live anyway. Every use of a cheap value in a block other than its own gets a copy of the
+ * when it is a lane predicate or a value selected by one: a compare or select (possibly
+ * converted) computed from constants, kernel parameters and the lane id through at most
+ * MAX_DEPTH levels of compares, selects, casts and integer or float arithmetic other than
+ * division; its leaves are live anyway, and the lane id is read again where it is recomputed
+ * (a read the code generator can neither hoist nor merge). Every use of a cheap value in a block other than its own gets a copy of the
  * computation in that block, right before the first such use (for a phi: at the end of the
  * incoming block), shared by the later uses of that block; the original goes once unused. The
  * result keeps only the leaves live across loops. Compares are also moved down to their first
@@ -29,10 +30,10 @@
 #define MAX_DEPTH 4    /* levels of operations in a recomputed value */
 #define MAX_CLONES 256 /* distinct values recomputed in one block */
 
-/* The special registers whose reads are recomputed: fixed for the whole thread. */
-static const char *const thread_sregs[] = {"laneid", "tid.x",   "tid.y",   "tid.z",    "ntid.x",
-                                           "ntid.y", "ntid.z",  "ctaid.x", "ctaid.y",  "ctaid.z",
-                                           "nctaid.x", "nctaid.y", "nctaid.z", "warpsize"};
+/* The special registers whose reads are recomputed: the lane id only. Thread and block ids
+ * feed address arithmetic, which the loop optimizer strength-reduces better from a hoisted
+ * value than from a read in every iteration. */
+static const char *const thread_sregs[] = {"laneid"};
 
 /* The register name of v when it reads one of thread_sregs (llvm.nvvm.read.ptx.sreg.<name>). */
 static const char *
@@ -107,7 +108,7 @@ is_cheap_op(LLVMOpcode op)
     }
 }
 
-/* A value that needs no recomputation: a constant, parameter or special-register read. */
+/* A value that needs no recomputation: a constant, a parameter or a lane id read. */
 static bool
 is_leaf(LLVMValueRef v)
 {
@@ -135,12 +136,21 @@ is_cheap_tree(LLVMValueRef v, int depth, bool *lane)
     return true;
 }
 
-/* A cheap value that depends on a special register: the ones worth recomputing (a value of
- * constants and parameters only would be hoisted again by the code generator). */
+/* A cheap value that depends on the lane id and is a lane predicate or a value chosen by
+ * one (a compare, a select, or one of them converted): the ones worth recomputing. A value
+ * of constants and parameters only would be hoisted again by the code generator. */
 static bool
 is_cheap(LLVMValueRef v)
 {
     bool lane = false;
+    LLVMOpcode op = LLVMIsAInstruction(v) ? LLVMGetInstructionOpcode(v) : LLVMRet;
+    if (op == LLVMZExt || op == LLVMSExt || op == LLVMUIToFP || op == LLVMSIToFP) {
+        LLVMValueRef from = LLVMGetOperand(v, 0);
+        op = LLVMIsAInstruction(from) ? LLVMGetInstructionOpcode(from) : LLVMRet;
+    }
+    if (op != LLVMICmp && op != LLVMFCmp && op != LLVMSelect) {
+        return false;
+    }
     return is_cheap_tree(v, 1, &lane) && lane;
 }
 
