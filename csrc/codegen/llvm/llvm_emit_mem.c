@@ -210,10 +210,32 @@ emit_field_ptr(Emitter *e, const QdInst *inst)
         e->values[inst->result] = base;
         return 0;
     }
+    /* On a GPU, a field of fewer than 2^31 elements is indexed in 32 bits, as CUDA C indexes
+     * with int: the loops' index registers stay 32-bit (one register each, not two) and only
+     * the final offset is widened. Indices are in range (bounds are the field's shape). */
+    uint64_t count = 1;
     for (uint32_t k = 0; k < field->ndim; k++) {
-        extents[k] = LLVMConstInt(e->t_i64, (uint64_t)field->shape[k], 0);
+        count *= (uint64_t)field->shape[k];
     }
-    lin = linear_index(e, inst, 0, extents);
+    bool narrow = qd_llvm_is_gpu(e) && count < ((uint64_t)1 << 31);
+    for (uint32_t i = 0; narrow && i < inst->nargs; i++) {
+        const QdType *ty = qd_value_type(e->kernel, inst->args[i]);
+        narrow = ty->kind == QD_TY_I32;
+    }
+    if (narrow) {
+        lin = qd_llvm_value(e, inst->args[0]);
+        for (uint32_t k = 1; k < inst->nargs; k++) {
+            LLVMValueRef ext = LLVMConstInt(e->t_i32, (uint64_t)field->shape[k], 0);
+            lin = LLVMBuildNSWMul(e->b, lin, ext, "");
+            lin = LLVMBuildNSWAdd(e->b, lin, qd_llvm_value(e, inst->args[k]), "");
+        }
+        lin = LLVMBuildSExt(e->b, lin, e->t_i64, "");
+    } else {
+        for (uint32_t k = 0; k < field->ndim; k++) {
+            extents[k] = LLVMConstInt(e->t_i64, (uint64_t)field->shape[k], 0);
+        }
+        lin = linear_index(e, inst, 0, extents);
+    }
     e->values[inst->result] =
         LLVMBuildInBoundsGEP2(e->b, qd_llvm_mem_type(e, field->elem), base, &lin, 1, "");
     return 0;
