@@ -443,3 +443,37 @@ def test_grid_stride_loop_interleaves_only_light_bodies():
     assert ptx.count("ld.global") == 1
     if PTXAS:
         ptxas(ptx, "heavy")
+
+
+DOT = """\
+kernel @dot(%x: ndarray<f32, 1>, %y: ndarray<f32, 1>) {
+  task serial {
+    %i0 = const 0 : i32
+    %i1 = const 1 : i32
+    %i2 = const 2 : i32
+    %i3 = const 3 : i32
+    %p0 = elem_ptr %x, %i0 : ptr<f32, global>
+    %p1 = elem_ptr %x, %i1 : ptr<f32, global>
+    %p2 = elem_ptr %x, %i2 : ptr<f32, global>
+    %p3 = elem_ptr %x, %i3 : ptr<f32, global>
+    %a0 = load %p0 : f32
+    %a1 = load %p1 : f32
+    %a2 = load %p2 : f32
+    %a3 = load %p3 : f32
+    %m0 = mul %a0, %a1 : f32
+    %m1 = mul %a2, %a3 : f32
+    %s0 = sub %a0, %m0 : f32
+    %s1 = sub %s0, %m1 : f32
+    %q = elem_ptr %y, %i0 : ptr<f32, global>
+    store %q, %s1
+  }
+}
+"""
+
+
+def test_no_reassociation_on_gpus():
+    # Fast math on NVPTX contracts (fma) but keeps the order of a chain of updates, as nvcc's
+    # --use_fast_math does: (a0 - a0*a1) - a2*a3 stays two dependent fmas, so a shuffle
+    # feeding each step is consumed before the next one is read.
+    ptx = check(DOT, "dot", options={"fast_math": True})["ptx"]
+    assert ptx.count("fma.rn") == 2, ptx

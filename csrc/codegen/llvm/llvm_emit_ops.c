@@ -44,7 +44,11 @@ LLVMValueRef
 qd_llvm_fast(Emitter *e, LLVMValueRef v)
 {
     if (e->opts->fast_math && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) {
-        LLVMSetFastMathFlags(v, QD_FAST_MATH_FLAGS);
+        LLVMFastMathFlags flags = QD_FAST_MATH_FLAGS;
+        if (e->target == QD_LLVM_TARGET_NVPTX) {
+            flags &= ~LLVMFastMathAllowReassoc;
+        }
+        LLVMSetFastMathFlags(v, flags);
     }
     return v;
 }
