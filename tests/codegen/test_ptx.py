@@ -477,3 +477,15 @@ def test_no_reassociation_on_gpus():
     # feeding each step is consumed before the next one is read.
     ptx = check(DOT, "dot", options={"fast_math": True})["ptx"]
     assert ptx.count("fma.rn") == 2, ptx
+
+
+@pytest.mark.parametrize("block_dim", [16, 32, 128])
+def test_one_warp_blocks_ask_for_a_full_sm(block_dim):
+    # Blocks of at most one warp ask for as many resident blocks per SM as the device holds (32
+    # on sm_90), which caps registers at 64 so that a launch of many of them takes one wave.
+    text = kernel_of(["%x: ndarray<f32, 1>"], ["%p = elem_ptr %x, %i : ptr<f32, global>",
+                                                "%v = load %p : f32", "store %p, %v"], block_dim)
+    ptx = check(text, "k")["ptx"]
+    assert f".maxntid {block_dim}, 1, 1" in ptx
+    assert (".minnctapersm 32" in ptx) == (block_dim <= 32)
+    assert ".minnctapersm 16" in ptx_of(text, "k", sm=86)["ptx"] or block_dim > 32

@@ -191,8 +191,11 @@ def test_lane_values_are_recomputed_inside_loops():
 
 @pytest.mark.skipif(PTXAS is None, reason="needs ptxas (CUDA toolkit)")
 def test_tile_cholesky_demo_registers():
-    # The blocked Tile16x16 Cholesky of misc/demos: no spills, and the register count that keeps
-    # the identity tile, lane predicates and column bounds out of the loops' live values.
+    # The blocked Tile16x16 Cholesky of misc/demos, one 16-thread block per matrix: asked for 32
+    # blocks per SM (a whole H100 SM of one-warp blocks), it must fit 64 registers. Without the
+    # lane predicates, identity tile and column bounds recomputed in the loops it needed 127
+    # and spilled 276 bytes at 64; it now spills 48 (an H100 runs it 1.47x faster than with
+    # 79 registers and no spills, 920 -> 629 us).
     import importlib.util
 
     path = pathlib.Path(__file__).resolve().parents[2] / "misc" / "demos" / "cholesky_blocked.py"
@@ -202,6 +205,8 @@ def test_tile_cholesky_demo_registers():
     a_field, kernels = demo.build(92, 2)
     a_field.from_numpy(demo.spd_batch(92, 2))
     kernel = dict((name, k) for name, _, k, _ in kernels)["tile16"]
-    regs, spills = ptxas_usage(ptx_of(kernel))
-    assert spills == 0
-    assert regs <= 80, regs
+    ptx = ptx_of(kernel)
+    assert ".minnctapersm 32" in ptx
+    regs, spills = ptxas_usage(ptx)
+    assert regs <= 64, regs
+    assert spills <= 64, spills

@@ -93,6 +93,26 @@ qd_nvptx_kernel_release(QdNvptxKernel *kernel)
 
 /***** target machine and libdevice *****/
 
+/* The resident blocks per SM of compute capability sm (CUDA's occupancy tables), 0 where
+ * not listed. */
+static uint32_t
+max_blocks_per_sm(int sm)
+{
+    switch (sm) {
+    case 70:
+    case 80:
+    case 90:
+        return 32;
+    case 89:
+        return 24;
+    case 75:
+    case 86:
+        return 16;
+    default:
+        return 0;
+    }
+}
+
 /* A target machine for sm_<sm> (caller holds nvptx_lock). */
 static LLVMTargetMachineRef
 create_machine(QdCtx *ctx, int sm, int opt_level)
@@ -574,6 +594,7 @@ qd_nvptx_compile(QdCtx *ctx, QdModule *m, const char *kernel_name, const QdNvptx
     e.arg_offsets = out->layout.arg_offsets;
     e.args_size = out->layout.args_size;
     e.default_block_dim = opts->default_block_dim ? opts->default_block_dim : 128;
+    e.max_blocks_per_sm = max_blocks_per_sm(opts->sm);
     e.mod = LLVMModuleCreateWithNameInContext(out->layout.symbol, llctx);
     layout = LLVMCreateTargetDataLayout(tm);
     layout_text = LLVMCopyStringRepOfTargetData(layout);
