@@ -489,3 +489,31 @@ def test_one_warp_blocks_ask_for_a_full_sm(block_dim):
     assert f".maxntid {block_dim}, 1, 1" in ptx
     assert (".minnctapersm 32" in ptx) == (block_dim <= 32)
     assert ".minnctapersm 16" in ptx_of(text, "k", sm=86)["ptx"] or block_dim > 32
+
+
+GLOBAL_ACCESS = """\
+field @grid : f32 [64, 96]
+
+kernel @g(%x: ndarray<f32, 1>, %n: i32, %m: i32) {
+  task serial {
+    %zero = const 0 : i32
+    for %i = %zero to %n {
+      %p = field_ptr @grid, %i, %m : ptr<f32, global>
+      %v = load %p : f32
+      %q = elem_ptr %x, %i : ptr<f32, global>
+      %w = load %q : f32
+      %s = add %v, %w : f32
+      store %q, %s
+      store %p, %s
+    }
+  }
+}
+"""
+
+
+def test_field_and_ndarray_accesses_are_global():
+    # Field and ndarray elements are addressed in the global space, so their loads and stores
+    # are ld.global / st.global rather than generic ld / st.
+    ptx = check(GLOBAL_ACCESS, "g")["ptx"]
+    assert ptx.count("ld.global.f32") == 2 and ptx.count("st.global.f32") == 2, ptx
+    assert "\tld.f32" not in ptx and "\tst.f32" not in ptx, ptx

@@ -14,9 +14,10 @@
  * LLVM has no atomicrmw for, is a compare-and-swap loop.
  *
  * NVPTX: a field's base is loaded (once per function, invariant) from its module global
- * `qd_field_<name>`; pointers known to be device memory (ndarray data, field bases, tmps,
- * results) are marked global with qd_llvm_global_ptr so loads and stores become ld.global /
- * st.global rather than generic accesses.
+ * `qd_field_<name>`; field and ndarray elements are addressed in the global address space
+ * and made generic last (global_space, element_address), tmps and results are marked global
+ * with qd_llvm_global_ptr, so loads and stores become ld.global / st.global rather than
+ * generic accesses.
  */
 #include "llvm_internal.h"
 
@@ -32,6 +33,27 @@ qd_llvm_global_ptr(Emitter *e, LLVMBuilderRef b, LLVMValueRef v)
     }
     LLVMTypeRef global = LLVMPointerTypeInContext(e->llctx, 1);
     return LLVMBuildAddrSpaceCast(b, LLVMBuildAddrSpaceCast(b, v, global, ""), e->t_ptr, "");
+}
+
+/* NVPTX: v as a pointer into the global address space (one cast, which the optimizer keeps:
+ * a cast there and back to generic would fold away before the address spaces are inferred).
+ * Element addresses are computed in that space and made generic last (element_address), so
+ * the accesses through them become ld.global / st.global. The CPU: v. */
+static LLVMValueRef
+global_space(Emitter *e, LLVMBuilderRef b, LLVMValueRef v)
+{
+    if (!qd_llvm_is_gpu(e)) {
+        return v;
+    }
+    return LLVMBuildAddrSpaceCast(b, v, LLVMPointerTypeInContext(e->llctx, 1), "");
+}
+
+/* Element `index` of type ty after base (from global_space), as a generic pointer. */
+static LLVMValueRef
+element_address(Emitter *e, LLVMTypeRef ty, LLVMValueRef base, LLVMValueRef index)
+{
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(e->b, ty, base, &index, 1, "");
+    return qd_llvm_is_gpu(e) ? LLVMBuildAddrSpaceCast(e->b, p, e->t_ptr, "") : p;
 }
 
 /* Address of byte `offset` of base (i8 GEP). */
@@ -68,7 +90,7 @@ nd_data(Emitter *e, int32_t param)
         LLVMValueRef ptr = byte_offset(e, e->hoist, e->args_ptr, e->arg_offsets[param]);
         LLVMValueRef v = LLVMBuildLoad2(e->hoist, e->t_ptr, ptr, "data");
         LLVMSetAlignment(v, 8);
-        e->nd_data[param] = qd_llvm_global_ptr(e, e->hoist, v);
+        e->nd_data[param] = global_space(e, e->hoist, v);
     }
     return e->nd_data[param];
 }
@@ -184,7 +206,7 @@ field_base(Emitter *e, const QdField *field)
             /* the runtime writes it before any launch; nothing in a kernel does */
             LLVMSetMetadata(base, LLVMGetMDKindIDInContext(e->llctx, "invariant.load", 14),
                             LLVMMDNodeInContext(e->llctx, NULL, 0));
-            e->field_bases[i] = qd_llvm_global_ptr(e, e->hoist, base);
+            e->field_bases[i] = global_space(e, e->hoist, base);
         }
         return e->field_bases[i];
     }
@@ -207,7 +229,8 @@ emit_field_ptr(Emitter *e, const QdInst *inst)
                         field->name);
     }
     if (field->ndim == 0) {
-        e->values[inst->result] = base;
+        LLVMValueRef zero = LLVMConstInt(e->t_i64, 0, 0);
+        e->values[inst->result] = element_address(e, e->t_i8, base, zero);
         return 0;
     }
     /* On a GPU, a field of fewer than 2^31 elements is indexed in 32 bits, as CUDA C indexes
@@ -236,8 +259,7 @@ emit_field_ptr(Emitter *e, const QdInst *inst)
         }
         lin = linear_index(e, inst, 0, extents);
     }
-    e->values[inst->result] =
-        LLVMBuildInBoundsGEP2(e->b, qd_llvm_mem_type(e, field->elem), base, &lin, 1, "");
+    e->values[inst->result] = element_address(e, qd_llvm_mem_type(e, field->elem), base, lin);
     return 0;
 }
 
@@ -264,8 +286,7 @@ emit_elem_ptr(Emitter *e, const QdInst *inst)
         extents[k] = LLVMBuildSExt(e->b, s, e->t_i64, "");
     }
     LLVMValueRef lin = nd->ndim ? linear_index(e, inst, 1, extents) : LLVMConstInt(e->t_i64, 0, 0);
-    e->values[inst->result] =
-        LLVMBuildInBoundsGEP2(e->b, qd_llvm_mem_type(e, nd->elem), nd_data(e, param), &lin, 1, "");
+    e->values[inst->result] = element_address(e, qd_llvm_mem_type(e, nd->elem), nd_data(e, param), lin);
     return 0;
 }
 
