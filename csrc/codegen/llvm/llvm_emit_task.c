@@ -422,6 +422,25 @@ emit_block_stride_loop(Emitter *e, const QdInst *pfor)
     LLVMValueRef count = LLVMBuildAdd(e->b, LLVMBuildUDiv(e->b, left, nctaid, ""), one, "");
     count = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntULT, ctaid, nblocks, ""), count, zero,
                             "count");
+    /* A loop over a 32-bit index counts in 32 bits: trips, virtual blocks and the offset of an
+     * iteration are below n < 2^32, so the values the loop keeps live take one register each.
+     * An iteration is in range when its virtual block is one of the n / B full ones, or the
+     * partial one after them and its thread is below n % B. */
+    bool narrow = LLVMGetIntTypeWidth(qd_llvm_reg_type(e, ty)) <= 32;
+    LLVMTypeRef ct = narrow ? e->t_i32 : e->t_i64;
+    LLVMValueRef full = NULL, rem = NULL;
+    if (narrow) {
+        full = LLVMBuildTrunc(e->b, LLVMBuildUDiv(e->b, n, ntid, ""), ct, "full");
+        rem = LLVMBuildTrunc(e->b, LLVMBuildURem(e->b, n, ntid, ""), ct, "rem");
+        count = LLVMBuildTrunc(e->b, count, ct, "");
+        begin = LLVMBuildTrunc(e->b, begin, ct, "");
+        tid = qd_llvm_sreg(e, e->b, "tid.x");
+        ntid = qd_llvm_sreg(e, e->b, "ntid.x");
+        ctaid = qd_llvm_sreg(e, e->b, "ctaid.x");
+        nctaid = qd_llvm_sreg(e, e->b, "nctaid.x");
+        one = LLVMConstInt(ct, 1, 0);
+        zero = LLVMConstInt(ct, 0, 0);
+    }
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b);
     LLVMBasicBlockRef header = qd_llvm_new_block(e, "blocks");
     LLVMBasicBlockRef check = qd_llvm_new_block(e, "blocks.check");
@@ -432,17 +451,28 @@ emit_block_stride_loop(Emitter *e, const QdInst *pfor)
 
     LLVMBuildBr(e->b, header);
     LLVMPositionBuilderAtEnd(e->b, header);
-    LLVMValueRef t = LLVMBuildPhi(e->b, e->t_i64, "t");
+    LLVMValueRef t = LLVMBuildPhi(e->b, ct, "t");
     LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntULT, t, count, ""), check, exit);
 
     LLVMPositionBuilderAtEnd(e->b, check);
     LLVMValueRef vblock = LLVMBuildAdd(e->b, ctaid, LLVMBuildMul(e->b, t, nctaid, ""), "");
-    LLVMValueRef j =
-        LLVMBuildAdd(e->b, begin, LLVMBuildAdd(e->b, LLVMBuildMul(e->b, vblock, ntid, ""), tid, ""), "j");
-    LLVMBuildCondBr(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, j, end, ""), body, exit);
+    LLVMValueRef j, in_range;
+    if (narrow) {
+        LLVMValueRef is_full = LLVMBuildICmp(e->b, LLVMIntULT, vblock, full, "");
+        LLVMValueRef in_rest = LLVMBuildICmp(e->b, LLVMIntULT, tid, rem, "");
+        in_range = LLVMBuildOr(e->b, is_full, in_rest, "");
+        LLVMValueRef rel = LLVMBuildAdd(e->b, LLVMBuildMul(e->b, vblock, ntid, ""), tid, "");
+        j = LLVMBuildAdd(e->b, begin, rel, "j");
+    } else {
+        j = LLVMBuildAdd(e->b, begin,
+                         LLVMBuildAdd(e->b, LLVMBuildMul(e->b, vblock, ntid, ""), tid, ""), "j");
+        in_range = LLVMBuildICmp(e->b, LLVMIntSLT, j, end, "");
+    }
+    LLVMBuildCondBr(e->b, in_range, body, exit);
 
     LLVMPositionBuilderAtEnd(e->b, body);
-    e->values[pfor->result] = LLVMBuildTrunc(e->b, j, qd_llvm_reg_type(e, ty), "i");
+    e->values[pfor->result] = narrow ? LLVMBuildTruncOrBitCast(e->b, j, qd_llvm_reg_type(e, ty), "i")
+                                     : LLVMBuildTrunc(e->b, j, qd_llvm_reg_type(e, ty), "i");
     RETURN_IF_ERROR(qd_llvm_emit_region(e, pfor->regions[0], &targets));
     if (qd_llvm_block_is_open(e)) {
         LLVMBuildBr(e->b, latch);
