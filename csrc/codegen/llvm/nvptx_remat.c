@@ -457,6 +457,42 @@ pin_shuffle_consumers(LLVMBuilderRef b, LLVMBasicBlockRef bb, ValueSet *tainted)
     }
 }
 
+/* Whether v calls llvm.nvvm.activemask. */
+static bool
+is_activemask(LLVMValueRef v)
+{
+    if (!LLVMIsACallInst(v)) {
+        return false;
+    }
+    LLVMValueRef callee = LLVMGetCalledValue(v);
+    size_t len = 0;
+    const char *name = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
+    return strcmp(name, "llvm.nvvm.activemask") == 0;
+}
+
+/* One lane mask per block: every subgroup operation takes the mask of the lanes active at it
+ * (an activemask read each), but the lanes active at a block's first read all run the rest of
+ * the block (no branch leaves it before its end), so that mask serves every later operation
+ * of the block: one vote instead of one per shuffle. */
+static void
+share_activemask(LLVMBasicBlockRef bb)
+{
+    LLVMValueRef first = NULL;
+    LLVMValueRef inst = LLVMGetFirstInstruction(bb);
+    while (inst != NULL) {
+        LLVMValueRef next = LLVMGetNextInstruction(inst);
+        if (is_activemask(inst)) {
+            if (first == NULL) {
+                first = inst;
+            } else {
+                LLVMReplaceAllUsesWith(inst, first);
+                LLVMInstructionEraseFromParent(inst);
+            }
+        }
+        inst = next;
+    }
+}
+
 void
 qd_nvptx_rematerialize(LLVMModuleRef mod)
 {
@@ -472,6 +508,7 @@ qd_nvptx_rematerialize(LLVMModuleRef mod)
             continue;
         }
         for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+            share_activemask(bb);
             pin_shuffle_consumers(b, bb, &tainted);
         }
         for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
