@@ -113,42 +113,26 @@ def tile_class(n, dtype=None):
             e = dtype(eps)
             for k in qd.static(range(n)):
                 d = sg.shuffle(self.r[k], qd.u32(k))
-                # lane k's eps, read through a lane index that depends on d (k + 1 only when d
-                # is NaN, and then the pivot is NaN anyway), so the n eps shuffles are not all
-                # issued up front and kept live
-                ek = sg.shuffle(e, qd.u32(k) + qd.cast(d != d, qd.u32))
-                piv = qd.sqrt(qd.max(d, ek))
+                piv = qd.sqrt(qd.max(d, sg.shuffle(e, qd.u32(k))))
                 lk = self.r[k] / piv
                 if tid == k:
                     self.r[k] = piv
                 elif tid > k:
                     self.r[k] = lk
                 lik = self.r[k]
-                prev = lik
                 for j in qd.static(range(k + 1, n)):
-                    # the lane index depends on the previous update (j + 1 only when it is NaN,
-                    # and then this row is NaN anyway), so each update is made before the next
-                    # shuffle instead of all shuffles first with their results kept live
-                    ljk = sg.shuffle(lik, qd.u32(j) + qd.cast(prev != prev, qd.u32))
+                    ljk = sg.shuffle(lik, qd.u32(j))
                     if tid >= j:
                         self.r[j] -= lik * ljk
-                    prev = self.r[j]
 
         @qd.func
         def _qd_tile_solve_lower(self, lower_factor):
             """In place on this tile B: X with X @ L^T = B, L = lower_factor (one row per lane)."""
             for j in qd.static(range(n)):
-                # Step j's shuffles read lane j, named through a value of step j - 1 (j + 1 only
-                # when x[j-1] is NaN, and then x[j] is NaN anyway): without that dependency the
-                # code generator issues all n(n+1)/2 shuffles of L first and keeps their results
-                # live at once (232 registers for a 16x16 solve instead of 64).
-                src = qd.u32(j)
-                if qd.static(j > 0):
-                    src = qd.u32(j) + qd.cast(self.r[j - 1] != self.r[j - 1], qd.u32)
                 acc = self.r[j]
                 for k in qd.static(range(j)):
-                    acc -= sg.shuffle(lower_factor.r[k], src) * self.r[k]
-                self.r[j] = acc / sg.shuffle(lower_factor.r[j], src)
+                    acc -= sg.shuffle(lower_factor.r[k], qd.u32(j)) * self.r[k]
+                self.r[j] = acc / sg.shuffle(lower_factor.r[j], qd.u32(j))
 
     Tile.__qualname__ = Tile.__name__ = f"Tile{n}x{n}_{dtype}"
     _classes[key] = Tile
