@@ -214,12 +214,17 @@ collect_facts(const DispatcherObject *self, PyObject *const *args, Py_ssize_t na
         facts->array[i] = NULL;
         facts->dtype[i] = NULL;
         if (self->qd_ndarray_type && (PyObject *)Py_TYPE(args[i]) == self->qd_ndarray_type) {
-            if (!(facts->array[i] = PyObject_GetAttr(args[i], self->name_array))) {
+            /* Both are plain instance attributes of qd.ndarray (no descriptor of the class
+             * shadows them): read from the instance dict, without the attribute protocol. */
+            PyObject *dict = PyObject_GenericGetDict(args[i], NULL);
+            if (dict == NULL) {
                 PyErr_Clear();
+                continue;
             }
-            if (!(facts->dtype[i] = PyObject_GetAttr(args[i], self->name_dtype))) {
-                PyErr_Clear();
-            }
+            facts->array[i] = Py_XNewRef(PyDict_GetItemWithError(dict, self->name_array));
+            facts->dtype[i] = Py_XNewRef(PyDict_GetItemWithError(dict, self->name_dtype));
+            PyErr_Clear();
+            Py_DECREF(dict);
         }
     }
 }
