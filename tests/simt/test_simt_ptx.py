@@ -194,7 +194,7 @@ def test_tile_cholesky_demo_registers():
     # The blocked Tile16x16 Cholesky of misc/demos, one 16-thread block per matrix: asked for 32
     # blocks per SM (a whole H100 SM of one-warp blocks), it must fit 64 registers. Without the
     # lane predicates, identity tile and column bounds recomputed in the loops it needed 127
-    # and spilled 276 bytes at 64; it now spills 28 (at 48 bytes an H100 ran it 1.47x faster than
+    # and spilled 276 bytes at 64; it now spills 20 (at 48 bytes an H100 ran it 1.47x faster than
     # with 79 registers and no spills, 920 -> 629 us).
     import importlib.util
 
@@ -209,7 +209,7 @@ def test_tile_cholesky_demo_registers():
     assert ".minnctapersm 32" in ptx
     regs, spills = ptxas_usage(ptx)
     assert regs <= 64, regs
-    assert spills <= 28, spills
+    assert spills <= 20, spills
 
 
 def test_one_lane_mask_per_block():
