@@ -15,9 +15,10 @@ and vectors and matrices keep their own slice syntax. The statements rewritten:
     L.solve_triangular_(B)        B._qd_tile_solve_lower(L)
 
 A column slice becomes each lane's element of the column right away (the reference defers the
-load to the outer product; the values are the same). Misuses raise at that point:
-QuadrantsSyntaxError for a slice without start or stop, TypeError for other operators with
-``qd.outer`` or ``lower=False``.
+load to the outer product; the values are the same); as in the reference, a name bound to one
+may only be passed to ``qd.outer``. Misuses raise at that point: QuadrantsSyntaxError for a
+slice without start or stop, TypeError for a column slice used as a value, other operators
+with ``qd.outer`` or ``lower=False``.
 """
 
 import ast
@@ -176,6 +177,43 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
 
+def _is_column_slice(rewriter, value):
+    if not isinstance(value, ast.Subscript):
+        return False
+    parts = rewriter._slices(value)
+    return parts is not None and not isinstance(parts[-1], tuple)
+
+
+def _check_column_uses(funcdef, rewriter):
+    """A name bound only to column slices may appear only as an argument of qd.outer: the
+    reference's column slice is a deferred proxy that raises TypeError when used as a value."""
+    columns, others = set(), set()
+    for node in ast.walk(funcdef):
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) else [])
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    column = (isinstance(node, ast.Assign) and target is name
+                              and _is_column_slice(rewriter, node.value))
+                    (columns if column else others).add(name.id)
+    columns -= others
+    if not columns:
+        return
+    allowed = set()
+    for node in ast.walk(funcdef):
+        if _is_outer(node):
+            allowed.update(id(a) for a in node.args if isinstance(a, ast.Name))
+    for node in ast.walk(funcdef):
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                and node.id in columns and id(node) not in allowed):
+            raise TypeError(
+                f"{_where(node, rewriter.filename)}: column slice '{node.id}' can only be used "
+                "as an argument of qd.outer(...)")
+
+
 def rewrite(funcdef, filename):
     """The function definition with tile syntax turned into tile method calls."""
-    return ast.fix_missing_locations(_Rewriter(filename).visit(funcdef))
+    rewriter = _Rewriter(filename)
+    _check_column_uses(funcdef, rewriter)
+    return ast.fix_missing_locations(rewriter.visit(funcdef))

@@ -184,6 +184,33 @@ def test_outer_does_not_compose_and_lower_must_be_true():
     assert qd.simt.Tile16x16.SIZE == 16 and qd.simt.Tile32x32.SIZE == 32
 
 
+def test_column_slices_only_go_to_outer():
+    f = qd.field(qd.f32, shape=(16, 16))
+    out = qd.field(qd.f32, shape=16)
+
+    @qd.kernel
+    def as_value():
+        qd.loop_config(block_dim=16)
+        for i in range(16):
+            t = qd.simt.Tile16x16.zeros(dtype=qd.f32)
+            v = f[0:16, 0]
+            out[i] = v * 2.0 + t.r[0]
+
+    @qd.kernel
+    def indexed():
+        qd.loop_config(block_dim=16)
+        for i in range(16):
+            t = qd.simt.Tile16x16.zeros(dtype=qd.f32)
+            v = f[0:16, 0]
+            t -= qd.outer(v, v)
+            out[i] = v[0]
+
+    for kernel in (as_value, indexed):
+        with pytest.raises(TypeError, match="column slice 'v' can only be used as an argument "
+                                            r"of qd.outer\(...\)"):
+            kernel()
+
+
 def test_tiles_need_a_gpu_or_the_emulation(arch):
     if arch != "cpu":
         pytest.skip("the CPU's error")
