@@ -17,7 +17,7 @@ import numpy as np
 
 from quadrants import _device, _external, _runtime, _types
 from quadrants._annotations import Layout
-from quadrants._core import QuadrantsIndexError, QuadrantsRuntimeError
+from quadrants._core import NdarrayBase, QuadrantsIndexError, QuadrantsRuntimeError
 from quadrants._field import _check_alive, _to_numpy
 
 MAX_DIM_SIZE = 2**31 - 1
@@ -37,9 +37,10 @@ def _ndarray_shape(shape):
     return tuple(int(d) for d in dims)
 
 
-class Ndarray:
+class Ndarray(NdarrayBase):
     """An n-d array of scalars. ``dtype``, ``shape``, ``element_shape`` (always ``()`` for
-    scalar elements), ``layout``, ``grad`` (when created with ``needs_grad=True``)."""
+    scalar elements), ``layout``, ``grad`` (when created with ``needs_grad=True``). ``dtype``
+    and ``_qd_array`` live in the C base (NdarrayBase), where a kernel launch reads them."""
 
     _qd_ndarray = True
 

@@ -76,21 +76,30 @@ typedef struct DispatcherObject {
     PyObject *fallback;          /* fallback(kernel, *args, **kwargs): the Python launch path */
     PyObject *on_error;          /* on_error(exc): raises what a failed fast launch raises */
     PyObject *numpy_type;        /* numpy.ndarray, once an entry has met it (strong) */
-    PyObject *qd_ndarray_type;   /* the qd.ndarray class, once an entry has met it (strong) */
-    PyObject *name_array;        /* interned "_qd_array" */
-    PyObject *name_dtype;        /* interned "dtype" */
+    PyObject *qd_ndarray_type;   /* the qd.ndarray class (an NdarrayBase), once an entry has
+                                    met it (strong) */
     Entry *entries[MAX_ENTRIES]; /* the table, entries[0 .. nentries) */
     int nentries;                /* entries in use */
     int next_victim;             /* entry replaced when the table is full */
 } DispatcherObject;
 
 /* What the arguments of one call hold beyond themselves: for each qd.ndarray argument its
- * `_qd_array` and `dtype` (strong), fetched before the table is scanned so that the scan runs no
- * Python code. */
+ * `_qd_array` and `dtype` (strong), read from its NdarrayBase members before the table is
+ * scanned. */
 typedef struct ArgFacts {
     PyObject *array[MAX_FAST_ARGS]; /* `_qd_array`, or NULL */
     PyObject *dtype[MAX_FAST_ARGS]; /* `dtype`, or NULL */
 } ArgFacts;
+
+/* quadrants._core.NdarrayBase, the base of qd.ndarray: the two attributes a launch reads --
+ * `_qd_array` (what is launched: a NumPy array or a DeviceBuffer) and `dtype` -- are C members,
+ * which the fast path reads from the object itself rather than through the attribute protocol
+ * and the instance dict. */
+typedef struct NdarrayBaseObject {
+    PyObject_HEAD
+    PyObject *array; /* `_qd_array` */
+    PyObject *dtype; /* `dtype` */
+} NdarrayBaseObject;
 
 /***** entries *****/
 
@@ -203,9 +212,10 @@ find_entry(const DispatcherObject *self, PyObject *const *args, Py_ssize_t nargs
     return NULL;
 }
 
-/* Fills `facts` for the qd.ndarray arguments. May run Python code (attribute access). An
- * attribute that cannot be read is left NULL, without an exception: the argument then matches no
- * entry and the fallback raises what the Python layer raises. */
+/* Fills `facts` for the qd.ndarray arguments from their NdarrayBase members (strong references,
+ * so that they outlive the launch even if another thread rebinds them). A member that is not set
+ * is left NULL: the argument then matches no entry and the fallback raises what the Python layer
+ * raises. */
 static void
 collect_facts(const DispatcherObject *self, PyObject *const *args, Py_ssize_t nargs,
               ArgFacts *facts)
@@ -214,17 +224,9 @@ collect_facts(const DispatcherObject *self, PyObject *const *args, Py_ssize_t na
         facts->array[i] = NULL;
         facts->dtype[i] = NULL;
         if (self->qd_ndarray_type && (PyObject *)Py_TYPE(args[i]) == self->qd_ndarray_type) {
-            /* Both are plain instance attributes of qd.ndarray (no descriptor of the class
-             * shadows them): read from the instance dict, without the attribute protocol. */
-            PyObject *dict = PyObject_GenericGetDict(args[i], NULL);
-            if (dict == NULL) {
-                PyErr_Clear();
-                continue;
-            }
-            facts->array[i] = Py_XNewRef(PyDict_GetItemWithError(dict, self->name_array));
-            facts->dtype[i] = Py_XNewRef(PyDict_GetItemWithError(dict, self->name_dtype));
-            PyErr_Clear();
-            Py_DECREF(dict);
+            const NdarrayBaseObject *nd = (const NdarrayBaseObject *)args[i];
+            facts->array[i] = Py_XNewRef(nd->array);
+            facts->dtype[i] = Py_XNewRef(nd->dtype);
         }
     }
 }
@@ -440,6 +442,20 @@ accept_numpy_array(DispatcherObject *self, PyObject *array)
     return ok;
 }
 
+static void ndarray_base_dealloc(PyObject *op);
+
+/* Whether tp is NdarrayBase or derives from it (known by its deallocator). */
+static bool
+derives_from_ndarray_base(PyTypeObject *tp)
+{
+    for (; tp != NULL; tp = tp->tp_base) {
+        if (PyType_GetSlot(tp, Py_tp_dealloc) == (void *)ndarray_base_dealloc) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Fills `slot` for argument `arg` (borrowed) of kind `kind`. 1 when the argument can be matched,
  * 0 when it cannot (the launch is not registered), -1 with an exception set. */
 static int
@@ -464,13 +480,13 @@ slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg)
         }
         break;
     case SLOT_QD_NDARRAY:
-        if (self->qd_ndarray_type && (PyObject *)Py_TYPE(arg) != self->qd_ndarray_type) {
+        if ((self->qd_ndarray_type && (PyObject *)Py_TYPE(arg) != self->qd_ndarray_type) ||
+            !derives_from_ndarray_base(Py_TYPE(arg))) {
             break;
         }
-        array = PyObject_GetAttr(arg, self->name_array);
-        slot->object = array ? PyObject_GetAttr(arg, self->name_dtype) : NULL;
-        if (!slot->object) {
-            ok = -1;
+        array = Py_XNewRef(((const NdarrayBaseObject *)arg)->array);
+        slot->object = Py_XNewRef(((const NdarrayBaseObject *)arg)->dtype);
+        if (!array || !slot->object) {
             break;
         }
         if (qd_py_device_buffer_ndim(array) >= 0) {
@@ -625,11 +641,6 @@ dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     self->vectorcall = dispatcher_vectorcall;
-    self->name_array = PyUnicode_InternFromString("_qd_array");
-    self->name_dtype = PyUnicode_InternFromString("dtype");
-    if (!self->name_array || !self->name_dtype) {
-        Py_CLEAR(self);
-    }
     return (PyObject *)self;
 }
 
@@ -688,8 +699,6 @@ dispatcher_clear(PyObject *op)
     Py_CLEAR(self->on_error);
     Py_CLEAR(self->numpy_type);
     Py_CLEAR(self->qd_ndarray_type);
-    Py_CLEAR(self->name_array);
-    Py_CLEAR(self->name_dtype);
     return 0;
 }
 
@@ -745,4 +754,64 @@ PyObject *
 qd_py_dispatcher_type_new(PyObject *module)
 {
     return PyType_FromModuleAndSpec(module, &dispatcher_spec, NULL);
+}
+
+/***** NdarrayBase *****/
+
+static int
+ndarray_base_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    NdarrayBaseObject *self = (NdarrayBaseObject *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->array);
+    Py_VISIT(self->dtype);
+    return 0;
+}
+
+static int
+ndarray_base_clear(PyObject *op)
+{
+    NdarrayBaseObject *self = (NdarrayBaseObject *)op;
+    Py_CLEAR(self->array);
+    Py_CLEAR(self->dtype);
+    return 0;
+}
+
+static void
+ndarray_base_dealloc(PyObject *op)
+{
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    ndarray_base_clear(op);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyMemberDef ndarray_base_members[] = {
+    {"_qd_array", T_OBJECT, offsetof(NdarrayBaseObject, array), 0,
+     "what a launch passes: the NumPy array (CPU) or DeviceBuffer (CUDA)"},
+    {"dtype", T_OBJECT, offsetof(NdarrayBaseObject, dtype), 0, "the element type"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot ndarray_base_slots[] = {
+    {Py_tp_dealloc, ndarray_base_dealloc},
+    {Py_tp_traverse, ndarray_base_traverse},
+    {Py_tp_clear, ndarray_base_clear},
+    {Py_tp_members, ndarray_base_members},
+    {Py_tp_doc, "NdarrayBase: base of qd.ndarray, holding what a kernel launch reads of it."},
+    {0, NULL},
+};
+
+static PyType_Spec ndarray_base_spec = {
+    .name = "quadrants._core.NdarrayBase",
+    .basicsize = sizeof(NdarrayBaseObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = ndarray_base_slots,
+};
+
+PyObject *
+qd_py_ndarray_base_type_new(PyObject *module)
+{
+    return PyType_FromModuleAndSpec(module, &ndarray_base_spec, NULL);
 }

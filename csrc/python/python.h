@@ -133,6 +133,8 @@ int qd_py_device_buffer_ndim(PyObject *obj);
 /* The Dispatcher type (the C base of qd.kernel objects: the launch fast path) for `module`
  * (new reference; NULL with an exception set). */
 PyObject *qd_py_dispatcher_type_new(PyObject *module);
+/* quadrants._core.NdarrayBase (dispatch.c): the base of qd.ndarray. */
+PyObject *qd_py_ndarray_base_type_new(PyObject *module);
 
 /***** testing.c *****/
 
