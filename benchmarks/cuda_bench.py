@@ -8,8 +8,9 @@
   launch       host time of launching an already-compiled kernel with two ndarrays and a
                scalar (median of 9 alternating rounds of 5000 calls): through the qd.kernel
                object (the normal path), through the compiled CudaKernel directly, a bare
-               cuLaunchKernel loop in C on the same kernel and arguments, and CuPy's RawKernel
-               of the same saxpy
+               cuLaunchKernel loop in C on the same kernel and arguments, CuPy's RawKernel
+               of the same saxpy, and a Python function that does nothing, called the same way
+               (the part of every Python-side figure that is the interpreter's)
 
 Needs a CUDA device, torch for the timing events (wall-clock timing otherwise) and optionally
 CuPy. Prints a table; --json PATH writes the numbers.
@@ -117,6 +118,9 @@ def bench_launch(res, rounds=9, calls=5000):
         "qd_compiled_call_host_us": lambda k: loop_us(lambda: compiled(1.0, xa, ya), k),
         "raw_culaunchkernel_host_us": lambda k: _testing.cuda_raw_launch_us(
             compiled, (1.0, xa, ya), k),
+        # the harness alone: the Python loop and call that the qd contenders pay and the raw C
+        # loop does not (the floor of any launch from Python)
+        "python_call_floor_host_us": lambda k: loop_us(lambda: _noop(1.0, x, y), k),
     }
     try:
         import cupy as cp
@@ -145,6 +149,10 @@ def bench_launch(res, rounds=9, calls=5000):
     for name, values in times.items():
         res[name] = statistics.median(values)
     res["qd_kernel_vs_raw_launch"] = res["qd_kernel_call_host_us"] / res["raw_culaunchkernel_host_us"]
+
+
+def _noop(*args):
+    return None
 
 
 def loop_us(fn, calls):
