@@ -1,8 +1,9 @@
 """Batched Cholesky factorization of many small SPD matrices, three ways:
 
-  baseline  scalar right-looking Cholesky, 64 threads per matrix, the matrix in shared memory
-            (qd.simt.block.SharedArray), thread 0 takes each pivot, the others scale the column
-            and update the trailing rows in parallel, block barriers between the steps;
+  baseline  scalar Cholesky-Crout, 64 threads per matrix, the matrix in shared memory
+            (qd.simt.block.SharedArray): for each column, thread 0 computes the diagonal
+            element, then the threads compute the column's rows below it in parallel, block
+            barriers between the steps;
   crout16   left-looking (Crout) scalar Cholesky, 16 threads per matrix, the matrix in shared
             memory;
   tile16    blocked Cholesky on 16x16 register tiles (qd.simt.Tile16x16), 16 threads per
@@ -69,20 +70,21 @@ def build(n, n_envs):
                 row += 64
             qd.simt.block.sync()
             for j in range(n):
+                # column j of L from the columns before it (Crout): thread 0 the diagonal,
+                # then every thread its rows below it
                 if tid == 0:
-                    h[j, j] = qd.sqrt(qd.max(h[j, j], qd.f32(EPS)))
+                    d = h[j, j]
+                    for k in range(j):
+                        d -= h[j, k] * h[j, k]
+                    h[j, j] = qd.sqrt(qd.max(d, qd.f32(EPS)))
                 qd.simt.block.sync()
                 inv = qd.f32(1.0) / h[j, j]
                 i = j + 1 + tid
                 while i < n:
-                    h[i, j] = h[i, j] * inv
-                    i += 64
-                qd.simt.block.sync()
-                i = j + 1 + tid
-                while i < n:
-                    lij = h[i, j]
-                    for k in range(j + 1, i + 1):
-                        h[i, k] = h[i, k] - lij * h[k, j]
+                    s = h[i, j]
+                    for k in range(j):
+                        s -= h[i, k] * h[j, k]
+                    h[i, j] = s * inv
                     i += 64
                 qd.simt.block.sync()
             row = tid
