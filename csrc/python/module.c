@@ -308,7 +308,8 @@ core_exec(PyObject *module)
     int added = dispatcher_type ? PyModule_AddObjectRef(module, "Dispatcher", dispatcher_type) : -1;
     Py_XDECREF(dispatcher_type);
     PyObject *ndarray_base_type = added == 0 ? qd_py_ndarray_base_type_new(module) : NULL;
-    added = ndarray_base_type ? PyModule_AddObjectRef(module, "NdarrayBase", ndarray_base_type) : -1;
+    added = ndarray_base_type ? PyModule_AddObjectRef(module, "NdarrayBase", ndarray_base_type)
+                              : -1;
     Py_XDECREF(ndarray_base_type);
     RETURN_IF_ERROR(added);
     state->compiled_kernel_type = qd_py_compiled_kernel_type_new(module);

@@ -286,7 +286,8 @@ emit_elem_ptr(Emitter *e, const QdInst *inst)
         extents[k] = LLVMBuildSExt(e->b, s, e->t_i64, "");
     }
     LLVMValueRef lin = nd->ndim ? linear_index(e, inst, 1, extents) : LLVMConstInt(e->t_i64, 0, 0);
-    e->values[inst->result] = element_address(e, qd_llvm_mem_type(e, nd->elem), nd_data(e, param), lin);
+    e->values[inst->result] =
+        element_address(e, qd_llvm_mem_type(e, nd->elem), nd_data(e, param), lin);
     return 0;
 }
 

@@ -471,8 +471,9 @@ emit_block_stride_loop(Emitter *e, const QdInst *pfor)
     LLVMBuildCondBr(e->b, in_range, body, exit);
 
     LLVMPositionBuilderAtEnd(e->b, body);
-    e->values[pfor->result] = narrow ? LLVMBuildTruncOrBitCast(e->b, j, qd_llvm_reg_type(e, ty), "i")
-                                     : LLVMBuildTrunc(e->b, j, qd_llvm_reg_type(e, ty), "i");
+    LLVMTypeRef index_type = qd_llvm_reg_type(e, ty);
+    e->values[pfor->result] = narrow ? LLVMBuildTruncOrBitCast(e->b, j, index_type, "i")
+                                     : LLVMBuildTrunc(e->b, j, index_type, "i");
     RETURN_IF_ERROR(qd_llvm_emit_region(e, pfor->regions[0], &targets));
     if (qd_llvm_block_is_open(e)) {
         LLVMBuildBr(e->b, latch);

@@ -8,17 +8,20 @@
  * out of a blocked Cholesky's outer loop it kept 16 registers busy in every step of it, and
  * the lane predicates of its updates (`lane > k`) as many again.
  *
- * qd_nvptx_rematerialize runs after the optimizer, before the PTX is printed. A value is cheap
- * when it is a lane predicate or a value selected by one: a compare or select (possibly
- * converted) computed from constants, kernel parameters and the lane id through at most
- * MAX_DEPTH levels of compares, selects, casts and integer or float arithmetic other than
- * division; its leaves are live anyway, and the lane id is read again where it is recomputed
- * (a read the code generator can neither hoist nor merge). Every use of a cheap value in a block other than its own gets a copy of the
- * computation in that block, right before the first such use (for a phi: at the end of the
- * incoming block), shared by the later uses of that block; the original goes once unused. The
- * result keeps only the leaves live across loops. Compares are also moved down to their first
- * user within a block (the printer would otherwise keep a predicate per compare live from the
- * block's start).
+ * qd_nvptx_rematerialize runs after the optimizer, before the PTX is printed, and shapes the
+ * module for ptxas's register allocation in four ways:
+ *   - recomputation: a value is cheap when it is a lane predicate or a value selected by one
+ *     (a compare or select, possibly converted) computed from constants, kernel parameters and
+ *     the lane id through at most MAX_DEPTH levels of compares, selects, casts and integer or
+ *     float arithmetic other than division. Every use of a cheap value in a block other than
+ *     its own gets a copy of the computation in that block, right before the first such use
+ *     (for a phi: at the end of the incoming block), shared by the later uses of that block;
+ *     the lane id is read again there (a read the code generator can neither hoist nor merge)
+ *     and the original goes once unused, so only the leaves stay live across loops;
+ *   - compares move down to their first user within a block (the printer would otherwise keep
+ *     a predicate per compare live from the block's start);
+ *   - arithmetic on shuffle results stays in the shuffle's block (pin_shuffle_consumers);
+ *   - one active-lane mask per block serves all its subgroup operations (share_activemask).
  */
 #include "llvm_internal.h"
 
@@ -27,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 4    /* levels of operations in a recomputed value */
+#define MAX_DEPTH  4   /* levels of operations in a recomputed value */
 #define MAX_CLONES 256 /* distinct values recomputed in one block */
 
 /* The special registers whose reads are recomputed: the lane id only. Thread and block ids
@@ -262,7 +265,8 @@ drop_unused(LLVMValueRef fn)
     bool again = true;
     while (again) {
         again = false;
-        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb;
+             bb = LLVMGetNextBasicBlock(bb)) {
             LLVMValueRef inst = LLVMGetFirstInstruction(bb);
             while (inst != NULL) {
                 LLVMValueRef next = LLVMGetNextInstruction(inst);
@@ -306,7 +310,8 @@ sink_compares(LLVMBasicBlockRef bb)
             }
             /* not past other compares only: two compares of one user would trade places */
             bool only_compares = true;
-            for (LLVMValueRef s = next; first != NULL && s != first; s = LLVMGetNextInstruction(s)) {
+            for (LLVMValueRef s = next; first != NULL && s != first;
+                 s = LLVMGetNextInstruction(s)) {
                 LLVMOpcode sop = LLVMGetInstructionOpcode(s);
                 only_compares &= sop == LLVMICmp || sop == LLVMFCmp;
             }
@@ -444,9 +449,9 @@ pin_shuffle_consumers(LLVMBuilderRef b, LLVMBasicBlockRef bb, ValueSet *tainted)
         }
         LLVMTypeRef ty = LLVMTypeOf(inst);
         LLVMTypeRef fnty = LLVMFunctionType(ty, &ty, 1, false);
-        LLVMValueRef asm_fn = LLVMGetInlineAsm(fnty, text, strlen(text), constraints,
-                                               strlen(constraints), true, false,
-                                               LLVMInlineAsmDialectATT, false);
+        LLVMValueRef asm_fn =
+            LLVMGetInlineAsm(fnty, text, strlen(text), constraints, strlen(constraints), true,
+                             false, LLVMInlineAsmDialectATT, false);
         LLVMValueRef next = LLVMGetNextInstruction(inst);
         LLVMPositionBuilderBefore(b, next);
         LLVMValueRef arg = inst;
@@ -507,15 +512,18 @@ qd_nvptx_rematerialize(LLVMModuleRef mod)
         if (LLVMIsDeclaration(fn)) {
             continue;
         }
-        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb;
+             bb = LLVMGetNextBasicBlock(bb)) {
             share_activemask(bb);
             pin_shuffle_consumers(b, bb, &tainted);
         }
-        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb;
+             bb = LLVMGetNextBasicBlock(bb)) {
             remat_block(b, bb, done);
         }
         drop_unused(fn);
-        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb;
+             bb = LLVMGetNextBasicBlock(bb)) {
             sink_compares(bb);
         }
     }
