@@ -38,21 +38,22 @@
  * value than from a read in every iteration. */
 static const char *const thread_sregs[] = {"laneid"};
 
+/* The name of the function v calls directly, or "" when v is not such a call. */
+static const char *
+callee_name(LLVMValueRef v)
+{
+    LLVMValueRef callee = LLVMIsACallInst(v) ? LLVMGetCalledValue(v) : NULL;
+    size_t len = 0;
+    return callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
+}
+
 /* The register name of v when it reads one of thread_sregs (llvm.nvvm.read.ptx.sreg.<name>). */
 static const char *
 sreg_read(LLVMValueRef v)
 {
     static const char prefix[] = "llvm.nvvm.read.ptx.sreg.";
-    if (!LLVMIsACallInst(v)) {
-        return NULL;
-    }
-    LLVMValueRef callee = LLVMGetCalledValue(v);
-    if (callee == NULL || !LLVMIsAFunction(callee)) {
-        return NULL;
-    }
-    size_t len = 0;
-    const char *name = LLVMGetValueName2(callee, &len);
-    if (len <= sizeof(prefix) - 1 || strncmp(name, prefix, sizeof(prefix) - 1) != 0) {
+    const char *name = callee_name(v);
+    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0) {
         return NULL;
     }
     for (size_t i = 0; i < sizeof(thread_sregs) / sizeof(thread_sregs[0]); i++) {
@@ -331,13 +332,7 @@ sink_compares(LLVMBasicBlockRef bb)
 static bool
 is_shuffle(LLVMValueRef v)
 {
-    if (!LLVMIsACallInst(v)) {
-        return false;
-    }
-    LLVMValueRef callee = LLVMGetCalledValue(v);
-    size_t len = 0;
-    const char *name = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
-    return strncmp(name, "llvm.nvvm.shfl.sync.", 20) == 0;
+    return strncmp(callee_name(v), "llvm.nvvm.shfl.sync.", 20) == 0;
 }
 
 /* A set of values (open addressing, pointer keys). */
@@ -466,13 +461,7 @@ pin_shuffle_consumers(LLVMBuilderRef b, LLVMBasicBlockRef bb, ValueSet *tainted)
 static bool
 is_activemask(LLVMValueRef v)
 {
-    if (!LLVMIsACallInst(v)) {
-        return false;
-    }
-    LLVMValueRef callee = LLVMGetCalledValue(v);
-    size_t len = 0;
-    const char *name = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
-    return strcmp(name, "llvm.nvvm.activemask") == 0;
+    return strcmp(callee_name(v), "llvm.nvvm.activemask") == 0;
 }
 
 /* One lane mask per block: every subgroup operation takes the mask of the lanes active at it
