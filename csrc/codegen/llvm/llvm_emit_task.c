@@ -406,10 +406,14 @@ emit_block_stride_loop(Emitter *e, const QdInst *pfor)
     const QdType *ty = qd_value_type(e->kernel, pfor->result);
     LLVMValueRef begin = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[0]), e->t_i64);
     LLVMValueRef end = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[1]), e->t_i64);
-    LLVMValueRef tid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "tid.x"), e->t_i64, "");
-    LLVMValueRef ntid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "ntid.x"), e->t_i64, "");
-    LLVMValueRef ctaid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "ctaid.x"), e->t_i64, "");
-    LLVMValueRef nctaid = LLVMBuildZExt(e->b, qd_llvm_sreg(e, e->b, "nctaid.x"), e->t_i64, "");
+    LLVMValueRef tid32 = qd_llvm_sreg(e, e->b, "tid.x");
+    LLVMValueRef ntid32 = qd_llvm_sreg(e, e->b, "ntid.x");
+    LLVMValueRef ctaid32 = qd_llvm_sreg(e, e->b, "ctaid.x");
+    LLVMValueRef nctaid32 = qd_llvm_sreg(e, e->b, "nctaid.x");
+    LLVMValueRef tid = LLVMBuildZExt(e->b, tid32, e->t_i64, "");
+    LLVMValueRef ntid = LLVMBuildZExt(e->b, ntid32, e->t_i64, "");
+    LLVMValueRef ctaid = LLVMBuildZExt(e->b, ctaid32, e->t_i64, "");
+    LLVMValueRef nctaid = LLVMBuildZExt(e->b, nctaid32, e->t_i64, "");
     LLVMValueRef one = LLVMConstInt(e->t_i64, 1, 0);
     LLVMValueRef zero = LLVMConstInt(e->t_i64, 0, 0);
     /* nblocks = ceil((end - begin) / B); count = ctaid < nblocks ? (nblocks - ctaid - 1) /
@@ -434,10 +438,10 @@ emit_block_stride_loop(Emitter *e, const QdInst *pfor)
         rem = LLVMBuildTrunc(e->b, LLVMBuildURem(e->b, n, ntid, ""), ct, "rem");
         count = LLVMBuildTrunc(e->b, count, ct, "");
         begin = LLVMBuildTrunc(e->b, begin, ct, "");
-        tid = qd_llvm_sreg(e, e->b, "tid.x");
-        ntid = qd_llvm_sreg(e, e->b, "ntid.x");
-        ctaid = qd_llvm_sreg(e, e->b, "ctaid.x");
-        nctaid = qd_llvm_sreg(e, e->b, "nctaid.x");
+        tid = tid32;
+        ntid = ntid32;
+        ctaid = ctaid32;
+        nctaid = nctaid32;
         one = LLVMConstInt(ct, 1, 0);
         zero = LLVMConstInt(ct, 0, 0);
     }

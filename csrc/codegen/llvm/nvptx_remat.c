@@ -33,10 +33,10 @@
 #define MAX_DEPTH  4   /* levels of operations in a recomputed value */
 #define MAX_CLONES 256 /* distinct values recomputed in one block */
 
-/* The special registers whose reads are recomputed: the lane id only. Thread and block ids
+/* The special register whose reads are recomputed: the lane id only. Thread and block ids
  * feed address arithmetic, which the loop optimizer strength-reduces better from a hoisted
  * value than from a read in every iteration. */
-static const char *const thread_sregs[] = {"laneid"};
+#define LANE_SREG "laneid"
 
 /* The name of the function v calls directly, or "" when v is not such a call. */
 static const char *
@@ -47,21 +47,11 @@ callee_name(LLVMValueRef v)
     return callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
 }
 
-/* The register name of v when it reads one of thread_sregs (llvm.nvvm.read.ptx.sreg.<name>). */
+/* LANE_SREG when v reads the lane id (llvm.nvvm.read.ptx.sreg.laneid), else NULL. */
 static const char *
 sreg_read(LLVMValueRef v)
 {
-    static const char prefix[] = "llvm.nvvm.read.ptx.sreg.";
-    const char *name = callee_name(v);
-    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0) {
-        return NULL;
-    }
-    for (size_t i = 0; i < sizeof(thread_sregs) / sizeof(thread_sregs[0]); i++) {
-        if (strcmp(name + sizeof(prefix) - 1, thread_sregs[i]) == 0) {
-            return thread_sregs[i];
-        }
-    }
-    return NULL;
+    return strcmp(callee_name(v), "llvm.nvvm.read.ptx.sreg." LANE_SREG) == 0 ? LANE_SREG : NULL;
 }
 
 /* A read of special register `reg` (an i32) that the code generator can neither hoist nor
@@ -284,7 +274,7 @@ drop_unused(LLVMValueRef fn)
 
 /* Moves each compare whose users all lie in its block down to just before the first of them. */
 static void
-sink_compares(LLVMBasicBlockRef bb)
+sink_compares(LLVMBuilderRef b, LLVMBasicBlockRef bb)
 {
     LLVMValueRef inst = LLVMGetFirstInstruction(bb);
     while (inst != NULL) {
@@ -318,10 +308,8 @@ sink_compares(LLVMBasicBlockRef bb)
             }
             if (first != NULL && !only_compares) {
                 LLVMInstructionRemoveFromParent(inst);
-                LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetTypeContext(LLVMTypeOf(inst)));
                 LLVMPositionBuilderBefore(b, first);
                 LLVMInsertIntoBuilder(b, inst);
-                LLVMDisposeBuilder(b);
             }
         }
         inst = next;
@@ -513,7 +501,7 @@ qd_nvptx_rematerialize(LLVMModuleRef mod)
         drop_unused(fn);
         for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb;
              bb = LLVMGetNextBasicBlock(bb)) {
-            sink_compares(bb);
+            sink_compares(b, bb);
         }
     }
     free(tainted.slots);
