@@ -154,22 +154,23 @@ ndarray_param(Emitter *e, const QdInst *inst, uint32_t id)
 
 /***** addresses *****/
 
-/* i32 index operand k of inst, sign-extended to i64. */
+/* Index operand k of inst, resized (by its signedness) to integer type ty. */
 static LLVMValueRef
-index_i64(Emitter *e, const QdInst *inst, uint32_t k)
+index_as(Emitter *e, const QdInst *inst, uint32_t k, LLVMTypeRef ty)
 {
     uint32_t id = inst->args[k];
-    return qd_llvm_int_resize(e, qd_value_type(e->kernel, id), qd_llvm_value(e, id), e->t_i64);
+    return qd_llvm_int_resize(e, qd_value_type(e->kernel, id), qd_llvm_value(e, id), ty);
 }
 
-/* Row-major linear index ((i0 * s1 + i1) * s2 + i2) ... in i64; extents[k] are i64 values. */
+/* Row-major linear index ((i0 * s1 + i1) * s2 + i2) ... in integer type ty; extents[k] are
+ * values of ty. */
 static LLVMValueRef
-linear_index(Emitter *e, const QdInst *inst, uint32_t first, LLVMValueRef *extents)
+linear_index(Emitter *e, const QdInst *inst, uint32_t first, LLVMValueRef *extents, LLVMTypeRef ty)
 {
-    LLVMValueRef lin = index_i64(e, inst, first);
+    LLVMValueRef lin = index_as(e, inst, first, ty);
     for (uint32_t k = first + 1; k < inst->nargs; k++) {
         lin = LLVMBuildNSWMul(e->b, lin, extents[k - first], "");
-        lin = LLVMBuildNSWAdd(e->b, lin, index_i64(e, inst, k), "");
+        lin = LLVMBuildNSWAdd(e->b, lin, index_as(e, inst, k, ty), "");
     }
     return lin;
 }
@@ -245,19 +246,13 @@ emit_field_ptr(Emitter *e, const QdInst *inst)
         const QdType *ty = qd_value_type(e->kernel, inst->args[i]);
         narrow = ty->kind == QD_TY_I32;
     }
+    LLVMTypeRef index_type = narrow ? e->t_i32 : e->t_i64;
+    for (uint32_t k = 0; k < field->ndim; k++) {
+        extents[k] = LLVMConstInt(index_type, (uint64_t)field->shape[k], 0);
+    }
+    lin = linear_index(e, inst, 0, extents, index_type);
     if (narrow) {
-        lin = qd_llvm_value(e, inst->args[0]);
-        for (uint32_t k = 1; k < inst->nargs; k++) {
-            LLVMValueRef ext = LLVMConstInt(e->t_i32, (uint64_t)field->shape[k], 0);
-            lin = LLVMBuildNSWMul(e->b, lin, ext, "");
-            lin = LLVMBuildNSWAdd(e->b, lin, qd_llvm_value(e, inst->args[k]), "");
-        }
         lin = LLVMBuildSExt(e->b, lin, e->t_i64, "");
-    } else {
-        for (uint32_t k = 0; k < field->ndim; k++) {
-            extents[k] = LLVMConstInt(e->t_i64, (uint64_t)field->shape[k], 0);
-        }
-        lin = linear_index(e, inst, 0, extents);
     }
     e->values[inst->result] = element_address(e, qd_llvm_mem_type(e, field->elem), base, lin);
     return 0;
@@ -285,7 +280,8 @@ emit_elem_ptr(Emitter *e, const QdInst *inst)
         }
         extents[k] = LLVMBuildSExt(e->b, s, e->t_i64, "");
     }
-    LLVMValueRef lin = nd->ndim ? linear_index(e, inst, 1, extents) : LLVMConstInt(e->t_i64, 0, 0);
+    LLVMValueRef lin =
+        nd->ndim ? linear_index(e, inst, 1, extents, e->t_i64) : LLVMConstInt(e->t_i64, 0, 0);
     e->values[inst->result] =
         element_address(e, qd_llvm_mem_type(e, nd->elem), nd_data(e, param), lin);
     return 0;
@@ -297,7 +293,7 @@ static int
 emit_array_ptr(Emitter *e, const QdInst *inst)
 {
     const QdType *pty = qd_value_type(e->kernel, inst->args[0]);
-    LLVMValueRef idx[2] = {LLVMConstInt(e->t_i64, 0, 0), index_i64(e, inst, 1)};
+    LLVMValueRef idx[2] = {LLVMConstInt(e->t_i64, 0, 0), index_as(e, inst, 1, e->t_i64)};
     e->values[inst->result] = LLVMBuildInBoundsGEP2(e->b, qd_llvm_mem_type(e, pty->elem),
                                                     qd_llvm_value(e, inst->args[0]), idx, 2, "");
     return 0;

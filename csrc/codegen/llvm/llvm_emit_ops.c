@@ -40,15 +40,21 @@ static const MathEntry math_table[QD_OP_COUNT_] = {
 
 /***** helpers *****/
 
+/* The fast-math flags of the target: QD_FAST_MATH_FLAGS, without reassociation on NVPTX (as
+ * nvcc's --use_fast_math: a chain of updates keeps its order, so each shuffle feeding it is
+ * consumed before the next one is issued). */
+static LLVMFastMathFlags
+fast_math_flags(const Emitter *e)
+{
+    LLVMFastMathFlags flags = QD_FAST_MATH_FLAGS;
+    return e->target == QD_LLVM_TARGET_NVPTX ? flags & ~LLVMFastMathAllowReassoc : flags;
+}
+
 LLVMValueRef
 qd_llvm_fast(Emitter *e, LLVMValueRef v)
 {
     if (e->opts->fast_math && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v)) {
-        LLVMFastMathFlags flags = QD_FAST_MATH_FLAGS;
-        if (e->target == QD_LLVM_TARGET_NVPTX) {
-            flags &= ~LLVMFastMathAllowReassoc;
-        }
-        LLVMSetFastMathFlags(v, flags);
+        LLVMSetFastMathFlags(v, fast_math_flags(e));
     }
     return v;
 }
@@ -172,7 +178,7 @@ float_binary(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef a, LLVMValueRef
          * land just below 2 and floor to 1. */
         LLVMValueRef q = LLVMBuildFDiv(e->b, a, b, "");
         if (e->opts->fast_math) {
-            LLVMSetFastMathFlags(q, QD_FAST_MATH_FLAGS & ~LLVMFastMathAllowReciprocal);
+            LLVMSetFastMathFlags(q, fast_math_flags(e) & ~LLVMFastMathAllowReciprocal);
         }
         LLVMValueRef fl = emit_math(e, QD_OP_FLOOR, ty, &q, 1);
         if (op == QD_OP_FLOORDIV) {
