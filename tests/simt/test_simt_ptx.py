@@ -27,6 +27,15 @@ def keep_qir(arch, monkeypatch):
     )
 
 
+def run_ptxas(ptx, *flags):
+    """ptxas -arch=sm_90 on the PTX (flags added); the finished process, output captured."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = pathlib.Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        return subprocess.run([PTXAS, *flags, "-arch=sm_90", "-o", str(src.with_suffix(".cubin")),
+                               str(src)], capture_output=True, text=True)
+
+
 def ptx_of(kernel, *args):
     kernel(*args)
     compiled = list(kernel._compiled.values())[0][0]
@@ -34,11 +43,7 @@ def ptx_of(kernel, *args):
     name = text.split("kernel @", 1)[1].split("(", 1)[0]
     ptx = _testing.qir_to_ptx(text, name)["ptx"]
     if PTXAS is not None:
-        with tempfile.TemporaryDirectory() as tmp:
-            src = pathlib.Path(tmp) / "k.ptx"
-            src.write_text(ptx)
-            proc = subprocess.run([PTXAS, "-arch=sm_90", "-o", str(src.with_suffix(".cubin")), str(src)],
-                                  capture_output=True, text=True)
+        proc = run_ptxas(ptx)
         assert proc.returncode == 0 and "warning" not in proc.stderr.lower(), proc.stderr + ptx
     return ptx
 
@@ -154,11 +159,7 @@ def ptxas_usage(ptx):
     """(registers, spill store bytes) that ptxas -v reports for the PTX's kernel."""
     import re
 
-    with tempfile.TemporaryDirectory() as tmp:
-        src = pathlib.Path(tmp) / "k.ptx"
-        src.write_text(ptx)
-        proc = subprocess.run([PTXAS, "-v", "-arch=sm_90", "-o", str(src.with_suffix(".cubin")), str(src)],
-                              capture_output=True, text=True)
+    proc = run_ptxas(ptx, "-v")
     assert proc.returncode == 0, proc.stderr
     regs = int(re.search(r"Used (\d+) registers", proc.stderr).group(1))
     spills = int(re.search(r"(\d+) bytes spill stores", proc.stderr).group(1))
