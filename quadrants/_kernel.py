@@ -537,7 +537,7 @@ class Kernel(_core.Dispatcher, _Source):
                 for path, member_part, member_value in member_values[index]:
                     descs.append((path, _desc(member_part, member_value)))
             else:
-                descs.append(_desc(part, value))
+                descs.append(_desc(part, value, self._params[index].annotation))
         _matrix.set_compile_annotations(self._function, self._params, key)
         options = _runtime.compile_options()
         name = self._function.__name__
@@ -556,12 +556,13 @@ class Kernel(_core.Dispatcher, _Source):
         return entry
 
 
-def _desc(part, value):
-    """The compile_kernel argument descriptor of one key part."""
+def _desc(part, value, annotation=None):
+    """The compile_kernel argument descriptor of one key part; an ndarray's ends with the shape
+    of its vector/matrix element, which every launch of the compiled kernel checks."""
     if part[0] == "s":
         return ("scalar", part[1])
     if part[0] == "a":
-        return ("ndarray", part[1], part[2])
+        return ("ndarray", part[1], part[2], _matrix.element_shape(annotation, part))
     return ("template", value)
 
 

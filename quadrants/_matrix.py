@@ -593,6 +593,19 @@ def check_element_shape(annotation, name, shape):
         )
 
 
+def element_shape(annotation, key_part):
+    """The shape of one element of an ndarray argument: (n,) or (n, m) for vector/matrix
+    elements, from the annotation or, when it names none, from the key part ("a", dtype, ndim,
+    (n, m, element_ndim)) of `element_key`; () for scalar elements."""
+    raw = getattr(annotation, "_raw_dtype", None)
+    if isinstance(raw, MatrixType):
+        return (raw.n,) if raw.ndim == 1 else (raw.n, raw.m)
+    if len(key_part) == 4:
+        n, m, ndim = key_part[3]
+        return (n,) if ndim == 1 else (n, m)
+    return ()
+
+
 def element_key(annotation, value):
     """() for an ndarray argument whose element type the annotation gives (or a scalar one); for
     a vector/matrix ndarray passed to a parameter annotated without an element type,

@@ -167,7 +167,11 @@ typedef struct QdKernelArg {
     const char *name;  /* parameter name */
     QdArgKind kind;    /* how it is passed */
     QdTypeKind dtype;  /* SCALAR, NDARRAY: element type */
-    uint32_t ndim;     /* NDARRAY */
+    uint32_t ndim;     /* NDARRAY: every axis, the element's included */
+    /* NDARRAY: the trailing axes that form one vector/matrix element (0 for scalar elements) and
+     * their extents. The code is compiled for these extents: every launch checks them. */
+    uint32_t elem_ndim;
+    uint32_t elem_shape[2];
     QdHandle value;    /* TEMPLATE: the argument's value */
 } QdKernelArg;
 

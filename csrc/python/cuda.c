@@ -447,6 +447,15 @@ qd_py_device_buffer_ndim(PyObject *obj)
     return (int)((DeviceBufferObject *)obj)->ndim;
 }
 
+const int32_t *
+qd_py_device_buffer_shape(PyObject *obj)
+{
+    if (Py_TYPE(obj)->tp_dealloc != (destructor)buffer_dealloc) {
+        return NULL;
+    }
+    return ((DeviceBufferObject *)obj)->shape;
+}
+
 /***** module functions *****/
 
 static PyObject *

@@ -102,6 +102,8 @@ take_params(CudaKernelObject *k, const QdCompileRequest *req)
         p->kind = a->kind == QD_ARG_NDARRAY ? CUDA_PARAM_NDARRAY : CUDA_PARAM_SCALAR;
         p->dtype = a->dtype;
         p->ndim = a->ndim;
+        p->element.ndim = a->elem_ndim;
+        memcpy(p->element.shape, a->elem_shape, sizeof(p->element.shape));
         p->itemsize = (uint32_t)qd_py_scalar_bytes(a->dtype);
         p->offset = q < k->code.layout.nparams ? k->code.layout.arg_offsets[q] : 0;
         q++;

@@ -151,9 +151,27 @@ pack_array(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, uint32_t i, PyO
                      p->ndim, p->itemsize, ndim, itemsize);
         return -1;
     }
+    int64_t extents[QD_DEVICE_MAX_NDIM];
+    for (uint32_t d = 0; d < ndim; d++) {
+        extents[d] = shape[d];
+    }
+    if (qd_py_check_element_axes(i, &p->element, extents, ndim) < 0) {
+        return -1;
+    }
     memcpy(packed + p->offset, &ptr, sizeof(ptr));
     memcpy(packed + p->offset + 8, shape, 4 * (size_t)ndim);
     return 0;
+}
+
+QdPyElementAxes
+qd_py_cuda_element_axes(PyObject *ck, uint32_t i)
+{
+    const CudaKernelObject *self = (const CudaKernelObject *)ck;
+    QdPyElementAxes none = {0, {0, 0}};
+    if (i >= self->nparams || self->params[i].kind != CUDA_PARAM_NDARRAY) {
+        return none;
+    }
+    return self->params[i].element;
 }
 
 /* The launches of every task, in order. */

@@ -42,6 +42,7 @@ typedef struct CudaParam {
     QdTypeKind dtype;   /* SCALAR, NDARRAY: element type */
     uint32_t ndim;      /* NDARRAY: rank */
     uint32_t itemsize;  /* NDARRAY: bytes per element */
+    QdPyElementAxes element; /* NDARRAY: the vector/matrix element's axes */
     uint32_t offset;    /* SCALAR, NDARRAY: offset in the packed arguments */
 } CudaParam;
 

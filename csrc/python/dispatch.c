@@ -59,6 +59,8 @@ typedef enum SlotKind {
 typedef struct Slot {
     SlotKind kind;    /* how the argument is matched */
     int ndim;         /* NUMPY, QD_NDARRAY: the array's ndim */
+    QdPyElementAxes element; /* NUMPY, QD_NDARRAY: the axes of one vector/matrix element, as
+                              * the compiled kernel takes them */
     PyObject *object; /* NUMPY: the dtype; QD_NDARRAY: the DataType; VALUE, OBJECT: the argument
                        * (strong; for OBJECT this pins it, so its address is never reused) */
     PyObject *type;   /* VALUE, OBJECT: the argument's type (strong); NULL otherwise */
@@ -136,12 +138,30 @@ table_clear(DispatcherObject *self)
 #define NUMPY_HEAD(array) ((const NumpyArrayHead *)(array))
 
 /* Whether `array` (borrowed), of the dispatcher's NumPy type, is C-contiguous with `ndim`
- * dimensions and dtype `descr`. */
+ * dimensions ending in `element`, and dtype `descr`. */
 static bool
-numpy_matches(PyObject *array, PyObject *descr, int ndim)
+numpy_matches(PyObject *array, PyObject *descr, int ndim, const QdPyElementAxes *element)
 {
     const NumpyArrayHead *head = NUMPY_HEAD(array);
-    return head->descr == descr && head->nd == ndim && (head->flags & NUMPY_C_CONTIGUOUS);
+    _Static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "NumPy extents are 64-bit");
+    return head->descr == descr && head->nd == ndim && (head->flags & NUMPY_C_CONTIGUOUS) &&
+           qd_py_element_axes_match(element, (const int64_t *)head->dimensions, (uint32_t)ndim);
+}
+
+/* Whether DeviceBuffer `array` (borrowed) has `ndim` axes ending in `element`. */
+static bool
+device_buffer_matches(PyObject *array, int ndim, const QdPyElementAxes *element)
+{
+    const int32_t *shape = qd_py_device_buffer_shape(array);
+    if (!shape || qd_py_device_buffer_ndim(array) != ndim || element->ndim > (uint32_t)ndim) {
+        return false;
+    }
+    for (uint32_t k = 0; k < element->ndim; k++) {
+        if (shape[(uint32_t)ndim - element->ndim + k] != (int32_t)element->shape[k]) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Whether argument `arg` (borrowed), with `facts` about it, matches `slot`. Runs no Python code
@@ -168,13 +188,14 @@ slot_matches(const DispatcherObject *self, const Slot *slot, PyObject *arg, PyOb
         return PyLong_CheckExact(arg) || PyBool_Check(arg);
     case SLOT_NUMPY:
         return (PyObject *)Py_TYPE(arg) == self->numpy_type &&
-               numpy_matches(arg, slot->object, slot->ndim);
+               numpy_matches(arg, slot->object, slot->ndim, &slot->element);
     case SLOT_QD_NDARRAY:
-        if (array && dtype == slot->object && qd_py_device_buffer_ndim(array) == slot->ndim) {
+        if (array && dtype == slot->object &&
+            device_buffer_matches(array, slot->ndim, &slot->element)) {
             return true; /* CUDA: the qd.ndarray's memory is a DeviceBuffer */
         }
         return array && dtype == slot->object && (PyObject *)Py_TYPE(array) == self->numpy_type &&
-               numpy_matches(array, NUMPY_HEAD(array)->descr, slot->ndim);
+               numpy_matches(array, NUMPY_HEAD(array)->descr, slot->ndim, &slot->element);
     case SLOT_VALUE:
         if ((PyObject *)Py_TYPE(arg) != slot->type) {
             return false;
@@ -456,15 +477,20 @@ derives_from_ndarray_base(PyTypeObject *tp)
     return false;
 }
 
-/* Fills `slot` for argument `arg` (borrowed) of kind `kind`. 1 when the argument can be matched,
- * 0 when it cannot (the launch is not registered), -1 with an exception set. */
+/* Fills `slot` for argument `arg` (borrowed) of kind `kind`, parameter `index` of `compiled`
+ * (borrowed). 1 when the argument can be matched, 0 when it cannot (the launch is not
+ * registered), -1 with an exception set. */
 static int
-slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg)
+slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg, PyObject *compiled,
+          uint32_t index)
 {
     PyObject *array = NULL;
     int ok = 0;
 
     slot->kind = (SlotKind)kind;
+    /* Arrays match only with the element axes the code was compiled for: the same facts the
+     * launch checks, taken from the compiled kernel itself. */
+    slot->element = qd_py_compiled_element_axes(compiled, index);
     switch (kind) {
     case SLOT_REAL:
     case SLOT_INT:
@@ -474,9 +500,9 @@ slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg)
     case SLOT_NUMPY:
         ok = accept_numpy_array(self, arg);
         if (ok == 1) {
-            ok = (NUMPY_HEAD(arg)->flags & NUMPY_C_CONTIGUOUS) != 0;
             slot->ndim = NUMPY_HEAD(arg)->nd;
             slot->object = Py_NewRef(NUMPY_HEAD(arg)->descr);
+            ok = numpy_matches(arg, slot->object, slot->ndim, &slot->element);
         }
         break;
     case SLOT_QD_NDARRAY:
@@ -491,13 +517,13 @@ slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg)
         }
         if (qd_py_device_buffer_ndim(array) >= 0) {
             slot->ndim = qd_py_device_buffer_ndim(array); /* CUDA */
-            ok = 1;
+            ok = device_buffer_matches(array, slot->ndim, &slot->element);
         } else {
             ok = accept_numpy_array(self, array);
         }
         if (ok == 1 && qd_py_device_buffer_ndim(array) < 0) {
-            ok = (NUMPY_HEAD(array)->flags & NUMPY_C_CONTIGUOUS) != 0;
             slot->ndim = NUMPY_HEAD(array)->nd;
+            ok = numpy_matches(array, NUMPY_HEAD(array)->descr, slot->ndim, &slot->element);
         }
         if (ok == 1 && !self->qd_ndarray_type) {
             self->qd_ndarray_type = Py_NewRef((PyObject *)Py_TYPE(arg));
@@ -558,7 +584,7 @@ dispatcher_add_impl(DispatcherObject *self, PyObject *compiled, const char *kind
     entry->compiled = Py_NewRef(compiled);
     entry->nslots = n; /* slots not filled yet hold NULLs, which entry_free skips */
     for (Py_ssize_t i = 0; i < n; i++) {
-        int ok = slot_init(self, &entry->slots[i], kinds[i], args[i]);
+        int ok = slot_init(self, &entry->slots[i], kinds[i], args[i], compiled, (uint32_t)i);
         if (ok <= 0) {
             result = ok == 0 ? Py_NewRef(Py_False) : NULL;
             goto done;

@@ -37,7 +37,8 @@ typedef enum ParamKind {
 typedef struct ParamDesc {
     ParamKind kind;    /* how it is passed */
     QdTypeKind dtype;  /* SCALAR, NDARRAY: element type */
-    uint32_t ndim;     /* NDARRAY */
+    uint32_t ndim;     /* NDARRAY: every axis, the element's included */
+    QdPyElementAxes element; /* NDARRAY: the vector/matrix element's axes */
     uint32_t offset;   /* SCALAR, NDARRAY: offset in the packed arguments */
 } ParamDesc;
 
@@ -319,6 +320,10 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
                              i, pd->ndim, scalar_size(pd->dtype), v->ndim, v->itemsize);
                 goto done;
             }
+            _Static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "buffer extents are 64-bit");
+            if (qd_py_check_element_axes(i, &pd->element, (const int64_t *)v->shape, pd->ndim) < 0) {
+                goto done;
+            }
             memcpy(packed + pd->offset, &v->buf, sizeof(void *));
             for (uint32_t d = 0; d < pd->ndim; d++) {
                 if (v->shape[d] > INT32_MAX) {
@@ -395,6 +400,55 @@ qd_py_compiled_kernel_call(PyObject *ck, PyObject *const *args, Py_ssize_t nargs
         return PyObject_Vectorcall(ck, args, (size_t)nargs, NULL); /* a CudaKernel */
     }
     return ck_call((CompiledKernelObject *)ck, args, (size_t)nargs, NULL);
+}
+
+QdPyElementAxes
+qd_py_compiled_element_axes(PyObject *ck, uint32_t i)
+{
+    QdPyElementAxes none = {0, {0, 0}};
+    if (PyVectorcall_Function(ck) != ck_vectorcall) {
+        return qd_py_cuda_element_axes(ck, i);
+    }
+    const CompiledKernelObject *self = (const CompiledKernelObject *)ck;
+    if (i >= self->nparams || self->params[i].kind != PARAM_NDARRAY) {
+        return none;
+    }
+    return self->params[i].element;
+}
+
+bool
+qd_py_element_axes_match(const QdPyElementAxes *axes, const int64_t *shape, uint32_t ndim)
+{
+    if (axes->ndim > ndim) {
+        return false;
+    }
+    for (uint32_t k = 0; k < axes->ndim; k++) {
+        if (shape[ndim - axes->ndim + k] != (int64_t)axes->shape[k]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int
+qd_py_check_element_axes(uint32_t arg, const QdPyElementAxes *axes, const int64_t *shape,
+                         uint32_t ndim)
+{
+    if (qd_py_element_axes_match(axes, shape, ndim)) {
+        return 0;
+    }
+    if (axes->ndim == 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "argument %u: the kernel was compiled for vector elements of %u components, "
+                     "but the array's last axis has %lld",
+                     arg, axes->shape[0], ndim ? (long long)shape[ndim - 1] : 0LL);
+    } else {
+        PyErr_Format(PyExc_ValueError,
+                     "argument %u: the kernel was compiled for %ux%u matrix elements, but the "
+                     "array's last two axes are not of that shape",
+                     arg, axes->shape[0], axes->shape[1]);
+    }
+    return -1;
 }
 
 static PyObject *
@@ -487,6 +541,36 @@ option_int(PyObject *options, const char *name, long dflt, long *out)
     return 0;
 }
 
+/* The element axes of an ndarray descriptor ("ndarray", dtype, ndim[, element_shape]): a tuple
+ * of 0 to 2 extents that end the array's shape, checked by every launch. 0, or -1 with
+ * ValueError. */
+static int
+parse_element_axes(PyObject *desc, QdKernelArg *arg)
+{
+    arg->elem_ndim = 0;
+    if (PyTuple_GET_SIZE(desc) < 4) {
+        return 0;
+    }
+    PyObject *shape = PyTuple_GET_ITEM(desc, 3);
+    Py_ssize_t n = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -1;
+    if (n < 0 || n > 2 || (uint32_t)n > arg->ndim) {
+        PyErr_SetString(PyExc_ValueError, "bad element shape in ndarray descriptor");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long extent = PyLong_AsLong(PyTuple_GET_ITEM(shape, k));
+        if (extent < 1 || extent > 65536) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "bad element shape in ndarray descriptor");
+            }
+            return -1;
+        }
+        arg->elem_shape[k] = (uint32_t)extent;
+    }
+    arg->elem_ndim = (uint32_t)n;
+    return 0;
+}
+
 static int
 parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, ParamDesc *params, uint32_t n,
                 PyObject *funcdef)
@@ -565,6 +649,12 @@ parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, ParamDesc *para
                     params[i].kind = PARAM_NDARRAY;
                     params[i].dtype = (QdTypeKind)dtype;
                     params[i].ndim = (uint32_t)ndim;
+                    if (rc == 0 && parse_element_axes(d, &args[i]) < 0) {
+                        rc = -1;
+                    }
+                    params[i].element.ndim = args[i].elem_ndim;
+                    memcpy(params[i].element.shape, args[i].elem_shape,
+                           sizeof(params[i].element.shape));
                 } else {
                     PyErr_Format(PyExc_ValueError, "unknown argument kind '%s'", kind);
                     rc = -1;

@@ -104,6 +104,21 @@ int qd_py_pack_scalar(PyObject *value, int kind, unsigned char *dst);
 PyObject *qd_py_unpack_result(const unsigned char *slot, int kind);
 uint64_t qd_py_next_rng_seed(QdPyState *state);
 
+/* The vector/matrix element of an ndarray parameter: how many trailing axes of the array form
+ * one element and their extents, fixed when the kernel was compiled (0 axes: scalar elements). */
+typedef struct QdPyElementAxes {
+    uint32_t ndim;
+    uint32_t shape[2];
+} QdPyElementAxes;
+/* The element axes of parameter `i` of compiled kernel `ck` (a CompiledKernel or a CudaKernel,
+ * borrowed); 0 axes for parameters that are not ndarrays. Runs no Python code. */
+QdPyElementAxes qd_py_compiled_element_axes(PyObject *ck, uint32_t i);
+/* Whether the last axes of an array with `ndim` axes of extents `shape` are those of `axes`. */
+bool qd_py_element_axes_match(const QdPyElementAxes *axes, const int64_t *shape, uint32_t ndim);
+/* The launch's check of argument `arg` against `axes`: 0, or -1 with ValueError set. */
+int qd_py_check_element_axes(uint32_t arg, const QdPyElementAxes *axes, const int64_t *shape,
+                             uint32_t ndim);
+
 /***** cuda.c, cuda_kernel.c *****/
 
 struct QdCompileRequest;
@@ -127,6 +142,12 @@ PyObject *qd_py_cuda_load_cached(PyObject *module, struct QdCache *cache,
 void qd_py_cuda_reset(QdPyState *state);
 /* The ndim of a DeviceBuffer (borrowed), or -1 for any other object. Runs no Python code. */
 int qd_py_device_buffer_ndim(PyObject *obj);
+/* The extents of a DeviceBuffer (borrowed; qd_py_device_buffer_ndim of them), or NULL for any
+ * other object. Runs no Python code. */
+const int32_t *qd_py_device_buffer_shape(PyObject *obj);
+/* The element axes of parameter `i` of CudaKernel `ck` (borrowed; the caller checked its
+ * type). */
+QdPyElementAxes qd_py_cuda_element_axes(PyObject *ck, uint32_t i);
 
 /***** dispatch.c *****/
 
