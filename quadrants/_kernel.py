@@ -15,7 +15,8 @@ captures the source. A kernel call then:
        quadrants._core.compile_kernel(pyfunc, funcdef, filename, arg_descs, name, options)
 
    ``arg_descs`` has one entry per parameter: ``("scalar", dtype_id)``, ``("ndarray", dtype_id,
-   ndim)`` or ``("template", value)``; ``options`` comes from ``_runtime.compile_options()``.
+   ndim, element_shape)`` (``element_shape``: ``()``, ``(n,)`` or ``(n, m)``, the last axes that
+   form one vector/matrix element, which every launch checks) or ``("template", value)``; ``options`` comes from ``_runtime.compile_options()``.
    The result ``compiled(*launch_args)`` is cached in the kernel until ``qd.reset``;
 4. launches with one value per parameter: scalars as Python numbers of the parameter type
    (float, int wrapped to the type's range, bool for u1), arrays as NumPy arrays (a

@@ -263,11 +263,13 @@ def require_init():
 def reset():
     """Destroys every field, ndarray and compiled kernel and restores the default
     configuration. A new ``qd.init()`` is needed afterwards."""
+    # First the core: it waits for launches still running on other threads, which may use the
+    # fields and ndarrays that the hooks release.
+    _core.runtime_reset()
     _state.__init__(_state.generation + 1)
     _types.set_defaults(_types.f32, _types.i32)
     for hook in list(_reset_hooks):
         hook()
-    _core.runtime_reset()
 
 
 def sync():

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 _Static_assert(offsetof(QdLaunchCtx, args) == QD_LAUNCH_CTX_ARGS_OFFSET, "ABI: args");
 _Static_assert(offsetof(QdLaunchCtx, results) == QD_LAUNCH_CTX_RESULTS_OFFSET, "ABI: results");
@@ -147,6 +148,18 @@ ensure_runtime(QdPyState *state, PyObject *options, QdCtx *ctx)
 void
 qd_py_runtime_reset(QdPyState *state)
 {
+    /* Launches check the generation with the GIL held just before they count themselves in
+     * flight, so none can start on the old runtime after this; the ones running keep its code
+     * and pool alive until they are done. */
+    state->generation++;
+    if (atomic_load(&state->launches_in_flight) > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        while (atomic_load(&state->launches_in_flight) > 0) {
+            struct timespec pause = {0, 100000}; /* 0.1 ms */
+            nanosleep(&pause, NULL);
+        }
+        Py_END_ALLOW_THREADS
+    }
     qd_cpu_pool_free(state->pool);
     state->pool = NULL;
     qd_cpu_jit_free(state->jit);
@@ -155,7 +168,6 @@ qd_py_runtime_reset(QdPyState *state)
         PyDict_Clear(state->fields);
     }
     qd_py_cuda_reset(state);
-    state->generation++;
     state->rng_launches = 0;
     state->random_seed = 0;
 }
@@ -280,11 +292,6 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
         PyErr_Format(PyExc_TypeError, "kernel takes %u arguments, %zd given", self->nparams, nargs);
         return NULL;
     }
-    if (self->generation != state->generation || !state->pool) {
-        PyErr_SetString(state->error_classes[QD_ERR_RUNTIME],
-                        "this kernel was compiled before qd.reset(); call it again to recompile");
-        return NULL;
-    }
     if (self->code.args_size > sizeof(argbuf)) {
         packed = PyMem_Calloc(1, self->code.args_size);
         if (!packed) {
@@ -351,9 +358,19 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
     lc->results = results;
     lc->tmps = tmps;
     lc->tmps_size = self->code.tmps_size;
+    /* Checked here, after packing (which may run Python code, and so a reset on another
+     * thread), and counted in flight with the GIL still held: see qd_py_runtime_reset. */
+    if (self->generation != state->generation || !state->pool) {
+        PyErr_SetString(state->error_classes[QD_ERR_RUNTIME],
+                        "this kernel was compiled before qd.reset(); call it again to recompile");
+        PyMem_Free(lc);
+        goto done;
+    }
+    atomic_fetch_add(&state->launches_in_flight, 1);
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = qd_cpu_launch(state->pool, self->tasks, self->code.ntasks, lc);
+    atomic_fetch_sub(&state->launches_in_flight, 1);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         PyErr_SetString(state->error_classes[QD_ERR_ASSERTION], lc->assert_message);

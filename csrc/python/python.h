@@ -15,6 +15,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdatomic.h>
+
 #include "../base/base.h"
 
 /***** module.c *****/
@@ -30,6 +32,8 @@ typedef struct QdPyState {
     struct QdCpuJit *jit;           /* the CPU JIT of the current runtime, or NULL */
     struct QdCpuPool *pool;         /* the CPU thread pool of the current runtime, or NULL */
     uint64_t generation;            /* bumped by every runtime reset */
+    /* CPU launches running with the GIL released; a reset waits until none is left. */
+    _Atomic uint32_t launches_in_flight;
     uint64_t random_seed;           /* qd.init(random_seed=...) of the current runtime */
     uint64_t rng_launches;          /* launches that drew random numbers since then */
     /* CUDA (cuda.c, cuda_kernel.c) */
@@ -91,7 +95,9 @@ PyObject *qd_py_compile_kernel(PyObject *module, PyObject *const *args, Py_ssize
  * loaded from the offline cache without the frontend (new reference), None on a miss, NULL
  * with an exception for bad arguments. */
 PyObject *qd_py_load_cached_kernel(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-/* Drops the JIT, the thread pool and the field registry of the current runtime. */
+/* Drops the JIT, the thread pool and the field registry of the current runtime, once every
+ * launch in flight on another thread has finished (kernels of the old runtime refuse to run from
+ * the moment it is called). Releases the GIL while it waits. */
 void qd_py_runtime_reset(QdPyState *state);
 /* Launches CompiledKernel `ck` (borrowed; the caller checked its type) with one positional
  * argument per parameter, as calling it does. New reference or NULL with an exception set. */

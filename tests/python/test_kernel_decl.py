@@ -470,7 +470,7 @@ def test_compile_interface(fake):
         ("scalar", qd.u8._qd_dtype),
         ("scalar", qd.u1._qd_dtype),
         ("scalar", qd.f32._qd_dtype),
-        ("ndarray", qd.i16._qd_dtype, 2),
+        ("ndarray", qd.i16._qd_dtype, 2, ()),
         ("template", field),
     ]
     assert compile_call["options"]["default_fp"] == qd.f32._qd_dtype

@@ -140,3 +140,42 @@ def test_unannotated_element_type_is_part_of_the_specialisation():
     for _ in range(3):
         assert total(v3) == pytest.approx(12.0)
         assert total(v2) == pytest.approx(8.0)
+
+
+def test_reset_waits_for_launches_running_on_another_thread(arch):
+    """qd.reset() while another thread is inside a launch (the GIL is released while a kernel
+    runs): the launch finishes on the old runtime, and later calls on that thread either run on
+    the new runtime or raise QuadrantsRuntimeError -- never execute freed code."""
+    import threading
+
+    stop = threading.Event()
+    outcomes = {"ran": 0, "errors": set()}
+
+    def worker():
+        @qd.kernel
+        def busy(a: qd.types.ndarray(dtype=qd.f32, ndim=1)):
+            for i in a:
+                x = a[i]
+                for _ in range(500):
+                    x = x * 0.999 + 0.001
+                a[i] = x
+
+        a = np.zeros(4096, np.float32)
+        while not stop.is_set():
+            try:
+                busy(a)
+                outcomes["ran"] += 1
+            except qd.QuadrantsRuntimeError as exc:
+                outcomes["errors"].add(str(exc).strip().splitlines()[0][:40])
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        for _ in range(15):
+            stop.wait(0.01)
+            qd.reset()
+            qd.init(arch=getattr(qd, arch), offline_cache=False)
+    finally:
+        stop.set()
+        thread.join()
+    assert outcomes["ran"] > 0
