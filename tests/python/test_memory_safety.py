@@ -149,6 +149,7 @@ def test_reset_waits_for_launches_running_on_another_thread(arch):
     import threading
 
     stop = threading.Event()
+    started = threading.Event()
     outcomes = {"ran": 0, "errors": set()}
 
     def worker():
@@ -165,12 +166,14 @@ def test_reset_waits_for_launches_running_on_another_thread(arch):
             try:
                 busy(a)
                 outcomes["ran"] += 1
+                started.set()
             except qd.QuadrantsRuntimeError as exc:
                 outcomes["errors"].add(str(exc).strip().splitlines()[0][:40])
 
     thread = threading.Thread(target=worker)
     thread.start()
     try:
+        assert started.wait(120), "the worker never launched"
         for _ in range(15):
             stop.wait(0.01)
             qd.reset()
@@ -178,4 +181,4 @@ def test_reset_waits_for_launches_running_on_another_thread(arch):
     finally:
         stop.set()
         thread.join()
-    assert outcomes["ran"] > 0
+    assert outcomes["ran"] > 0 and thread.is_alive() is False
