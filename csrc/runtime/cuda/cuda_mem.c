@@ -19,7 +19,9 @@ qd_cuda_alloc(QdCtx *ctx, size_t bytes, QdCuDeviceptr *out)
     if (cu == NULL || qd_cuda_enter(ctx) < 0) {
         return -1;
     }
-    bytes = bytes ? bytes : 1;
+    /* Whole 32-bit words: an atomic on an 8- or 16-bit element is a compare-and-swap of the
+     * aligned word that holds it, which must lie inside the allocation. */
+    bytes = bytes ? (bytes + 3) & ~(size_t)3 : 4;
     QdCuResult r = cu->cuMemAlloc(out, bytes);
     if (r == QD_CU_ERROR_OUT_OF_MEMORY) {
         size_t free_bytes = 0, total = 0;
