@@ -182,3 +182,106 @@ def test_reset_waits_for_launches_running_on_another_thread(arch):
         stop.set()
         thread.join()
     assert outcomes["ran"] > 0 and thread.is_alive() is False
+
+
+# Every bad input of docs/reliability.md's table and the exception it gets (the table is written
+# from this list).
+def _kernel_ai():
+    @qd.kernel
+    def k(a: qd.types.ndarray(dtype=qd.f32, ndim=1), s: qd.i32):
+        for i in a:
+            a[i] += s
+
+    k(np.zeros(4, np.float32), 1)  # registered with the fast path
+    return k
+
+
+def _read_only():
+    array = np.zeros(4, np.float32)
+    array.flags.writeable = False
+    return array
+
+
+BAD_CALLS = {
+    "dtype": (lambda k: k(np.zeros(4), 1), ValueError, "dtype=f32"),
+    "ndim": (lambda k: k(np.zeros((2, 2), np.float32), 1), ValueError, "ndim=1"),
+    "0-d array": (lambda k: k(np.float32(1.0), 1), ValueError, "ndim=1"),
+    "non-contiguous": (lambda k: k(np.zeros(8, np.float32)[::2], 1), ValueError, "contiguous"),
+    "read-only": (lambda k: k(_read_only(), 1), ValueError, "read-only"),
+    "object dtype": (lambda k: k(np.array([None] * 4), 1), ValueError, "object"),
+    "None for an array": (lambda k: k(None, 1), qd.QuadrantsRuntimeTypeError, "cannot be converted"),
+    "list for an array": (lambda k: k([1.0], 1), qd.QuadrantsRuntimeTypeError, "cannot be converted"),
+    "str for a scalar": (lambda k: k(np.zeros(4, np.float32), "x"), qd.QuadrantsRuntimeTypeError,
+                         "cannot be converted"),
+    "float for an int": (lambda k: k(np.zeros(4, np.float32), 1.5), qd.QuadrantsRuntimeTypeError,
+                         "cannot be converted"),
+    "missing argument": (lambda k: k(np.zeros(4, np.float32)), qd.QuadrantsSyntaxError,
+                         "Missing argument 's'"),
+    "too many arguments": (lambda k: k(np.zeros(4, np.float32), 1, 2), qd.QuadrantsSyntaxError,
+                           "Too many arguments"),
+    "unknown keyword": (lambda k: k(np.zeros(4, np.float32), t=1), qd.QuadrantsSyntaxError,
+                        "Unexpected argument 't'"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CALLS))
+def test_bad_arguments_raise_on_both_paths(case):
+    call, exc_type, text = BAD_CALLS[case]
+    k = _kernel_ai()
+    for _ in range(2):  # fast path tried first after the registering call
+        with pytest.raises(exc_type, match=text):
+            call(k)
+
+
+def test_objects_of_a_previous_runtime_are_refused(arch):
+    f = qd.field(qd.f32, shape=4)
+    nd = qd.ndarray(qd.f32, shape=4)
+
+    @qd.kernel
+    def touch(x: qd.template()):
+        for i in x:
+            x[i] += 1
+
+    @qd.kernel
+    def touch_nd(a: qd.types.ndarray(dtype=qd.f32, ndim=1)):
+        for i in a:
+            a[i] += 1
+
+    touch(f)
+    touch_nd(nd)
+    qd.reset()
+    qd.init(arch=getattr(qd, arch))
+    for call in (lambda: touch(f), lambda: touch_nd(nd), f.to_numpy, nd.to_numpy):
+        with pytest.raises((qd.QuadrantsRuntimeError, qd.QuadrantsCompilationError),
+                           match="created before the last qd.reset"):
+            call()
+
+
+@pytest.mark.parametrize("dims", [(7,), (-1,)])
+def test_host_indices_out_of_range_raise(dims):
+    f = qd.field(qd.f32, shape=4)
+    nd = qd.ndarray(qd.f32, shape=4)
+    with pytest.raises(AssertionError, match="out of bounds"):
+        f[dims]
+    with pytest.raises(IndexError, match="out of bounds"):
+        nd[dims]
+
+
+def test_debug_mode_checks_kernel_indices(arch):
+    qd.reset()
+    qd.init(arch=getattr(qd, arch), debug=True)
+    h = qd.field(qd.f32, shape=4)
+
+    @qd.kernel
+    def read_field(i: qd.i32) -> qd.f32:
+        return h[i]
+
+    @qd.kernel
+    def read_array(a: qd.types.ndarray(dtype=qd.f32, ndim=1), i: qd.i32) -> qd.f32:
+        return a[i]
+
+    for i in (4, -1, 2**31 - 1):
+        with pytest.raises(qd.QuadrantsAssertionError, match="Out of bound access"):
+            read_field(i)
+        with pytest.raises(qd.QuadrantsAssertionError, match="Out of bound access"):
+            read_array(np.zeros(4, np.float32), i)
