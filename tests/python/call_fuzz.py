@@ -5,7 +5,7 @@ registered a launch that the arguments match, and from the Python path otherwise
 agree on every argument: the same exception type and message, or the same result. This module
 calls a fixed set of kernels, in random order and many times in one process, with random
 arguments -- array kind (C- and Fortran-ordered, strided and 0-d NumPy arrays, qd.ndarrays,
-lists, scalars, None), dtype, ndim, shape, vector/matrix element shape -- once through the normal
+torch tensors where torch is installed, lists, scalars, None), dtype, ndim, shape, vector/matrix element shape -- once through the normal
 call and once through the Python path on an identical copy, and checks:
 
 - both outcomes are the same (exception type and message, or returned value and array contents);
@@ -28,6 +28,11 @@ import numpy as np
 
 import quadrants as qd
 from quadrants import _kernel
+
+try:  # torch tensors are one more argument kind where torch is installed
+    import torch
+except ImportError:
+    torch = None
 
 CANARY = 0x5A  # every byte of the memory around a NumPy argument
 PAD = 64  # canary bytes on each side
@@ -145,12 +150,12 @@ class Arg:
     """One generated argument: how to build a fresh copy of it, and how to read it back."""
 
     def __init__(self, kind, dtype=None, shape=None, values=None, scalar=None, element=()):
-        self.kind = kind  # "c", "f", "strided", "qd", "list", "scalar", "none"
+        self.kind = kind  # "c", "f", "strided", "qd", "torch", "list", "scalar", "none"
         self.dtype = dtype
         self.shape = shape
         self.values = values  # the initial contents (a C-ordered NumPy array)
         self.scalar = scalar
-        self.element = element  # trailing element axes a qd.ndarray is made with
+        self.element = element  # qd: the trailing element axes it is made with; torch: device
 
     def describe(self):
         if self.kind in ("scalar", "none"):
@@ -167,6 +172,9 @@ class Arg:
             return self.values.tolist(), None
         if self.kind == "qd":
             return self._build_qd(), None
+        if self.kind == "torch":
+            tensor = torch.from_numpy(self.values.copy())
+            return (tensor.cuda() if self.element == "cuda" else tensor), None
         itemsize = np.dtype(self.dtype).itemsize
         count = int(np.prod(self.shape, dtype=np.int64))
         stride = 2 if self.kind == "strided" else 1
@@ -203,6 +211,8 @@ class Arg:
             return np.array(obj)
         if self.kind == "qd":
             return obj.to_numpy()
+        if self.kind == "torch":
+            return obj.cpu().numpy()
         return None
 
 
@@ -240,6 +250,9 @@ def random_array_arg(rng, spec):
         return Arg("scalar", scalar=float(rng.standard_normal()))
     if kind == "none":
         return Arg("none")
+    if torch is not None and rng.random() < 0.15:
+        device = "cuda" if torch.cuda.is_available() and rng.random() < 0.5 else "cpu"
+        return Arg("torch", dtype, shape, values, element=device)
     if kind == "qd" and (len(shape) <= len(element) or 0 in shape):
         kind = "c"  # qd.ndarray has no empty or 0-d form"
     qd_element = tuple(element) if kind == "qd" and tuple(shape[len(shape) - len(element):]) == tuple(element) else ()
@@ -316,7 +329,7 @@ def check_model(name, args, fast_after, value):
     _, _, model = KERNELS[name]
     inputs = []
     for arg in args:
-        if arg.kind in ("c", "f", "strided", "qd"):
+        if arg.kind in ("c", "f", "strided", "qd", "torch"):
             inputs.append(arg.values.astype(np.float64) if arg.values.dtype.kind == "f"
                           else arg.values.astype(np.int64))
         else:
@@ -325,8 +338,9 @@ def check_model(name, args, fast_after, value):
         expected_arrays, expected_value = model(*inputs)
     except Exception as exc:  # noqa: BLE001 - a model that cannot take the input checks nothing
         return None if not isinstance(exc, AssertionError) else str(exc)
-    arrays = [a for a, arg in zip(fast_after, args) if arg.kind in ("c", "f", "strided", "qd")]
-    for got, want, arg in zip(arrays, expected_arrays, [a for a in args if a.kind in ("c", "f", "strided", "qd")]):
+    array_kinds = ("c", "f", "strided", "qd", "torch")
+    arrays = [a for a, arg in zip(fast_after, args) if arg.kind in array_kinds]
+    for got, want, arg in zip(arrays, expected_arrays, [a for a in args if a.kind in array_kinds]):
         want = np.asarray(want)
         if np.issubdtype(arg.dtype, np.integer):
             want = want.astype(np.int64).astype(arg.dtype)  # wrap-around
