@@ -2,8 +2,9 @@
  *
  * A kernel call first tries a small table of launches seen before. Each entry records, per
  * argument, just enough to recognise an argument that the Python layer (quadrants/_kernel.py)
- * would check, key and convert exactly as it did then: a NumPy array by its dtype object, ndim
- * and C-contiguity; a qd.ndarray by its DataType and ndim; a template by identity or, for int and
+ * would check, key and convert exactly as it did then: a NumPy array by its dtype object, ndim,
+ * C-contiguity and the extents of its vector/matrix element axes; a qd.ndarray by its DataType,
+ * ndim and element axes; a template by identity or, for int and
  * str, by value; a scalar only by being a Python float/int/bool the parameter accepts. On a hit
  * the entry's CompiledKernel packs and launches (qd_py_compiled_kernel_call) with no Python
  * function called and no object created; anything else -- a miss, keywords, NumPy scalars,
@@ -12,7 +13,9 @@
  * path can recognise a repeat of it.
  *
  * Invariant: an entry matches only arguments whose Python specialisation key equals that of the
- * registering call and that pass the same checks. The table may tell apart arguments that the
+ * registering call and that pass the same checks. The element axes come from the compiled
+ * kernel's own parameter (qd_py_compiled_element_axes), whose launch checks them again: an entry
+ * cannot launch an array the code was not compiled for. The table may tell apart arguments that the
  * Python key does not (a miss is always safe), never the reverse. qd.reset clears every table
  * (`_dispatch_clear`); a table holds at most MAX_ENTRIES launches per kernel.
  *
