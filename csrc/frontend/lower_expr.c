@@ -1200,9 +1200,8 @@ lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
     return index_value(lw, node, e, false, id);
 }
 
-/* Value *id converted to type ty (by its signedness), in place. */
-static int
-convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty)
+int
+lw_convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty)
 {
     if (*id == QD_NO_VALUE) {
         return -1;
@@ -1236,7 +1235,7 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
         const QdType *ty = qd_value_type(lw->f, v);
         if (hi > INT32_MAX || lo < INT32_MIN) {
             ty = qd_type_scalar(QD_TY_I64);
-            RETURN_IF_ERROR(convert_id(lw, node, &v, ty));
+            RETURN_IF_ERROR(lw_convert_id(lw, node, &v, ty));
         }
         lo_id = lw_const_int(lw, ty, lo);
         if (is_field) {
@@ -1252,7 +1251,7 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
             sh->imm.i = i;
             hi_id = qd_inst_set_result(lw->f, sh, qd_type_scalar(QD_TY_I32), NULL);
             if (ty->kind != QD_TY_I32) {
-                RETURN_IF_ERROR(convert_id(lw, node, &hi_id, ty));
+                RETURN_IF_ERROR(lw_convert_id(lw, node, &hi_id, ty));
             }
         }
         uint32_t ge = lw_emit_value(lw, QD_OP_GE, u1, v, lo_id);
