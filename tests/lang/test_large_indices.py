@@ -237,3 +237,36 @@ def test_struct_for_over_field_past_2_31(big_u8):
     assert [f[d] for d in range(2, 5)] == [0, 1, 0]
     assert f[BIG - 4 - 2**31] == 0
 
+
+def test_u64_bounds_across_2_63():
+    out = qd.field(qd.u64, shape=4)
+
+    @qd.kernel
+    def par(n: qd.u64):
+        for i in range(n - 3, n):
+            out[qd.i32(i - (n - 3))] = i
+
+    @qd.kernel
+    def serial(n: qd.u64) -> qd.u64:
+        t = qd.u64(0)
+        for _ in range(1):
+            for i in range(n - 3, n):
+                t += i - (n - 3) + 1
+        return t
+
+    par(2**63 + 1)
+    assert out.to_numpy().tolist() == [2**63 - 2, 2**63 - 1, 2**63, 0]
+    assert serial(2**63 + 1) == 6
+    assert serial(2**64 - 1) == 6
+
+
+def test_u64_bound_with_signed_bound_is_an_error():
+    out = qd.field(qd.u64, shape=1)
+
+    @qd.kernel
+    def k(n: qd.u64, b: qd.i32):
+        for i in range(b, n):
+            out[0] = i
+
+    with pytest.raises(qd.QuadrantsTypeError, match="mix u64 with a signed"):
+        k(3, 1)
