@@ -189,6 +189,8 @@ int lw_expr(Lowerer *lw, const QdAst *node, Expr *out);
 int lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
 /* Converts a runtime or literal scalar to type ty (a `cast`, or a typed constant). */
 int lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out);
+/* Value *id converted to type ty (by the source's signedness), in place. */
+int lw_convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty);
 /* A typed constant. */
 uint32_t lw_const_int(Lowerer *lw, const QdType *ty, int64_t v);
 uint32_t lw_const_float(Lowerer *lw, const QdType *ty, double v);

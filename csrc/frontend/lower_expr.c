@@ -1151,12 +1151,27 @@ collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
     return 0;
 }
 
+/* Whether a field or ndarray is addressed with 64-bit indices: a field of 2^31 elements or
+ * more, and every ndarray (its extents are only known at launch; its linear index is 64-bit
+ * anyway). Fields below 2^31 elements keep 32-bit indices, the GPU's fast path. */
+static bool
+is_wide_container(const Expr *base)
+{
+    return base->kind == EX_NDARRAY || (base->kind == EX_FIELD && qd_field_is_wide(base->field));
+}
+
+/* The value of index e as an i32, or as an i64 when `wide` and the index may need more than 32
+ * bits (an i64, u64 or u32 value). A constant outside the i32 range is an i64 whatever `wide`
+ * says: it is out of bounds of a 32-bit container, and stays so rather than wrapping. Into a
+ * narrow container a 64-bit value narrows, which keeps every in-bounds index exact. */
 static int
-index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
+index_value(Lowerer *lw, const QdAst *node, const Expr *e, bool wide, uint32_t *id)
 {
     const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    const QdType *i64 = qd_type_scalar(QD_TY_I64);
     if (e->kind == EX_INT || e->kind == EX_BOOL) {
-        *id = lw_const_int(lw, i32, e->ival);
+        bool fits = e->ival >= INT32_MIN && e->ival <= INT32_MAX;
+        *id = lw_const_int(lw, fits ? i32 : i64, e->ival);
         return *id == QD_NO_VALUE ? -1 : 0;
     }
     Expr v;
@@ -1164,12 +1179,10 @@ index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
     if (!qd_type_is_int(v.ty)) {
         return lw_error(lw, node, QD_ERR_TYPE, "indices must be integers, not %s", type_name(v.ty));
     }
-    if (v.ty->kind != QD_TY_I32) {
-        if (qd_type_bits(v.ty) > 32) {
-            RETURN_IF_ERROR(lw_warn(lw, node, "QuadrantsCastWarning",
-                                    "Field index is casted into i32 from %s", type_name(v.ty)));
-        }
-        RETURN_IF_ERROR(lw_convert(lw, node, &v, i32, &v));
+    bool is_long = qd_type_bits(v.ty) > 32 || v.ty->kind == QD_TY_U32;
+    const QdType *want = wide && is_long ? i64 : i32;
+    if (v.ty->kind != want->kind) {
+        RETURN_IF_ERROR(lw_convert(lw, node, &v, want, &v));
     }
     *id = v.id;
     return 0;
@@ -1184,16 +1197,29 @@ lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
 int
 lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
 {
-    return index_value(lw, node, e, id);
+    return index_value(lw, node, e, false, id);
+}
+
+int
+lw_convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty)
+{
+    if (*id == QD_NO_VALUE) {
+        return -1;
+    }
+    Expr v = value_expr(*id, qd_value_type(lw->f, *id));
+    RETURN_IF_ERROR(lw_convert(lw, node, &v, ty, &v));
+    *id = v.id;
+    return 0;
 }
 
 /* Debug bounds checks: asserts that every index lies in its axis, then clamps out-of-range
  * indices to the axis start so that the access after a failed check stays inside the memory
- * (the launch reports the failure once it ends). Indices are rewritten in place. */
+ * (the launch reports the failure once it ends). Indices are rewritten in place. Each check
+ * runs in 64 bits where the index or the axis bounds need it, so that an index is checked
+ * before a narrow container narrows it (index_value). */
 static int
 check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32_t n)
 {
-    const QdType *i32 = qd_type_scalar(QD_TY_I32);
     const QdType *u1 = qd_type_scalar(QD_TY_U1);
     bool in_prologue = lw->task && lw->task->imm.task.kind == QD_TASK_RANGE_FOR &&
                        lw->cur == lw->task->regions[0];
@@ -1203,11 +1229,17 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
     qd_sbuf_init(&shape);
     for (uint32_t i = 0; i < n; i++) {
         int64_t lo = is_field ? base->view->offset[i] : 0;
+        int64_t hi = is_field ? lo + base->view->shape[i] : 0;
         uint32_t v, lo_id, hi_id;
-        RETURN_IF_ERROR(index_value(lw, node, &idx[i], &v));
-        lo_id = lw_const_int(lw, i32, lo);
+        RETURN_IF_ERROR(index_value(lw, node, &idx[i], true, &v));
+        const QdType *ty = qd_value_type(lw->f, v);
+        if (hi > INT32_MAX || lo < INT32_MIN) {
+            ty = qd_type_scalar(QD_TY_I64);
+            RETURN_IF_ERROR(lw_convert_id(lw, node, &v, ty));
+        }
+        lo_id = lw_const_int(lw, ty, lo);
         if (is_field) {
-            hi_id = lw_const_int(lw, i32, lo + base->view->shape[i]);
+            hi_id = lw_const_int(lw, ty, hi);
             qd_sbuf_printf(&shape, "%s%lld", i ? ", " : "", (long long)base->view->shape[i]);
         } else {
             QdInst *sh = lw_emit(lw, QD_OP_SHAPE, 1);
@@ -1217,7 +1249,10 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
             }
             sh->args[0] = base->id;
             sh->imm.i = i;
-            hi_id = qd_inst_set_result(lw->f, sh, i32, NULL);
+            hi_id = qd_inst_set_result(lw->f, sh, qd_type_scalar(QD_TY_I32), NULL);
+            if (ty->kind != QD_TY_I32) {
+                RETURN_IF_ERROR(lw_convert_id(lw, node, &hi_id, ty));
+            }
         }
         uint32_t ge = lw_emit_value(lw, QD_OP_GE, u1, v, lo_id);
         uint32_t lt = lw_emit_value(lw, QD_OP_LT, u1, v, hi_id);
@@ -1231,7 +1266,7 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
         sel->args[1] = v;
         sel->args[2] = lo_id;
         memset(&idx[i], 0, sizeof(idx[i]));
-        idx[i] = value_expr(qd_inst_set_result(lw->f, sel, i32, NULL), i32);
+        idx[i] = value_expr(qd_inst_set_result(lw->f, sel, ty, NULL), ty);
         all_ok = all_ok == QD_NO_VALUE ? ok : lw_emit_value(lw, QD_OP_AND, u1, all_ok, ok);
     }
     char *dims = qd_sbuf_take(&shape);
@@ -1374,11 +1409,12 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         if (!is_field) {
             ids[k++] = base->id;
             for (uint32_t i = 0; i < n; i++) {
-                RETURN_IF_ERROR(index_value(lw, index, &idx[i], &ids[k++]));
+                RETURN_IF_ERROR(index_value(lw, index, &idx[i], true, &ids[k++]));
             }
         } else {
             /* Canonical indices, shifted by the field's offsets, in physical order. */
             const FieldView *view = base->view;
+            bool wide = is_wide_container(base);
             uint32_t canon[16];
             for (uint32_t i = 0; i < n; i++) {
                 Expr ix = idx[i];
@@ -1388,7 +1424,7 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
                     off.ival = view->offset[i];
                     RETURN_IF_ERROR(lw_binary(lw, index, QD_BIN_SUB, &ix, &off, &ix));
                 }
-                RETURN_IF_ERROR(index_value(lw, index, &ix, &canon[i]));
+                RETURN_IF_ERROR(index_value(lw, index, &ix, wide, &canon[i]));
             }
             for (uint32_t i = 0; i < n; i++) {
                 ids[k++] = canon[view->order[i] < n ? view->order[i] : i];

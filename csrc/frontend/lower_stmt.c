@@ -465,13 +465,62 @@ body_breaks(const QdAstList *body)
     return false;
 }
 
-/* The i32 value of a loop bound (compile-time ints become constants). */
-static int
-bound_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
+/***** loop counter widths *****/
+
+/* A loop counts in i32 when its bounds fit in i32, which keeps GPU index registers narrow. A
+ * bound that may not fit (an i64 or u32 value, a constant outside i32) makes the counter i64,
+ * a u64 bound makes it u64: the trip count and the loop variable are always exact, never a
+ * truncated bound's. */
+
+/* Whether bound e is a runtime u64 / a runtime or constant value needing more than 32 bits. */
+static bool
+bound_is_u64(Lowerer *lw, const Expr *e)
 {
-    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    const QdType *ty = e->kind == EX_INT || e->kind == EX_BOOL ? NULL : lw_dtype_of(lw, e);
+    return ty && ty->kind == QD_TY_U64;
+}
+
+static bool
+bound_is_long(Lowerer *lw, const Expr *e)
+{
     if (e->kind == EX_INT || e->kind == EX_BOOL) {
-        *id = lw_const_int(lw, i32, e->ival);
+        return e->ival < INT32_MIN || e->ival > INT32_MAX;
+    }
+    const QdType *ty = lw_dtype_of(lw, e);
+    return ty && qd_type_is_int(ty) && (qd_type_bits(ty) > 32 || ty->kind == QD_TY_U32);
+}
+
+/* The counter type of a loop over [begin, end): i32, i64 or u64 (see above). A u64 bound
+ * with a signed runtime bound or a negative constant has no exact common type: an error. */
+static int
+axis_type(Lowerer *lw, const QdAst *node, const Expr *begin, const Expr *end, const QdType **out)
+{
+    const Expr *b[2] = {begin, end};
+    bool is_u64 = bound_is_u64(lw, begin) || bound_is_u64(lw, end);
+    if (is_u64) {
+        for (int k = 0; k < 2; k++) {
+            const QdType *ty = lw_dtype_of(lw, b[k]);
+            bool is_const = b[k]->kind == EX_INT || b[k]->kind == EX_BOOL;
+            if ((is_const && b[k]->ival < 0) || (!is_const && ty && qd_type_is_signed(ty))) {
+                return lw_error(lw, node, QD_ERR_TYPE,
+                                "loop bounds mix u64 with a signed or negative bound; cast "
+                                "them to one type");
+            }
+        }
+        *out = qd_type_scalar(QD_TY_U64);
+        return 0;
+    }
+    bool is_long = bound_is_long(lw, begin) || bound_is_long(lw, end);
+    *out = qd_type_scalar(is_long ? QD_TY_I64 : QD_TY_I32);
+    return 0;
+}
+
+/* The value of a loop bound as type ty (compile-time ints become constants). */
+static int
+bound_value(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, uint32_t *id)
+{
+    if (e->kind == EX_INT || e->kind == EX_BOOL) {
+        *id = lw_const_int(lw, ty, e->ival);
         return *id == QD_NO_VALUE ? -1 : 0;
     }
     Expr v;
@@ -480,26 +529,27 @@ bound_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
         return lw_error(lw, node, QD_ERR_TYPE, "loop bounds must be integers, got %s",
                         qd_type_scalar_name(v.ty->kind));
     }
-    if (v.ty->kind != QD_TY_I32) {
-        if (qd_type_bits(v.ty) > 32) {
-            RETURN_IF_ERROR(lw_warn(lw, node, "QuadrantsCastWarning",
-                                    "Range bounds are casted into i32 from %s",
-                                    qd_type_scalar_name(v.ty->kind)));
-        }
-        RETURN_IF_ERROR(lw_convert(lw, node, &v, i32, &v));
+    if (v.ty->kind != ty->kind) {
+        RETURN_IF_ERROR(lw_convert(lw, node, &v, ty, &v));
     }
     *id = v.id;
     return 0;
 }
 
 static Expr
-i32_value(uint32_t id)
+typed_value(uint32_t id, const QdType *ty)
 {
     Expr e = {0};
     e.kind = EX_VALUE;
     e.id = id;
-    e.ty = qd_type_scalar(QD_TY_I32);
+    e.ty = ty;
     return e;
+}
+
+static Expr
+i32_value(uint32_t id)
+{
+    return typed_value(id, qd_type_scalar(QD_TY_I32));
 }
 
 /* Binds the loop targets to the per-dimension index values. */
@@ -519,8 +569,17 @@ bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t 
         if (!vec.items) {
             return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
         }
+        /* one element type: the widest of the axes' counters */
+        const QdType *ty = qd_type_scalar(QD_TY_I32);
         for (uint32_t d = 0; d < it->ndim; d++) {
-            vec.items[d] = i32_value(idx[d]);
+            const QdType *t = qd_value_type(lw->f, idx[d]);
+            ty = t->kind == QD_TY_U64 || (t->kind == QD_TY_I64 && ty->kind == QD_TY_I32) ? t : ty;
+        }
+        for (uint32_t d = 0; d < it->ndim; d++) {
+            vec.items[d] = typed_value(idx[d], qd_value_type(lw->f, idx[d]));
+            if (vec.items[d].ty->kind != ty->kind) {
+                RETURN_IF_ERROR(lw_convert(lw, node, &vec.items[d], ty, &vec.items[d]));
+            }
         }
         Var *v;
         RETURN_IF_ERROR(lw_bind(lw, target->name, &vec, &v));
@@ -545,7 +604,7 @@ bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t 
                             "Variable \"%s\" is already declared; it cannot be reused as a loop target",
                             t->name);
         }
-        Expr e = i32_value(idx[d]);
+        Expr e = typed_value(idx[d], qd_value_type(lw->f, idx[d]));
         Var *v;
         RETURN_IF_ERROR(lw_bind(lw, t->name, &e, &v));
         v->is_loop_var = true;
@@ -553,24 +612,60 @@ bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t 
     return 0;
 }
 
-/* Extent of dimension d as an i32 value: max(end - begin, 0). */
+/* Begin and extent max(end - begin, 0) of dimension d, both of the axis' counter type ty. */
 static int
-extent_value(Lowerer *lw, const QdAst *node, const IterSpec *it, uint32_t d, uint32_t *begin,
-             uint32_t *extent)
+extent_value(Lowerer *lw, const QdAst *node, const IterSpec *it, uint32_t d, const QdType *ty,
+             uint32_t *begin, uint32_t *extent)
 {
-    const QdType *i32 = qd_type_scalar(QD_TY_I32);
     uint32_t b, e;
-    RETURN_IF_ERROR(bound_value(lw, node, &it->begin[d], &b));
-    RETURN_IF_ERROR(bound_value(lw, node, &it->end[d], &e));
-    uint32_t diff = lw_emit_value(lw, QD_OP_SUB, i32, e, b);
-    uint32_t zero = lw_const_int(lw, i32, 0);
-    uint32_t ext = lw_emit_value(lw, QD_OP_MAX, i32, diff, zero);
+    RETURN_IF_ERROR(bound_value(lw, node, &it->begin[d], ty, &b));
+    RETURN_IF_ERROR(bound_value(lw, node, &it->end[d], ty, &e));
+    uint32_t ext;
+    if (ty->kind == QD_TY_U64) {
+        /* unsigned: end - min(end, begin), which is 0 rather than a wrapped difference */
+        ext = lw_emit_value(lw, QD_OP_SUB, ty, e, lw_emit_value(lw, QD_OP_MIN, ty, e, b));
+    } else {
+        uint32_t diff = lw_emit_value(lw, QD_OP_SUB, ty, e, b);
+        ext = lw_emit_value(lw, QD_OP_MAX, ty, diff, lw_const_int(lw, ty, 0));
+    }
     if (ext == QD_NO_VALUE) {
         return -1;
     }
     *begin = b;
     *extent = ext;
     return 0;
+}
+
+/* The counter type of a flattened ndrange: i32 when the product of the extents is known to
+ * stay below 2^31 (constant bounds of i32 axes), else i64 (u64 when an axis is u64). */
+static const QdType *
+flat_type(const IterSpec *it, const QdType *const *types)
+{
+    uint64_t count = 1;
+    bool is_known = true;
+    const QdType *ty = qd_type_scalar(QD_TY_I32);
+    for (uint32_t d = 0; d < it->ndim; d++) {
+        if (types[d]->kind == QD_TY_U64) {
+            return types[d];
+        }
+        if (types[d]->kind != QD_TY_I32) {
+            ty = types[d];
+        }
+        bool is_const = it->begin[d].kind == EX_INT && it->end[d].kind == EX_INT;
+        int64_t extent = it->end[d].ival - it->begin[d].ival;
+        if (!is_const) {
+            is_known = it->ndim == 1;
+        } else if (extent <= 0) {
+            count = 0;
+        } else if (count < ((uint64_t)1 << 31)) {
+            uint64_t capped = (uint64_t)extent < ((uint64_t)1 << 31) ? (uint64_t)extent : (uint64_t)1 << 31;
+            count *= capped; /* < 2^62: no overflow */
+        }
+    }
+    if (!is_known || count >= ((uint64_t)1 << 31)) {
+        ty = qd_type_scalar(QD_TY_I64);
+    }
+    return ty;
 }
 
 /* Opens a task for a top-level loop; the loop's bounds are computed in its prologue. */
@@ -593,24 +688,43 @@ open_loop_task(Lowerer *lw)
     return 0;
 }
 
-/* The parallel form: the open range_for task's parallel_for over the flattened space. */
+/* The counter types of the dimensions of `it` (axis_type). */
+static int
+axis_types(Lowerer *lw, const QdAst *node, const IterSpec *it, const QdType **types)
+{
+    for (uint32_t d = 0; d < it->ndim; d++) {
+        RETURN_IF_ERROR(axis_type(lw, node, &it->begin[d], &it->end[d], &types[d]));
+    }
+    return 0;
+}
+
+/* The parallel form: the open range_for task's parallel_for over the flattened space, whose
+ * counter is wide enough for the product of the extents (flat_type); each coordinate is
+ * narrowed back to its axis' type, which holds it. */
 static int
 lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
 {
-    const QdType *i32 = qd_type_scalar(QD_TY_I32);
     memset(&lw->loop_config, 0, sizeof(lw->loop_config));
+    const QdType *types[16];
     uint32_t begin[16], extent[16];
     uint32_t lo, hi;
+    RETURN_IF_ERROR(axis_types(lw, node, it, types));
+    const QdType *ty = it->kind == IT_RANGE ? types[0] : flat_type(it, types);
     if (it->kind == IT_RANGE) {
-        RETURN_IF_ERROR(bound_value(lw, node, &it->begin[0], &lo));
-        RETURN_IF_ERROR(bound_value(lw, node, &it->end[0], &hi));
+        RETURN_IF_ERROR(bound_value(lw, node, &it->begin[0], ty, &lo));
+        RETURN_IF_ERROR(bound_value(lw, node, &it->end[0], ty, &hi));
     } else {
-        hi = lw_const_int(lw, i32, 1);
+        hi = lw_const_int(lw, ty, 1);
         for (uint32_t d = 0; d < it->ndim; d++) {
-            RETURN_IF_ERROR(extent_value(lw, node, it, d, &begin[d], &extent[d]));
-            hi = lw_emit_value(lw, QD_OP_MUL, i32, hi, extent[d]);
+            RETURN_IF_ERROR(extent_value(lw, node, it, d, types[d], &begin[d], &extent[d]));
+            uint32_t wide = extent[d];
+            if (types[d]->kind != ty->kind) {
+                RETURN_IF_ERROR(lw_convert_id(lw, node, &wide, ty));
+            }
+            hi = lw_emit_value(lw, QD_OP_MUL, ty, hi, wide);
+            extent[d] = wide;
         }
-        lo = lw_const_int(lw, i32, 0);
+        lo = lw_const_int(lw, ty, 0);
     }
     QdInst *pf = lw_emit(lw, QD_OP_PARALLEL_FOR, 2);
     if (!pf || lo == QD_NO_VALUE || hi == QD_NO_VALUE) {
@@ -618,7 +732,7 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
     }
     pf->args[0] = lo;
     pf->args[1] = hi;
-    uint32_t ivar = qd_inst_set_result(lw->f, pf, i32, NULL);
+    uint32_t ivar = qd_inst_set_result(lw->f, pf, ty, NULL);
     lw->cur = pf->regions[0];
     lw->at_top = false;
     lw->in_parallel = true;
@@ -632,11 +746,14 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
         uint32_t rest = ivar;
         for (uint32_t k = it->ndim; k-- > 0;) {
             uint32_t d = it->axes[k];
-            uint32_t coord = k == 0 ? rest : lw_emit_value(lw, QD_OP_REM, i32, rest, extent[d]);
+            uint32_t coord = k == 0 ? rest : lw_emit_value(lw, QD_OP_REM, ty, rest, extent[d]);
             if (k > 0) {
-                rest = lw_emit_value(lw, QD_OP_DIV, i32, rest, extent[d]);
+                rest = lw_emit_value(lw, QD_OP_DIV, ty, rest, extent[d]);
             }
-            idx[d] = lw_emit_value(lw, QD_OP_ADD, i32, coord, begin[d]);
+            if (types[d]->kind != ty->kind) {
+                RETURN_IF_ERROR(lw_convert_id(lw, node, &coord, types[d]));
+            }
+            idx[d] = lw_emit_value(lw, QD_OP_ADD, types[d], coord, begin[d]);
             if (idx[d] == QD_NO_VALUE) {
                 return -1;
             }
@@ -667,18 +784,20 @@ lower_serial_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
     int saved_static = lw->static_loops;
     uint32_t idx[16];
     memset(&lw->loop_config, 0, sizeof(lw->loop_config));
+    const QdType *types[16];
+    RETURN_IF_ERROR(axis_types(lw, node, it, types));
     for (uint32_t k = 0; k < it->ndim; k++) {
         uint32_t d = it->kind == IT_RANGE ? 0 : it->axes[k];
         uint32_t lo, hi;
-        RETURN_IF_ERROR(bound_value(lw, node, &it->begin[d], &lo));
-        RETURN_IF_ERROR(bound_value(lw, node, &it->end[d], &hi));
+        RETURN_IF_ERROR(bound_value(lw, node, &it->begin[d], types[d], &lo));
+        RETURN_IF_ERROR(bound_value(lw, node, &it->end[d], types[d], &hi));
         QdInst *f = lw_emit(lw, QD_OP_FOR, 2);
         if (!f) {
             return -1;
         }
         f->args[0] = lo;
         f->args[1] = hi;
-        idx[d] = qd_inst_set_result(lw->f, f, qd_type_scalar(QD_TY_I32), NULL);
+        idx[d] = qd_inst_set_result(lw->f, f, types[d], NULL);
         lw->cur = f->regions[0];
         lw->at_top = false;
     }

@@ -140,6 +140,19 @@ qd_field_new(QdModule *m, const char *name, const QdType *elem, uint32_t ndim,
     return fd;
 }
 
+bool
+qd_field_is_wide(const QdField *field)
+{
+    uint64_t count = 1;
+    for (uint32_t k = 0; k < field->ndim; k++) {
+        count *= (uint64_t)field->shape[k];
+        if (count >= (uint64_t)1 << 31) {
+            return true;
+        }
+    }
+    return false;
+}
+
 QdField *
 qd_module_find_field(QdModule *m, const char *name)
 {

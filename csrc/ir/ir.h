@@ -139,8 +139,8 @@ typedef enum QdSig {
     SIG_CAST,       /* scalar -> scalar */
     SIG_BITCAST,    /* scalar -> scalar of the same width */
     SIG_ALLOC,      /* () -> ptr in the op's address space */
-    SIG_FIELD_PTR,  /* (i32 ...) -> ptr<elem of the field, global>, one index per field dim */
-    SIG_ELEM_PTR,   /* (ndarray<T, n>, i32 x n) -> ptr<T, global> */
+    SIG_FIELD_PTR,  /* (i32|i64 ...) -> ptr<elem of the field, global>, one index per field dim */
+    SIG_ELEM_PTR,   /* (ndarray<T, n>, i32|i64 x n) -> ptr<T, global> */
     SIG_ARRAY_PTR,  /* (ptr<[N x T], s>, integer) -> ptr<T, s> */
     SIG_SHAPE,      /* ndarray -> i32; immediate axis < ndim */
     SIG_LOAD,       /* ptr<T> -> T, T scalar */
@@ -208,7 +208,12 @@ typedef struct QdRegion QdRegion;
 typedef struct QdFunc QdFunc;
 typedef struct QdModule QdModule;
 
+/* The largest extent of one field axis the textual IR accepts (a field's element count is
+ * limited by memory, not by the 32-bit index range: indices past 2^31 are i64). */
+#define QD_FIELD_EXTENT_MAX ((uint64_t)1 << 48)
+
 /* A module-level field declaration: `field @name : T [d0, d1]`. */
+
 typedef struct QdField {
     const char *name;  /* interned, without '@' */
     const QdType *elem; /* scalar element type */
@@ -361,6 +366,9 @@ const QdType *qd_type_param(QdModule *m, const char *name);
 
 QdField *qd_field_new(QdModule *m, const char *name, const QdType *elem, uint32_t ndim,
                       const int64_t *shape);
+/* Whether the field has 2^31 elements or more: its linear index needs 64 bits (fewer elements
+ * are indexed in 32 bits, which keeps GPU index registers narrow). */
+bool qd_field_is_wide(const QdField *field);
 QdField *qd_module_find_field(QdModule *m, const char *name);
 /* A new function appended to the module, with an empty body. */
 QdFunc *qd_func_new(QdModule *m, QdFuncKind kind, const char *name);

@@ -1007,8 +1007,8 @@ parse_field(Parser *p, const char *comment, const Token *at)
     int64_t shape[16];
     uint32_t ndim = 0;
     while (TOK->kind == T_INT) {
-        if (ndim == 16 || TOK->ival == 0 || TOK->ival > INT32_MAX) {
-            return perror_at(p, TOK, "field shape: at most 16 extents from 1 to 2^31-1");
+        if (ndim == 16 || TOK->ival == 0 || TOK->ival > QD_FIELD_EXTENT_MAX) {
+            return perror_at(p, TOK, "field shape: at most 16 extents from 1 to 2^48");
         }
         shape[ndim++] = (int64_t)TOK->ival;
         lex_next(&p->lx);

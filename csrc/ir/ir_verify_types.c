@@ -315,12 +315,17 @@ check_alloc(Verifier *v, const QdInst *inst)
     return 0;
 }
 
-/* field_ptr and elem_ptr: i32 indices from operand `first` on; a global pointer to elem. */
+/* field_ptr and elem_ptr: i32 or i64 indices from operand `first` on (i64 where an index may
+ * pass 2^31); a global pointer to elem. */
 static int
 check_indexing(Verifier *v, const QdInst *inst, uint32_t first, const QdType *elem)
 {
     for (uint32_t k = first; k < inst->nargs; k++) {
-        RETURN_IF_ERROR(need_kind(v, inst, "index", verify_arg_type(v, inst, k), QD_TY_I32));
+        const QdType *ty = verify_arg_type(v, inst, k);
+        if (!is_kind(v, ty, QD_TY_I32) && !is_kind(v, ty, QD_TY_I64)) {
+            return verify_fail(v, inst, "index must be i32 or i64, got %s",
+                               verify_type_name(v, 0, ty));
+        }
     }
     return need_ptr_to(v, inst, elem, QD_SPACE_GLOBAL);
 }

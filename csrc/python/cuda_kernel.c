@@ -192,8 +192,8 @@ launch_tasks(CudaKernelObject *self, QdCtx *ctx, unsigned char *packed)
             host_ctx.results = NULL;
             host_ctx.tmps = NULL;
             task->bounds(&host_ctx, bounds);
-            if (bounds[1] <= bounds[0]) {
-                continue; /* nothing to run */
+            if (bounds[1] == bounds[0]) {
+                continue; /* nothing to run (an empty range has end = begin) */
             }
             uint64_t n = (uint64_t)bounds[1] - (uint64_t)bounds[0];
             blocks = qd_cuda_grid_blocks(n, task->block_dim, task->max_blocks);
@@ -531,7 +531,7 @@ qd_py_cuda_raw_launch_us(PyObject *kernel, PyObject *const *args, Py_ssize_t nar
         int64_t bounds[2] = {0, 0};
         host_ctx.args = packed;
         task->bounds(&host_ctx, bounds);
-        uint64_t n = bounds[1] > bounds[0] ? (uint64_t)bounds[1] - (uint64_t)bounds[0] : 1;
+        uint64_t n = bounds[1] != bounds[0] ? (uint64_t)bounds[1] - (uint64_t)bounds[0] : 1;
         blocks = qd_cuda_grid_blocks(n, task->block_dim, task->max_blocks);
     }
     struct timespec t0, t1;

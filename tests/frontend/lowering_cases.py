@@ -114,3 +114,21 @@ def offset_order_struct_for():
 
     k()
     return k
+
+
+@case
+def wide_loops():
+    # An i64 bound gives an i64 loop; a 2-d ndrange of runtime i32 extents counts in i64 (the
+    # product may pass 2^31) while i and j stay i32; a field of 2^31 elements takes i64 indices.
+    big = qd.field(qd.u8, shape=2**31 + 16)
+    out = qd.field(qd.i32, shape=4)
+
+    @qd.kernel
+    def k(n: qd.i64, m: qd.i32):
+        for i in range(n - 4, n):
+            big[i] = 1
+        for i, j in qd.ndrange(m, m):
+            out[0] += i + j
+
+    k(2**31 + 16, 2)
+    return k

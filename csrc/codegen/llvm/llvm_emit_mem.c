@@ -237,11 +237,7 @@ emit_field_ptr(Emitter *e, const QdInst *inst)
     /* On a GPU, a field of fewer than 2^31 elements is indexed in 32 bits, as CUDA C indexes
      * with int: the loops' index registers stay 32-bit (one register each, not two) and only
      * the final offset is widened. Indices are in range (bounds are the field's shape). */
-    uint64_t count = 1;
-    for (uint32_t k = 0; k < field->ndim; k++) {
-        count *= (uint64_t)field->shape[k];
-    }
-    bool narrow = qd_llvm_is_gpu(e) && count < ((uint64_t)1 << 31);
+    bool narrow = qd_llvm_is_gpu(e) && !qd_field_is_wide(field);
     for (uint32_t i = 0; narrow && i < inst->nargs; i++) {
         const QdType *ty = qd_value_type(e->kernel, inst->args[i]);
         narrow = ty->kind == QD_TY_I32;

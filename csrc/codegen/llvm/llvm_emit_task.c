@@ -218,7 +218,8 @@ emit_serial_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTas
 }
 
 /* The bounds function of a range_for task (CPU): the prologue, then out[0..1] = begin, end as
- * i64. */
+ * i64, an empty range as end = begin (end is at least begin by the bound type's signedness), so
+ * that end - begin, in unsigned 64-bit arithmetic, is the exact trip count for u64 bounds too. */
 static int
 emit_bounds_function(Emitter *e, const QdRegion *body, const QdInst *pfor, const char *name)
 {
@@ -231,8 +232,15 @@ emit_bounds_function(Emitter *e, const QdRegion *body, const QdInst *pfor, const
         RETURN_IF_ERROR(qd_llvm_emit_inst(e, inst, NULL));
     }
     LLVMValueRef dest = LLVMGetParam(e->fn, 1);
+    LLVMValueRef bounds[2];
     for (unsigned k = 0; k < 2; k++) {
-        LLVMValueRef v = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[k]), e->t_i64);
+        bounds[k] = qd_llvm_int_resize(e, ty, qd_llvm_value(e, pfor->args[k]), e->t_i64);
+    }
+    LLVMIntPredicate lt = qd_type_is_signed(ty) ? LLVMIntSLT : LLVMIntULT;
+    bounds[1] = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, lt, bounds[1], bounds[0], ""), bounds[0],
+                                bounds[1], "");
+    for (unsigned k = 0; k < 2; k++) {
+        LLVMValueRef v = bounds[k];
         LLVMValueRef idx = LLVMConstInt(e->t_i64, k, 0);
         LLVMValueRef slot = LLVMBuildInBoundsGEP2(e->b, e->t_i64, dest, &idx, 1, "");
         LLVMSetAlignment(LLVMBuildStore(e->b, v, slot), 8);
@@ -336,8 +344,8 @@ emit_grid_stride_loop(Emitter *e, const QdInst *pfor)
     LLVMValueRef zero = LLVMConstInt(e->t_i64, 0, 0);
     LLVMValueRef left = LLVMBuildSub(e->b, LLVMBuildSub(e->b, end, start, ""), one, "");
     LLVMValueRef count = LLVMBuildAdd(e->b, LLVMBuildUDiv(e->b, left, stride, ""), one, "");
-    count = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSLT, start, end, ""), count, zero,
-                            "count");
+    LLVMIntPredicate lt = qd_type_is_signed(ty) ? LLVMIntSLT : LLVMIntULT; /* u64 bounds */
+    count = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, lt, start, end, ""), count, zero, "count");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(e->b);
     LLVMBasicBlockRef header = qd_llvm_new_block(e, "grid");
     LLVMBasicBlockRef body = qd_llvm_new_block(e, "grid.body");
@@ -418,8 +426,9 @@ emit_block_stride_loop(Emitter *e, const QdInst *pfor)
     LLVMValueRef zero = LLVMConstInt(e->t_i64, 0, 0);
     /* nblocks = ceil((end - begin) / B); count = ctaid < nblocks ? (nblocks - ctaid - 1) /
      * nctaid + 1 : 0 */
+    LLVMIntPredicate lt = qd_type_is_signed(ty) ? LLVMIntSLT : LLVMIntULT; /* u64 bounds */
     LLVMValueRef n = LLVMBuildSub(e->b, end, begin, "");
-    n = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, LLVMIntSGT, n, zero, ""), n, zero, "n");
+    n = LLVMBuildSelect(e->b, LLVMBuildICmp(e->b, lt, begin, end, ""), n, zero, "n");
     LLVMValueRef nblocks =
         LLVMBuildUDiv(e->b, LLVMBuildSub(e->b, LLVMBuildAdd(e->b, n, ntid, ""), one, ""), ntid, "");
     LLVMValueRef left = LLVMBuildSub(e->b, LLVMBuildSub(e->b, nblocks, ctaid, ""), one, "");
@@ -470,7 +479,7 @@ emit_block_stride_loop(Emitter *e, const QdInst *pfor)
     } else {
         j = LLVMBuildAdd(e->b, begin,
                          LLVMBuildAdd(e->b, LLVMBuildMul(e->b, vblock, ntid, ""), tid, ""), "j");
-        in_range = LLVMBuildICmp(e->b, LLVMIntSLT, j, end, "");
+        in_range = LLVMBuildICmp(e->b, lt, j, end, "");
     }
     LLVMBuildCondBr(e->b, in_range, body, exit);
 

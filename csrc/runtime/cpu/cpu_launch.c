@@ -2,7 +2,9 @@
  *
  * For each task, in order:
  *   serial     run(ctx, 0, 1) on the calling thread;
- *   range_for  bounds(ctx, [begin, end)) on the calling thread; n = end - begin iterations;
+ *   range_for  bounds(ctx, [begin, end)) on the calling thread; n = end - begin iterations
+ *              (unsigned: the bounds function makes an empty range end = begin, so a range of
+ *              u64 bounds past 2^63 counts exactly too);
  *              threads = clamp(n / grain, 1, pool size); thread t runs the contiguous chunk
  *              [begin + t * chunk, min(end, begin + (t + 1) * chunk)) with
  *              chunk = ceil(n / threads). One thread means no worker is involved at all.
@@ -44,7 +46,7 @@ run_range(QdCpuPool *pool, const QdCpuTask *task, QdLaunchCtx *ctx)
 {
     int64_t bounds[2] = {0, 0};
     task->bounds(ctx, bounds);
-    if (bounds[1] <= bounds[0]) {
+    if (bounds[1] == bounds[0]) {
         return;
     }
     if (task->simt_block_dim > 0) {
