@@ -275,6 +275,11 @@ typedef struct QdCpuArtifact {
 
 void qd_cpu_artifact_release(QdCpuArtifact *artifact);
 
+/* The version of the LLVM library the core runs with ("19.1.7"), and the host CPU it generates
+ * code for ("znver3"); static strings. */
+const char *qd_llvm_version(void);
+const char *qd_llvm_host_cpu(void);
+
 /* What identifies the code this JIT generates beyond the QIR: target triple, CPU, features,
  * optimization level, fast math, vector library. Part of every offline cache key. */
 const char *qd_cpu_jit_identity(const QdCpuJit *jit);

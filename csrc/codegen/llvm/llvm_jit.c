@@ -349,6 +349,30 @@ qd_cpu_artifact_release(QdCpuArtifact *artifact)
 }
 
 const char *
+qd_llvm_version(void)
+{
+    static char text[48];
+    if (!text[0]) {
+        unsigned major = 0, minor = 0, patch = 0;
+        LLVMGetVersion(&major, &minor, &patch);
+        snprintf(text, sizeof(text), "%u.%u.%u", major, minor, patch);
+    }
+    return text;
+}
+
+const char *
+qd_llvm_host_cpu(void)
+{
+    static char text[64];
+    if (!text[0]) {
+        char *name = LLVMGetHostCPUName();
+        snprintf(text, sizeof(text), "%s", name ? name : "unknown");
+        LLVMDisposeMessage(name);
+    }
+    return text;
+}
+
+const char *
 qd_cpu_jit_identity(const QdCpuJit *jit)
 {
     return jit->identity;
