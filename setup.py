@@ -7,9 +7,10 @@ CUDA and Vulkan are never linked: the runtime loads them with dlopen. The IR tem
 kernel compile never reads them from disk.
 
 Environment:
-    LLVM_CONFIG   path of llvm-config (default: llvm-config-19, then llvm-config)
+    LLVM_CONFIG   path of llvm-config (default: llvm-config-19, then llvm-config; LLVM 19)
     CI, QD_WERROR turn warnings into errors (CI=true or QD_WERROR=1)
     QD_SANITIZE   1 builds with AddressSanitizer and UndefinedBehaviorSanitizer (make asan)
+    QD_LLVM_STATIC 1 links the LLVM libraries in statically (make wheel: a self-contained wheel)
 """
 
 import glob
@@ -29,16 +30,37 @@ def env_flag(name):
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
+LLVM_MAJOR = 19  # the LLVM-C API the core is written against
+
+
+def llvm_major(path):
+    """The major version of the LLVM that llvm-config `path` describes, or None."""
+    try:
+        version = subprocess.check_output([path, "--version"], text=True).strip()
+        return int(version.split(".")[0])
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return None
+
+
 def llvm_config_path():
+    """llvm-config of LLVM 19: $LLVM_CONFIG, else llvm-config-19, else llvm-config. Exits with a
+    message saying what is missing and how to get it."""
     explicit = os.environ.get("LLVM_CONFIG")
-    if explicit:
-        return explicit
-    for name in ("llvm-config-19", "llvm-config"):
-        found = shutil.which(name)
-        if found:
-            return found
-    sys.exit("error: llvm-config not found; run `make setup` (installs llvm-19-dev) "
-             "or set LLVM_CONFIG to its path")
+    candidates = [explicit] if explicit else [shutil.which(n) for n in ("llvm-config-19", "llvm-config")]
+    found = [c for c in candidates if c]
+    for path in found:
+        if llvm_major(path) == LLVM_MAJOR:
+            return path
+    how = ("install it with `sudo apt-get install llvm-19-dev` (Debian/Ubuntu; `make setup` does "
+           "this) or set LLVM_CONFIG to the llvm-config of an LLVM 19 installation")
+    if found:
+        seen = ", ".join(f"{p} (LLVM {llvm_major(p) or '?'})" for p in found)
+        sys.exit(f"error: quadrants needs LLVM {LLVM_MAJOR}; found only {seen}: {how}")
+    sys.exit(f"error: quadrants needs LLVM {LLVM_MAJOR} and no llvm-config was found: {how}")
+
+
+# The LLVM components the core uses (with QD_LLVM_STATIC, only these are linked in).
+LLVM_COMPONENTS = ["core", "analysis", "passes", "irreader", "orcjit", "x86", "nvptx", "native"]
 
 
 def llvm_config(*args):
@@ -97,7 +119,14 @@ def generate_templates():
 
 def make_extension():
     compile_args = ["-std=c11", "-Wall", "-Wextra"] + c_flags_from(llvm_config("--cflags"))
-    link_args = llvm_config("--ldflags", "--libs", "--system-libs")
+    if env_flag("QD_LLVM_STATIC"):
+        # The LLVM libraries the core uses, linked in: a self-contained extension that carries
+        # only the parts of LLVM it calls (`make wheel`). Their symbols stay private.
+        link_args = (["-s", "-Wl,--exclude-libs,ALL", "-Wl,--gc-sections", "-Wl,--as-needed"]
+                     + llvm_config("--link-static", "--ldflags", "--libs", *LLVM_COMPONENTS)
+                     + llvm_config("--link-static", "--system-libs") + ["-lstdc++"])
+    else:
+        link_args = llvm_config("--ldflags", "--libs", "--system-libs")
     if env_flag("CI") or env_flag("QD_WERROR"):
         compile_args.append("-Werror")
     if env_flag("QD_SANITIZE"):
