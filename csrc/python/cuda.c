@@ -166,16 +166,18 @@ buffer_shaped(PyTypeObject *type, PyObject *shape, unsigned int itemsize)
     self->ndim = (uint32_t)ndim;
     self->nbytes = itemsize;
     for (Py_ssize_t k = 0; k < ndim; k++) {
-        long extent = PyLong_AsLong(PySequence_Fast_GET_ITEM(items, k));
-        if ((extent == -1 && PyErr_Occurred()) || extent < 0 || extent > INT32_MAX) {
+        long long extent = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(items, k));
+        if ((extent == -1 && PyErr_Occurred()) || extent < 0 ||
+            (extent > 0 && self->nbytes > ((size_t)1 << 48) / (size_t)extent)) {
             if (!PyErr_Occurred()) {
-                PyErr_SetString(PyExc_ValueError, "DeviceBuffer: extents must be 0 .. 2**31-1");
+                PyErr_SetString(PyExc_ValueError,
+                                "DeviceBuffer: extents must be >= 0 and the size below 2**48 bytes");
             }
             Py_DECREF(items);
             Py_DECREF(self);
             return NULL;
         }
-        self->shape[k] = (int32_t)extent;
+        self->shape[k] = (int64_t)extent;
         self->nbytes *= (size_t)extent;
     }
     Py_DECREF(items);
@@ -387,7 +389,7 @@ buffer_get_shape(DeviceBufferObject *self, void *closure)
     (void)closure;
     PyObject *shape = PyTuple_New(self->ndim);
     for (uint32_t k = 0; shape && k < self->ndim; k++) {
-        PyObject *v = PyLong_FromLong(self->shape[k]);
+        PyObject *v = PyLong_FromLongLong(self->shape[k]);
         if (v == NULL) {
             Py_CLEAR(shape);
             break;
@@ -447,7 +449,7 @@ qd_py_device_buffer_ndim(PyObject *obj)
     return (int)((DeviceBufferObject *)obj)->ndim;
 }
 
-const int32_t *
+const int64_t *
 qd_py_device_buffer_shape(PyObject *obj)
 {
     if (Py_TYPE(obj)->tp_dealloc != (destructor)buffer_dealloc) {

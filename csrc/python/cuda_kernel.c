@@ -116,7 +116,13 @@ pack_array(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, uint32_t i, PyO
         ptr = buf->ptr;
         ndim = buf->ndim;
         itemsize = buf->itemsize;
-        memcpy(shape, buf->shape, sizeof(shape));
+        for (uint32_t d = 0; d < ndim; d++) {
+            if (buf->shape[d] > INT32_MAX) {
+                PyErr_SetString(PyExc_ValueError, "ndarray dimension exceeds 2^31-1");
+                return -1;
+            }
+            shape[d] = (int32_t)buf->shape[d];
+        }
     } else {
         if (*nhosts == MAX_HOST_ARRAYS) {
             PyErr_SetString(PyExc_ValueError, "too many host array arguments");

@@ -22,7 +22,7 @@ typedef struct DeviceBufferObject {
     size_t nbytes;                      /* itemsize * the product of the shape */
     uint32_t itemsize;                  /* bytes per element */
     uint32_t ndim;                      /* number of dimensions (0: one element) */
-    int32_t shape[QD_DEVICE_MAX_NDIM];  /* extents */
+    int64_t shape[QD_DEVICE_MAX_NDIM];  /* extents (a launch takes those below 2^31 only) */
     PyObject *owner;                    /* memory of another library (DeviceBuffer.wrap): the
                                            object keeping it alive (strong); NULL: ours */
 } DeviceBufferObject;

@@ -155,16 +155,9 @@ numpy_matches(PyObject *array, PyObject *descr, int ndim, const QdPyElementAxes 
 static bool
 device_buffer_matches(PyObject *array, int ndim, const QdPyElementAxes *element)
 {
-    const int32_t *shape = qd_py_device_buffer_shape(array);
-    if (!shape || qd_py_device_buffer_ndim(array) != ndim || element->ndim > (uint32_t)ndim) {
-        return false;
-    }
-    for (uint32_t k = 0; k < element->ndim; k++) {
-        if (shape[(uint32_t)ndim - element->ndim + k] != (int32_t)element->shape[k]) {
-            return false;
-        }
-    }
-    return true;
+    const int64_t *shape = qd_py_device_buffer_shape(array);
+    return shape && qd_py_device_buffer_ndim(array) == ndim &&
+           qd_py_element_axes_match(element, shape, (uint32_t)ndim);
 }
 
 /* Whether argument `arg` (borrowed), with `facts` about it, matches `slot`. Runs no Python code

@@ -150,7 +150,7 @@ void qd_py_cuda_reset(QdPyState *state);
 int qd_py_device_buffer_ndim(PyObject *obj);
 /* The extents of a DeviceBuffer (borrowed; qd_py_device_buffer_ndim of them), or NULL for any
  * other object. Runs no Python code. */
-const int32_t *qd_py_device_buffer_shape(PyObject *obj);
+const int64_t *qd_py_device_buffer_shape(PyObject *obj);
 /* The element axes of parameter `i` of CudaKernel `ck` (borrowed; the caller checked its
  * type). */
 QdPyElementAxes qd_py_cuda_element_axes(PyObject *ck, uint32_t i);
