@@ -168,10 +168,10 @@ buffer_shaped(PyTypeObject *type, PyObject *shape, unsigned int itemsize)
     for (Py_ssize_t k = 0; k < ndim; k++) {
         long long extent = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(items, k));
         if ((extent == -1 && PyErr_Occurred()) || extent < 0 ||
-            (extent > 0 && self->nbytes > ((size_t)1 << 48) / (size_t)extent)) {
+            (extent > 0 && self->nbytes > ((size_t)1 << 62) / (size_t)extent)) {
             if (!PyErr_Occurred()) {
                 PyErr_SetString(PyExc_ValueError,
-                                "DeviceBuffer: extents must be >= 0 and the size below 2**48 bytes");
+                                "DeviceBuffer: extents must be >= 0 and the size below 2**62 bytes");
             }
             Py_DECREF(items);
             Py_DECREF(self);

@@ -245,7 +245,7 @@ def random_array_arg(rng, spec):
         if rng.random() < 0.05:
             shape = (1,) * max(nd - 1, 0) + (2**14,)
     kind = rng.choice(["c", "c", "c", "qd", "qd", "f", "strided", "list", "scalar", "none"])
-    values = random_values(rng, dtype, shape)
+    values = np.asarray(random_values(rng, dtype, shape))
     if kind == "scalar":
         return Arg("scalar", scalar=float(rng.standard_normal()))
     if kind == "none":
