@@ -239,6 +239,10 @@ lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr
     if (lw_is_compile_time_scalar(e)) {
         /* A literal has its default type (range-checked there); it becomes a constant of ty
          * directly when it fits, else it is converted like a runtime value (wrapping). */
+        if (e->kind == EX_INT && qd_type_is_float(ty)) {
+            /* a Python int is a default_ip literal before it becomes a float (spec 0.4) */
+            RETURN_IF_ERROR(lw_check_literal(lw, node, e));
+        }
         if (e->kind == EX_INT && !qd_type_is_float(ty) && !lw_int_fits(ty, e->ival)) {
             Expr lit;
             RETURN_IF_ERROR(typed_literal(lw, node, e, lw_literal_type(lw, e), false, &lit));
