@@ -150,7 +150,14 @@ def _return_types(annotation):
 def analyze_params(function, *, is_kernel, requires_annotations):
     """(Params, return types, whether it is a method) of `function`, checked as the reference
     does at decoration. The first parameter of a method may be unannotated (``self``: a
-    template)."""
+    template). A rejected signature raises a Quadrants error naming the line of the ``def``."""
+    try:
+        return _analyze_params(function, is_kernel=is_kernel, requires_annotations=requires_annotations)
+    except QuadrantsCompilationError as exc:
+        raise _source.restyle(_source.locate_def(exc, function)) from None
+
+
+def _analyze_params(function, *, is_kernel, requires_annotations):
     what = "Quadrants kernels" if is_kernel else "Quadrants functions"
     if hasattr(function, "__wrapped__"):
         raise QuadrantsSyntaxError("Cant put kernel in front of other annotations")

@@ -100,6 +100,26 @@ def excerpt_message(exc):
     return "\n" + "\n".join(parts)
 
 
+def locate_def(exc, function):
+    """`exc` with the location of the ``def`` line of `function` (decorators come before it),
+    when the exception has none yet and the source can be read."""
+    if getattr(exc, "lineno", None) or getattr(exc, "_qd_restyled", False):
+        return exc
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return exc
+    filename, lineno = code.co_filename, code.co_firstlineno
+    for k in range(lineno, lineno + 50):
+        text = linecache.getline(filename, k)
+        if not text:
+            return exc
+        stripped = text.lstrip()
+        if stripped.startswith(("def ", "async def ")):
+            exc.filename, exc.lineno, exc.col = filename, k, len(text) - len(stripped) + 1
+            return exc
+    return exc
+
+
 def restyle(exc):
     """A new exception of the same class as `exc` with the excerpt message; the location
     attributes are copied. Returns `exc` itself when it is already restyled."""

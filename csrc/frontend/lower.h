@@ -204,6 +204,10 @@ bool lw_int_fits(const QdType *ty, int64_t v);
 int lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e);
 bool lw_is_runtime(const Expr *e);
 bool lw_is_compile_time_scalar(const Expr *e);
+/* A compile-time scalar with Python semantics (no type): operations on two of them fold in
+ * Python arithmetic. A typed constant (a constant bound to an annotated func parameter) has its
+ * type's semantics instead -- integers wrap -- like the runtime value the reference makes. */
+bool lw_is_python_scalar(const Expr *e);
 int lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
 /* a <op> b for one comparison operator (QD_CMP_*); element-wise on matrices. */
 int lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);

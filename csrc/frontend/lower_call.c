@@ -651,7 +651,7 @@ b_minmax(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     Expr acc = args[0];
     for (uint32_t i = 1; i < n; i++) {
         const Expr *b = &args[i];
-        if (lw_is_compile_time_scalar(&acc) && lw_is_compile_time_scalar(b)) {
+        if (lw_is_python_scalar(&acc) && lw_is_python_scalar(b)) {
             double x = acc.kind == EX_FLOAT ? acc.fval : (double)acc.ival;
             double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
             bool take_b = op == QD_OP_MIN ? y < x : y > x;

@@ -27,6 +27,12 @@ lw_is_compile_time_scalar(const Expr *e)
     return e->kind == EX_INT || e->kind == EX_FLOAT || e->kind == EX_BOOL;
 }
 
+bool
+lw_is_python_scalar(const Expr *e)
+{
+    return lw_is_compile_time_scalar(e) && !e->ty;
+}
+
 const QdType *
 lw_literal_type(Lowerer *lw, const Expr *e)
 {
@@ -233,6 +239,10 @@ lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr
     if (lw_is_compile_time_scalar(e)) {
         /* A literal has its default type (range-checked there); it becomes a constant of ty
          * directly when it fits, else it is converted like a runtime value (wrapping). */
+        if (e->kind == EX_INT && qd_type_is_float(ty)) {
+            /* a Python int is a default_ip literal before it becomes a float (spec 0.4) */
+            RETURN_IF_ERROR(lw_check_literal(lw, node, e));
+        }
         if (e->kind == EX_INT && !qd_type_is_float(ty) && !lw_int_fits(ty, e->ival)) {
             Expr lit;
             RETURN_IF_ERROR(typed_literal(lw, node, e, lw_literal_type(lw, e), false, &lit));
@@ -561,7 +571,7 @@ fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b
 int
 lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e)
 {
-    if (e->kind != EX_INT) {
+    if (e->kind != EX_INT || e->ty) { /* a typed constant is in its type's range already */
         return 0;
     }
     const QdType *ip = qd_type_scalar(lw->opt->default_ip);
@@ -659,7 +669,7 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
     if (a->kind == EX_MATRIX || b->kind == EX_MATRIX) {
         return lw_matrix_binary(lw, node, op, a, b, out);
     }
-    if (lw_is_compile_time_scalar(a) && lw_is_compile_time_scalar(b)) {
+    if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
         return fold_binary(lw, node, op, a, b, out);
     }
     if (a->kind == EX_TUPLE || b->kind == EX_TUPLE) {
@@ -726,7 +736,7 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
     if (a.kind == EX_MATRIX) {
         return lw_matrix_unary(lw, node, op, &a, out);
     }
-    if (lw_is_compile_time_scalar(&a)) {
+    if (lw_is_python_scalar(&a)) {
         Expr e = a;
         switch (op) {
         case QD_UNARY_PLUS:
@@ -813,7 +823,7 @@ compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Ex
                         "Operator \"%s\" is not supported in Quadrants kernels (use it inside qd.static)",
                         op == QD_CMP_IS ? "is" : op == QD_CMP_IS_NOT ? "is not" : op == QD_CMP_IN ? "in" : "not in");
     }
-    if (lw_is_compile_time_scalar(a) && lw_is_compile_time_scalar(b)) {
+    if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
         double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
         double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
         bool both_int = a->kind != EX_FLOAT && b->kind != EX_FLOAT;

@@ -147,6 +147,30 @@ def test_literal_range_error_location_and_message():
     check_location(ei.value, "<E-lit>", "b = 0x80000000")
 
 
+def test_literal_range_error_when_the_target_is_float():
+    # A Python int is a default_ip literal before it is converted to a float target.
+    f = qd.field(qd.f64, shape=2)
+
+    @qd.kernel
+    def k():
+        f[0] = 2**40  # <E-lit-float>
+
+    with pytest.raises(qd.QuadrantsTypeError) as ei:
+        k()
+    assert "Integer literal 1099511627776 exceeded the range of default_ip" in str(ei.value)
+    check_location(ei.value, "<E-lit-float>", "f[0] = 2**40")
+
+    @qd.kernel
+    def k2() -> qd.f64:
+        x = qd.f64(0.5)
+        x = -3000000000  # <E-lit-assign>
+        return x
+
+    with pytest.raises(qd.QuadrantsTypeError) as ei:
+        k2()
+    check_location(ei.value, "<E-lit-assign>", "x = -3000000000")
+
+
 # --- unsupported nodes ---
 
 

@@ -64,6 +64,30 @@ def test_scalar_by_value_annotated_is_cast():
         assert k(7.9) == 3.5
 
 
+def test_constant_argument_of_annotated_param_has_the_type_semantics():
+    # A Python int bound to an annotated parameter is a value of that type, as a runtime
+    # argument would be: its arithmetic wraps instead of folding in Python's unbounded ints.
+    @qd.func
+    def shifted(p: qd.i32) -> qd.i32:
+        return (p << 29) + (p * 2147483647)
+
+    @qd.func
+    def unsigned(p: qd.u32) -> qd.i64:
+        return qd.cast(-p, qd.i64) + qd.cast(p > -1, qd.i64)
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.i32:
+        return shifted(-5) - shifted(n)
+
+    @qd.kernel
+    def ku() -> qd.i64:
+        return unsigned(1)
+
+    wrapped = ((-5 << 29) + (-5 * 2147483647)) % 2**32
+    assert k(0) == wrapped - 2**32 * (wrapped >= 2**31)
+    assert ku() == 4294967295  # -1 as u32; and 1 > -1 is false in u32
+
+
 def test_field_by_reference():
     f = qd.field(qd.i32, shape=16)
 

@@ -330,6 +330,24 @@ def test_qd_pow(t):
     np.testing.assert_allclose(out[:, 1], e, rtol=RTOL[t] * 8)
 
 
+@pytest.mark.parametrize("t", [qd.f32, qd.f64], ids=name)
+def test_float_base_runtime_int_exponent(t):
+    # pow(x, float(n)) with a runtime integer n: the optimizer turns it into llvm.powi, a call of
+    # a compiler-rt helper the kernel must still link against.
+    @qd.kernel
+    def k(a: NDArray, b: NDArray[qd.i32, 1], out: NDArray):
+        for i in range(a.shape[0]):
+            out[i] = a[i] ** b[i] + qd.pow(a[i], b[i] + 1)
+
+    d = NP[t]
+    a = rng.uniform(0.5, 2, 100).astype(d)
+    b = rng.integers(-6, 7, 100).astype(np.int32)
+    out = np.zeros(100, d)
+    k(a, b, out)
+    a64 = a.astype(np.float64)
+    np.testing.assert_allclose(out, a64**b + a64 ** (b + 1), rtol=RTOL[t] * 8)
+
+
 def test_qd_pow_int():
     @qd.kernel
     def k(a: NDArray[qd.i64, 1], b: NDArray[qd.i32, 1], out: NDArray[qd.i64, 1]):

@@ -111,6 +111,31 @@ def test_no_positional_only():
             pass
 
 
+def _line_with(marker):
+    with open(__file__) as f:
+        return [n for n, text in enumerate(f, 1) if text.rstrip().endswith(marker)][0]
+
+
+def test_signature_errors_name_the_def_line():
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
+
+        @qd.kernel
+        def k_located(x: 5):  # <def-kernel>
+            pass
+
+    text = str(ei.value)
+    assert f"{__file__}:{_line_with('# <def-kernel>')}:9" in text, text
+    assert "def k_located(x: 5):  # <def-kernel>" in text, text
+    assert "Invalid type annotation (argument 0)" in text, text
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
+
+        @qd.func
+        def f_located(*xs):  # <def-func>
+            pass
+
+    assert f"{__file__}:{_line_with('# <def-func>')}:" in str(ei.value), str(ei.value)
+
+
 @pytest.mark.parametrize("annotation", [list, "not a type", 3, np.ndarray, qd.field])
 def test_invalid_annotation(annotation):
     def k(x):

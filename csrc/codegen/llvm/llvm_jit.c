@@ -47,12 +47,42 @@ struct QdCpuJit {
     char *identity;           /* qd_cpu_jit_identity (heap) */
 };
 
-/* libm functions defined as JIT symbols. */
+/* x to the integer power n, by repeated squaring (compiler-rt's __powidf2 contract: a
+ * negative n gives 1 / x^-n). */
+static double
+qd_powi_f64(double x, int n)
+{
+    bool is_negative = n < 0;
+    double r = 1.0;
+    for (unsigned m = is_negative ? 0u - (unsigned)n : (unsigned)n; m; m >>= 1, x *= x) {
+        if (m & 1) {
+            r *= x;
+        }
+    }
+    return is_negative ? 1.0 / r : r;
+}
+
+static float
+qd_powi_f32(float x, int n)
+{
+    bool is_negative = n < 0;
+    float r = 1.0f;
+    for (unsigned m = is_negative ? 0u - (unsigned)n : (unsigned)n; m; m >>= 1, x *= x) {
+        if (m & 1) {
+            r *= x;
+        }
+    }
+    return is_negative ? 1.0f / r : r;
+}
+
+/* libm functions and compiler-rt helpers defined as JIT symbols. */
 static const QdJitSymbol libm_symbols[] = {
 #define QD_MATH(name, intrinsic, f32_fn, f64_fn, on_gpu)                                           \
     {#f32_fn, (QdJitFunction)f32_fn}, {#f64_fn, (QdJitFunction)f64_fn},
 #define QD_LIBCALL(fn) {#fn, (QdJitFunction)fn},
+#define QD_LIBCALL_AS(symbol, fn) {#symbol, (QdJitFunction)fn},
 #include "llvm_intrinsics.def"
+#undef QD_LIBCALL_AS
 #undef QD_LIBCALL
 #undef QD_MATH
 };

@@ -1,0 +1,258 @@
+"""Differential check against the reference implementation: the same generated kernels run under
+the reference package's Python and under ours, results compared.
+
+    python3 -m venv /tmp/refvenv && /tmp/refvenv/bin/pip install quadrants==1.3.3
+    .venv/bin/python scripts/diff_reference.py --ref-python /tmp/refvenv/bin/python \\
+        --cases 500 --seed 1 [--mutants] [--out diff_failures]
+
+Cases come from tests/fuzz/kernel_gen.py: well-typed kernels by default, with --mutants also its
+mutated ones (then only whether each side rejects, and with which class, is compared). Each side
+runs in its own worker process (restarted after a crash or a timeout) and answers per case with
+the return value and the contents of every array and field, or the exception class and message.
+The reference never becomes a dependency: it is only ever run through --ref-python.
+
+Categories: agree (both ran, same results), agree-reject (both rejected; same class or not),
+differ-value, ours-rejects (reference ran), ref-rejects (ours ran), crash/hang on either side.
+Differing cases are saved to --out with both answers.
+"""
+
+import argparse
+import collections
+import json
+import math
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FUZZ_DIR = os.path.join(REPO_ROOT, "tests", "fuzz")
+sys.path.insert(0, FUZZ_DIR)
+
+import kernel_gen  # noqa: E402
+
+
+def make_case(seed, mutants):
+    if mutants:
+        return kernel_gen.make_case(seed)
+    import random
+
+    case = kernel_gen.valid_case(random.Random(seed))
+    case["seed"] = seed
+    return case
+
+
+# --- worker ----------------------------------------------------------------------------------
+
+
+def run_one(case, workdir):
+    import importlib.util
+    import warnings
+
+    import numpy as np
+
+    import quadrants as qd
+    from source_fuzz import _call_args
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        qd.reset()
+        qd.init(arch=qd.cpu, offline_cache=False)
+    name = f"diffcase_{case['seed']}"
+    path = os.path.join(workdir, name + ".py")
+    with open(path, "w") as f:
+        f.write(case["source"])
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            spec.loader.exec_module(module)
+            for fname in ("gin_i", "gin_f"):
+                dt = kernel_gen.NP_DTYPE[kernel_gen.ARRAYS[fname]]
+                getattr(module, fname).from_numpy(np.array(case["inputs"][fname], dtype=dt))
+            if case["args"] == "sig":
+                args, kwargs, arrays = [], {}, {}
+            else:
+                args, kwargs, arrays = _call_args(qd, np, case)
+            ret = module.kern(*args, **kwargs)
+        out = {}
+        for aname in kernel_gen.ARRAYS:
+            if aname in arrays:
+                out[aname] = np.asarray(arrays[aname]).tolist() if hasattr(arrays[aname], "tolist") else None
+            else:
+                out[aname] = getattr(module, aname).to_numpy().tolist()
+        if isinstance(ret, (np.integer, np.floating)):
+            ret = ret.item()
+        return {"status": "ok", "ret": ret if isinstance(ret, (int, float, type(None))) else repr(ret),
+                "arrays": out}
+    except Exception as exc:  # noqa: BLE001
+        msg = str(exc).strip().splitlines()
+        return {"status": "error", "cls": type(exc).__name__, "msg": msg[-1] if msg else ""}
+    finally:
+        sys.modules.pop(name, None)
+
+
+def worker_main(workdir, mutants):
+    proto = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        res = run_one(make_case(int(line), mutants), workdir)
+        proto.write(json.dumps(res) + "\n")
+        proto.flush()
+
+
+# --- parent ----------------------------------------------------------------------------------
+
+
+class Side:
+    def __init__(self, python, workdir, mutants, ours):
+        self.cmd = [python, os.path.abspath(__file__), "--worker", workdir] + (["--mutants"] if mutants else [])
+        env = dict(os.environ)
+        env.pop("PYTHONPATH", None)
+        if ours:
+            env["PYTHONPATH"] = REPO_ROOT
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), FUZZ_DIR) if p)
+        self.env = env
+        self.start()
+
+    def start(self):
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=self.env, text=True, bufsize=1)
+
+    def ask(self, seed, timeout):
+        try:
+            self.proc.stdin.write(f"{seed}\n")
+            self.proc.stdin.flush()
+        except OSError:
+            self.restart()
+            return {"status": "crash"}
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            self.restart()
+            return {"status": "hang"}
+        line = self.proc.stdout.readline()
+        if not line:
+            self.restart()
+            return {"status": "crash"}
+        return json.loads(line)
+
+    def restart(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.start()
+
+    def stop(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
+def close(a, b, ty):
+    if a is None or b is None:
+        return a == b
+    if ty in kernel_gen.FLOAT_TYPES:
+        a, b = float(a), float(b)
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        if math.isinf(a) or math.isinf(b):
+            return a == b
+        return abs(a - b) <= (1e-4 if ty == "f32" else 1e-9) * max(1.0, abs(a), abs(b))
+    return int(a) == int(b)
+
+
+def compare(case, ours, ref):
+    """(category, detail)."""
+    so, sr = ours["status"], ref["status"]
+    if so in ("crash", "hang") or sr in ("crash", "hang"):
+        return f"ours-{so}" if so in ("crash", "hang") else f"ref-{sr}", ""
+    if so == "error" and sr == "error":
+        return ("agree-reject" if ours["cls"] == ref["cls"] else "agree-reject-other-class",
+                f"ours {ours['cls']}: {ours['msg']} | ref {ref['cls']}: {ref['msg']}")
+    if so == "error":
+        return "ours-rejects", f"{ours['cls']}: {ours['msg']}"
+    if sr == "error":
+        return "ref-rejects", f"{ref['cls']}: {ref['msg']}"
+    ret_ty = None
+    exp = case.get("expected")
+    if case["kind"] == "valid":
+        # the return type is in the kernel's signature
+        sig = [ln for ln in case["source"].splitlines() if ln.startswith("def kern(")][0]
+        ret_ty = sig.split("-> qd.")[1].rstrip(":") if "-> qd." in sig else None
+    if not close(ours["ret"], ref["ret"], ret_ty or ("f64" if isinstance(ref["ret"], float) else "i64")):
+        return "differ-value", f"return value: ours {ours['ret']!r}, ref {ref['ret']!r}"
+    for name, ty in kernel_gen.ARRAYS.items():
+        a, b = ours["arrays"].get(name), ref["arrays"].get(name)
+        if a is None or b is None:
+            continue
+        for k, (x, y) in enumerate(zip(a, b)):
+            if not close(x, y, ty):
+                return "differ-value", f"{name}[{k}]: ours {x!r}, ref {y!r}"
+    del exp
+    return "agree", ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ref-python", default="/tmp/refvenv/bin/python")
+    ap.add_argument("--ours-python", default=sys.executable)
+    ap.add_argument("--cases", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mutants", action="store_true")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--out", default="diff_failures")
+    ap.add_argument("--worker")
+    a = ap.parse_args()
+    if a.worker:
+        worker_main(a.worker, a.mutants)
+        return
+    counts = collections.Counter()
+    t = time.time()
+    with tempfile.TemporaryDirectory(prefix="qd_diff_ours_") as d1, \
+            tempfile.TemporaryDirectory(prefix="qd_diff_ref_") as d2:
+        ours = Side(a.ours_python, d1, a.mutants, True)
+        ref = Side(a.ref_python, d2, a.mutants, False)
+        try:
+            for k in range(a.cases):
+                seed = a.seed * 1000003 + k
+                case = make_case(seed, a.mutants)
+                # both sides work on the case at once: ask the reference first, then ours
+                ref.proc.stdin.write(f"{seed}\n")
+                ref.proc.stdin.flush()
+                ro = ours.ask(seed, a.timeout)
+                ready, _, _ = select.select([ref.proc.stdout], [], [], a.timeout)
+                line = ref.proc.stdout.readline() if ready else ""
+                if not line:
+                    status = "hang" if not ready else "crash"
+                    ref.restart()
+                    rr = {"status": status}
+                else:
+                    rr = json.loads(line)
+                cat, detail = compare(case, ro, rr)
+                counts[cat] += 1
+                if cat not in ("agree", "agree-reject"):
+                    os.makedirs(os.path.join(a.out, cat), exist_ok=True)
+                    with open(os.path.join(a.out, cat, f"{seed}.py"), "w") as f:
+                        f.write(case["source"])
+                    with open(os.path.join(a.out, cat, f"{seed}.txt"), "w") as f:
+                        f.write(f"seed {seed} args {case['args']}\n{detail}\nours: {json.dumps(ro)}\n"
+                                f"ref: {json.dumps(rr)}\n")
+                if (k + 1) % 100 == 0:
+                    print(f"  {k + 1} cases: {dict(counts)}", file=sys.stderr, flush=True)
+        finally:
+            ours.stop()
+            ref.stop()
+    print(f"cases {sum(counts.values())}")
+    for cat, n in sorted(counts.items()):
+        print(f"{cat} {n}")
+    print(f"time {time.time() - t:.0f}s")
+
+
+if __name__ == "__main__":
+    main()
