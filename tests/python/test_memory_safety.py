@@ -285,3 +285,14 @@ def test_debug_mode_checks_kernel_indices(arch):
             read_field(i)
         with pytest.raises(qd.QuadrantsAssertionError, match="Out of bound access"):
             read_array(np.zeros(4, np.float32), i)
+
+
+def test_an_ndarray_axis_past_2_31_is_refused_at_the_launch(arch):
+    @qd.kernel
+    def first(a: qd.types.ndarray(dtype=qd.u8, ndim=1)) -> qd.i32:
+        return qd.i32(a[0])
+
+    big = np.zeros(2**31 + 1, np.uint8)  # calloc'd: never touched, never copied
+    for _ in range(2):
+        with pytest.raises(ValueError, match="exceeds 2\\^31-1"):
+            first(big)
