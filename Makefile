@@ -1,6 +1,6 @@
 # The project's commands. `make run` sets everything up and runs the first example; `make test`
-# sets up and runs every test. Other targets: setup, build, asan, valgrind, bench, clean,
-# check-layers.
+# sets up and runs every test. Other targets: setup, build, asan, valgrind, long-session, bench,
+# clean, check-layers.
 #
 # C programs (no Python, no LLVM: libc and libm only):
 #   build/qdopt        csrc/{base,ir,passes,tools}: read .qir, run passes, print
@@ -32,7 +32,7 @@ UNIT_OBJ   := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 APT_PACKAGES := llvm-19-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build run test asan valgrind bench clean check-layers ext programs
+.PHONY: setup build run test asan valgrind long-session bench clean check-layers ext programs
 
 setup:
 	@missing=""; \
@@ -153,6 +153,14 @@ valgrind: setup
 	$(VALGRIND_ENV) $(MEMCHECK) --leak-check=full --log-file=$(BUILD)/valgrind/soak.log \
 	    $(VPY) tests/soak/compile_launch_reset.py --cycles 12 --warmup 2 --no-bound
 	$(VPY) scripts/valgrind_leaks.py $(BUILD)/valgrind/soak.log
+
+# The whole test suite three times in one interpreter (scripts/long_session.py): thousands of
+# init/reset cycles, compiles and launches in one long-lived process must neither crash nor fail a
+# test in a later round; the resident set size is printed after each round. Takes about four
+# minutes; not part of `make test`.
+long-session: setup
+	@$(MAKE) --no-print-directory build
+	$(VPY) scripts/long_session.py
 
 # Every benchmark in its own process; tables on stdout, all results in build/bench.json.
 # `BENCH_ARGS="--arch cuda"` or `BENCH_ARGS="--only cpu_lang_bench"` narrows it.
