@@ -1,5 +1,6 @@
 # The project's commands. `make run` sets everything up and runs the first example; `make test`
-# sets up and runs every test. Other targets: setup, build, asan, bench, wheel, clean, check-layers.
+# sets up and runs every test. Other targets: setup, build, asan, valgrind, long-session, bench,
+# wheel, clean, check-layers.
 #
 # C programs (no Python, no LLVM: libc and libm only):
 #   build/qdopt        csrc/{base,ir,passes,tools}: read .qir, run passes, print
@@ -31,7 +32,8 @@ UNIT_OBJ   := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 APT_PACKAGES := llvm-19-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build run test asan bench clean check-layers ext programs wheel
+.PHONY: setup build run test asan valgrind long-session bench wheel clean check-layers ext \
+        programs
 
 setup:
 	@missing=""; \
@@ -108,6 +110,58 @@ asan: setup
 	    $(VPY) -m pytest tests -q || status=$$?; \
 	$(VPY) setup.py -q build_ext --inplace --force || status=$$?; \
 	exit $$status
+
+# Memcheck over a cross-section of the tests, generated code included (ASan cannot see the
+# machine code the JIT emits; Valgrind translates every instruction it runs). Three steps:
+#  1. tests/soak/out_of_bounds_write.py must be caught: proof that JIT code is instrumented;
+#  2. the tests below (fields, NumPy and qd.ndarray arguments, vector/matrix ndarrays, structs and
+#     dataclasses, atomics, random, print, the offline cache in child processes, reset churn)
+#     must pass with no invalid read or write and no use of an uninitialised value;
+#  3. a few init/compile/launch/reset cycles with --leak-check=full must leave no block that
+#     the extension or generated code allocated definitely lost (scripts/valgrind_leaks.py).
+# scripts/valgrind.supp holds the third-party false positives. PYTHONMALLOC=malloc lets Memcheck
+# see every object; NumPy's dispatched SIMD kernels are switched off (their AVX2 sort exhausts
+# Valgrind's translation storage). Takes about seven minutes on two cores.
+VALGRIND_TESTS := \
+    tests/lang/test_fields_ndarrays_in_kernels.py tests/python/test_field.py \
+    tests/python/test_ndarray.py tests/python/test_external_arrays.py \
+    tests/matrix/test_kernel_ops.py tests/matrix/test_boundaries.py tests/matrix/test_dataclass.py \
+    tests/structs/test_struct_fields.py tests/structs/test_struct_values.py \
+    tests/frontend/test_dataclass_args.py tests/lang/test_atomics.py \
+    tests/frontend/test_random.py tests/lang/test_print_assert.py tests/python/test_init.py \
+    tests/python/test_offline_cache.py::test_second_process_skips_the_frontend \
+    tests/python/test_offline_cache.py::test_fields_objects_random_and_print_from_the_cache
+VALGRIND_ERROR := 86
+VALGRIND_ENV = PYTHONMALLOC=malloc NPY_DISABLE_CPU_FEATURES="$$($(VPY) -c \
+    'import numpy; print(*numpy._core._multiarray_umath.__cpu_dispatch__)')"
+MEMCHECK := valgrind --tool=memcheck --smc-check=all-non-file --num-callers=40 \
+    --suppressions=$(CURDIR)/scripts/valgrind.supp --error-exitcode=$(VALGRIND_ERROR) \
+    --errors-for-leak-kinds=none
+
+valgrind: setup
+	@$(MAKE) --no-print-directory build
+	@if command -v dpkg >/dev/null; then \
+	    dpkg -s valgrind >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y valgrind; }; \
+	fi
+	@mkdir -p $(BUILD)/valgrind
+	@echo "valgrind: an out-of-bounds write in generated code must be reported"; \
+	$(VALGRIND_ENV) $(MEMCHECK) --log-file=$(BUILD)/valgrind/canary.log \
+	    $(VPY) tests/soak/out_of_bounds_write.py >/dev/null; rc=$$?; \
+	if [ $$rc -ne $(VALGRIND_ERROR) ] || ! grep -q "Invalid write" $(BUILD)/valgrind/canary.log; then \
+	    echo "Memcheck did not see the invalid write in JIT code (exit status $$rc)"; exit 1; \
+	fi
+	$(VALGRIND_ENV) $(MEMCHECK) -q --trace-children=yes $(VPY) -m pytest -q -p no:cacheprovider $(VALGRIND_TESTS)
+	$(VALGRIND_ENV) $(MEMCHECK) --leak-check=full --log-file=$(BUILD)/valgrind/soak.log \
+	    $(VPY) tests/soak/compile_launch_reset.py --cycles 12 --warmup 2 --no-bound
+	$(VPY) scripts/valgrind_leaks.py $(BUILD)/valgrind/soak.log
+
+# The whole test suite three times in one interpreter (scripts/long_session.py): thousands of
+# init/reset cycles, compiles and launches in one long-lived process must neither crash nor fail a
+# test in a later round; the resident set size is printed after each round. Takes about four
+# minutes; not part of `make test`.
+long-session: setup
+	@$(MAKE) --no-print-directory build
+	$(VPY) scripts/long_session.py
 
 # Every benchmark in its own process; tables on stdout, all results in build/bench.json.
 # `BENCH_ARGS="--arch cuda"` or `BENCH_ARGS="--only cpu_lang_bench"` narrows it.
