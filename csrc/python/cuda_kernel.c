@@ -49,6 +49,16 @@ qd_py_wants_cuda(PyObject *options)
 void
 qd_py_cuda_reset(QdPyState *state)
 {
+    if (state->cuda_launched) {
+        /* Kernels still running on the device may use the fields freed below. An error of an
+         * earlier launch surfaces here with nobody to report it to: the reset goes on. */
+        QdCtx ctx;
+        qd_ctx_init(&ctx);
+        Py_BEGIN_ALLOW_THREADS
+        (void)qd_cuda_sync(&ctx);
+        Py_END_ALLOW_THREADS
+        state->cuda_launched = false;
+    }
     if (state->cuda_fields != NULL) {
         PyDict_Clear(state->cuda_fields);
     }
@@ -341,11 +351,6 @@ cuda_call(CudaKernelObject *self, PyObject *const *args, size_t nargsf, PyObject
         PyErr_Format(PyExc_TypeError, "kernel takes %u arguments, %zd given", self->nparams, nargs);
         return NULL;
     }
-    if (self->generation != state->generation) {
-        PyErr_SetString(state->error_classes[QD_ERR_RUNTIME],
-                        "this kernel was compiled before qd.reset(); call it again to recompile");
-        return NULL;
-    }
     if (self->param_bytes > sizeof(inline_buffer)) {
         packed = PyMem_Malloc(self->param_bytes);
         if (packed == NULL) {
@@ -356,6 +361,14 @@ cuda_call(CudaKernelObject *self, PyObject *const *args, size_t nargsf, PyObject
     if (pack_arguments(self, state, &ctx, args, packed, hosts, &nhosts) < 0) {
         goto done;
     }
+    /* Checked after packing, which may run Python code (and so a reset on another thread);
+     * from here to the launch the GIL is held. */
+    if (self->generation != state->generation) {
+        PyErr_SetString(state->error_classes[QD_ERR_RUNTIME],
+                        "this kernel was compiled before qd.reset(); call it again to recompile");
+        goto done;
+    }
+    state->cuda_launched = true;
     if (launch_tasks(self, &ctx, packed) < 0) {
         qd_py_raise_diag(self->module, &ctx.diag);
         goto done;

@@ -41,6 +41,7 @@ typedef struct QdPyState {
     PyObject *cuda_kernel_type;     /* quadrants._core.CudaKernel */
     PyObject *cuda_fields;          /* dict: field id -> DeviceBuffer backing it on CUDA */
     uint64_t cuda_runtime_state;    /* device buffer of the assert flag (0: not made yet) */
+    bool cuda_launched;             /* a CUDA launch since the last reset: the reset syncs */
     struct QdCache *cache;          /* the offline cache (cache.c), NULL until first used */
 } QdPyState;
 
