@@ -121,7 +121,7 @@ asan: setup
 #     the extension or generated code allocated definitely lost (scripts/valgrind_leaks.py).
 # scripts/valgrind.supp holds the third-party false positives. PYTHONMALLOC=malloc lets Memcheck
 # see every object; NumPy's dispatched SIMD kernels are switched off (their AVX2 sort exhausts
-# Valgrind's translation storage). Takes about seven minutes on two cores.
+# Valgrind's translation storage). Takes about thirteen minutes on two cores.
 VALGRIND_TESTS := \
     tests/lang/test_fields_ndarrays_in_kernels.py tests/python/test_field.py \
     tests/python/test_ndarray.py tests/python/test_external_arrays.py \
