@@ -145,16 +145,41 @@ ensure_runtime(QdPyState *state, PyObject *options, QdCtx *ctx)
     return state->pool ? 0 : -1;
 }
 
+/* Uses of the runtime on this thread (compiles, cache loads, launches): a reset here, from
+ * Python code the frontend runs, would wait for itself. */
+static _Thread_local uint32_t runtime_uses_here;
+
 void
+qd_py_runtime_enter(QdPyState *state)
+{
+    atomic_fetch_add(&state->runtime_users, 1);
+    runtime_uses_here++;
+}
+
+void
+qd_py_runtime_leave(QdPyState *state)
+{
+    runtime_uses_here--;
+    atomic_fetch_sub(&state->runtime_users, 1);
+}
+
+int
 qd_py_runtime_reset(QdPyState *state)
 {
-    /* Launches check the generation with the GIL held just before they count themselves in
-     * flight, so none can start on the old runtime after this; the ones running keep its code
-     * and pool alive until they are done. */
+    if (runtime_uses_here > 0) {
+        PyErr_SetString(state->error_classes[QD_ERR_RUNTIME],
+                        "qd.reset() cannot be called while a kernel is being compiled or "
+                        "launched on the same thread");
+        return -1;
+    }
+    /* Launches check the generation with the GIL held just before they count themselves as
+     * users, so none can start on the old runtime after this; compiles and launches under way
+     * keep its JIT, pool and fields alive until they are done. */
     state->generation++;
-    if (atomic_load(&state->launches_in_flight) > 0) {
+    state->resetting = true; /* no compile starts until the old runtime is gone */
+    if (atomic_load(&state->runtime_users) > 0) {
         Py_BEGIN_ALLOW_THREADS
-        while (atomic_load(&state->launches_in_flight) > 0) {
+        while (atomic_load(&state->runtime_users) > 0) {
             struct timespec pause = {0, 100000}; /* 0.1 ms */
             nanosleep(&pause, NULL);
         }
@@ -170,6 +195,8 @@ qd_py_runtime_reset(QdPyState *state)
     qd_py_cuda_reset(state);
     state->rng_launches = 0;
     state->random_seed = 0;
+    state->resetting = false;
+    return 0;
 }
 
 /***** the CompiledKernel type *****/
@@ -366,11 +393,11 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
         PyMem_Free(lc);
         goto done;
     }
-    atomic_fetch_add(&state->launches_in_flight, 1);
+    qd_py_runtime_enter(state);
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = qd_cpu_launch(state->pool, self->tasks, self->code.ntasks, lc);
-    atomic_fetch_sub(&state->launches_in_flight, 1);
+    qd_py_runtime_leave(state);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         PyErr_SetString(state->error_classes[QD_ERR_ASSERTION], lc->assert_message);
@@ -711,8 +738,8 @@ raise_compile_error(PyObject *module, QdPyHost *host, QdCtx *ctx, long full_trac
     qd_py_raise_diag(module, &ctx->diag);
 }
 
-PyObject *
-qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+static PyObject *
+compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
     QdPyState *state = qd_py_state(module);
     if (argc != 6 && argc != 7) {
@@ -890,8 +917,8 @@ finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state, ParamDesc *params,
     return 0;
 }
 
-PyObject *
-qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+static PyObject *
+load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
     QdPyState *state = qd_py_state(module);
     if (argc != 4 || !PyList_Check(argv[0]) || !PyDict_Check(argv[2])) {
@@ -965,6 +992,46 @@ done:
     qd_py_host_clear(&host);
     qd_arena_free(&arena);
     return result;
+}
+
+/* Runs a compile or a cache load as a use of the runtime (see qd_py_runtime_reset): a reset on
+ * another thread -- possible whenever the frontend runs Python code -- waits for it, and a
+ * kernel made across such a reset is dropped instead of being returned with freed code. */
+static PyObject *
+use_runtime(PyObject *(*make)(PyObject *, PyObject *const *, Py_ssize_t), PyObject *module,
+            PyObject *const *argv, Py_ssize_t argc)
+{
+    QdPyState *state = qd_py_state(module);
+    uint64_t generation = state->generation;
+    if (state->resetting) {
+        /* It would compile into the JIT the reset is about to free. */
+        PyErr_SetString(state->error_classes[QD_ERR_RUNTIME],
+                        "qd.reset() is under way on another thread; call qd.init() and then the "
+                        "kernel again");
+        return NULL;
+    }
+    qd_py_runtime_enter(state);
+    PyObject *kernel = make(module, argv, argc);
+    if (kernel && state->generation != generation) {
+        Py_CLEAR(kernel);
+        PyErr_SetString(state->error_classes[QD_ERR_RUNTIME],
+                        "qd.reset() was called on another thread while this kernel was being "
+                        "compiled; call it again to compile it for the new runtime");
+    }
+    qd_py_runtime_leave(state);
+    return kernel;
+}
+
+PyObject *
+qd_py_compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    return use_runtime(compile_kernel, module, argv, argc);
+}
+
+PyObject *
+qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    return use_runtime(load_cached_kernel, module, argv, argc);
 }
 
 /***** shared with the CUDA launcher (python/cuda_kernel.c) *****/

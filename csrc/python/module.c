@@ -262,7 +262,9 @@ static PyObject *
 core_runtime_reset(PyObject *module, PyObject *unused)
 {
     (void)unused;
-    qd_py_runtime_reset(qd_py_state(module));
+    if (qd_py_runtime_reset(qd_py_state(module)) < 0) {
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -371,7 +373,9 @@ core_clear(PyObject *module)
 static void
 core_free(void *module)
 {
-    qd_py_runtime_reset(qd_py_state((PyObject *)module));
+    if (qd_py_runtime_reset(qd_py_state((PyObject *)module)) < 0) {
+        PyErr_Clear(); /* freed from inside a compile on this thread: nothing is left to wait for */
+    }
     qd_py_cache_free(qd_py_state((PyObject *)module));
     core_clear((PyObject *)module);
 }

@@ -32,8 +32,10 @@ typedef struct QdPyState {
     struct QdCpuJit *jit;           /* the CPU JIT of the current runtime, or NULL */
     struct QdCpuPool *pool;         /* the CPU thread pool of the current runtime, or NULL */
     uint64_t generation;            /* bumped by every runtime reset */
-    /* CPU launches running with the GIL released; a reset waits until none is left. */
-    _Atomic uint32_t launches_in_flight;
+    /* Compiles, cache loads and CPU launches under way on any thread (qd_py_runtime_enter); a
+     * reset waits until none is left. */
+    _Atomic uint32_t runtime_users;
+    bool resetting;                 /* a reset waits for runtime_users: no new compile starts */
     uint64_t random_seed;           /* qd.init(random_seed=...) of the current runtime */
     uint64_t rng_launches;          /* launches that drew random numbers since then */
     /* CUDA (cuda.c, cuda_kernel.c) */
@@ -97,9 +99,13 @@ PyObject *qd_py_compile_kernel(PyObject *module, PyObject *const *args, Py_ssize
  * with an exception for bad arguments. */
 PyObject *qd_py_load_cached_kernel(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 /* Drops the JIT, the thread pool and the field registry of the current runtime, once every
- * launch in flight on another thread has finished (kernels of the old runtime refuse to run from
- * the moment it is called). Releases the GIL while it waits. */
-void qd_py_runtime_reset(QdPyState *state);
+ * compile and launch under way on another thread has finished (kernels of the old runtime refuse
+ * to run from the moment it is called). Releases the GIL while it waits. 0, or -1 with
+ * QuadrantsRuntimeError when this thread itself is compiling or launching. */
+int qd_py_runtime_reset(QdPyState *state);
+/* Brackets a use of the current runtime by this thread; callable without the GIL. */
+void qd_py_runtime_enter(QdPyState *state);
+void qd_py_runtime_leave(QdPyState *state);
 /* Launches CompiledKernel `ck` (borrowed; the caller checked its type) with one positional
  * argument per parameter, as calling it does. New reference or NULL with an exception set. */
 PyObject *qd_py_compiled_kernel_call(PyObject *ck, PyObject *const *args, Py_ssize_t nargs);

@@ -296,3 +296,45 @@ def test_an_ndarray_axis_past_2_31_is_refused_at_the_launch(arch):
     for _ in range(2):
         with pytest.raises(ValueError, match="exceeds 2\\^31-1"):
             first(big)
+
+
+def test_reset_waits_for_compiles_running_on_another_thread(arch):
+    """The frontend runs Python code (name lookups, qd.static), where the interpreter may switch
+    to a thread that calls qd.reset(): the reset waits for the compile, which then raises
+    QuadrantsRuntimeError instead of returning code the reset freed."""
+    import threading
+
+    stop = threading.Event()
+    compiled = threading.Event()
+    outcomes = {"ran": 0}
+
+    def worker():
+        @qd.kernel
+        def fill(a: qd.types.ndarray(dtype=qd.f32, ndim=1), k: qd.template()):
+            for i in a:
+                a[i] = qd.static(k) + i
+
+        a = np.zeros(8, np.float32)
+        k = 0
+        while not stop.is_set():
+            k += 1  # a new template value: a new compile every call
+            try:
+                fill(a, k)
+                assert a[3] == k + 3
+                outcomes["ran"] += 1
+                compiled.set()
+            except qd.QuadrantsRuntimeError:
+                pass
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        assert compiled.wait(120), "the worker never compiled"
+        for _ in range(10):
+            stop.wait(0.005)
+            qd.reset()
+            qd.init(arch=getattr(qd, arch), offline_cache=False)
+    finally:
+        stop.set()
+        thread.join()
+    assert outcomes["ran"] > 0
