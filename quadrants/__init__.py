@@ -147,6 +147,17 @@ from quadrants._types import (
     uint64,
 )
 from quadrants._linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
+from quadrants import _logging, lang
+from quadrants._logging import (
+    CRITICAL,
+    DEBUG,
+    ERROR,
+    INFO,
+    TRACE,
+    WARN,
+    is_logging_effective,
+    set_logging_level,
+)
 
 
 def outer(a, b):
@@ -181,6 +192,14 @@ __all__ = [
     "QuadrantsTypeError",
     # runtime
     "init",
+    "set_logging_level",
+    "is_logging_effective",
+    "DEBUG",
+    "TRACE",
+    "INFO",
+    "WARN",
+    "ERROR",
+    "CRITICAL",
     "reset",
     "sync",
     "dump_compile_config",

@@ -540,6 +540,9 @@ class Kernel(_core.Dispatcher, _Source):
                 callback()
 
     def _compile(self, key, args, pins, member_values):
+        from quadrants.lang import impl  # before every compilation, as in the reference
+
+        impl.materialize_runtime()
         funcdef = self._parsed()
         descs = []
         for index, (part, value) in enumerate(zip(key, args)):
