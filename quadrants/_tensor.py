@@ -75,8 +75,10 @@ class Tensor:
         self._impl.copy_from(other._impl if isinstance(other, Tensor) else other)
 
     def __repr__(self):
-        return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, " \
+        return (
+            f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, "
             f"backend={self._backend_name})"
+        )
 
 
 def _is_vector_field(impl):
