@@ -75,6 +75,8 @@ from quadrants._builtins import (
     zero,
 )
 from quadrants._field import (
+    Field,
+    ScalarField,
     axes,
     field,
     i,
@@ -95,11 +97,13 @@ from quadrants._field import (
     root,
 )
 from quadrants._kernel import data_oriented, func, kernel, pyfunc, real_func
-from quadrants._struct import Struct, dataclass
+from quadrants._struct import Struct, StructField, dataclass
 from quadrants._matrix import Matrix, Vector
 from quadrants import math
 from quadrants import simt
-from quadrants._ndarray import ndarray
+from quadrants._ndarray import Ndarray, ScalarNdarray, ndarray
+from quadrants._matrix_field import MatrixField, MatrixNdarray, VectorNdarray
+from quadrants._tensor import MatrixTensor, Tensor, VectorTensor
 from quadrants._runtime import (
     amdgpu,
     arm64,
@@ -143,6 +147,17 @@ from quadrants._types import (
     uint64,
 )
 from quadrants._linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
+from quadrants import _logging, lang
+from quadrants._logging import (
+    CRITICAL,
+    DEBUG,
+    ERROR,
+    INFO,
+    TRACE,
+    WARN,
+    is_logging_effective,
+    set_logging_level,
+)
 
 
 def outer(a, b):
@@ -177,6 +192,14 @@ __all__ = [
     "QuadrantsTypeError",
     # runtime
     "init",
+    "set_logging_level",
+    "is_logging_effective",
+    "DEBUG",
+    "TRACE",
+    "INFO",
+    "WARN",
+    "ERROR",
+    "CRITICAL",
     "reset",
     "sync",
     "dump_compile_config",
@@ -232,6 +255,17 @@ __all__ = [
     "dataclass",
     "Struct",
     # tensors
+    "Field",
+    "ScalarField",
+    "MatrixField",
+    "StructField",
+    "Ndarray",
+    "ScalarNdarray",
+    "VectorNdarray",
+    "MatrixNdarray",
+    "Tensor",
+    "VectorTensor",
+    "MatrixTensor",
     "field",
     "ndarray",
     "root",

@@ -42,9 +42,61 @@ template = Template
 _BOUNDARIES = ("unsafe", "clamp")
 
 
+_ELEMENT_KINDS_MESSAGE = (
+    "Only scalars, vectors, and matrices are allowed as elements of qd.types.ndarray()"
+)
+
+
+def _element_type(dtype, element_dim, element_shape):
+    """The element type that the older ``element_dim``/``element_shape`` arguments of
+    ``qd.types.ndarray`` spell: `dtype` itself for scalar elements (``element_dim=0`` or
+    ``element_shape=()``), else the vector or matrix type of shape `element_shape` over `dtype`.
+    ``element_dim`` alone names vectors or matrices without their size, which a kernel cannot be
+    compiled for (TypeError)."""
+    if isinstance(dtype, MatrixType):
+        raise TypeError(
+            f'Cannot specify matrix dtype "{dtype}" and element shape or dim at the same time.'
+        )
+    if element_shape is not None:
+        element_shape = tuple(element_shape)
+    if element_dim == 0 or element_shape == ():
+        if element_shape not in (None, ()) or element_dim not in (None, 0):
+            raise ValueError(
+                "Both element_shape and element_dim are specified, but shape doesn't match "
+                f"specified dim: {len(element_shape or ())}!={element_dim or 0}"
+            )
+        return dtype
+    if element_dim is not None:
+        if isinstance(element_dim, bool) or element_dim not in (1, 2):
+            raise ValueError(_ELEMENT_KINDS_MESSAGE)
+        if element_shape is None:
+            kind = "vector" if element_dim == 1 else "matrix"
+            example = "(n,)" if element_dim == 1 else "(n, m)"
+            raise TypeError(
+                f"qd.types.ndarray(element_dim={element_dim}) gives {kind} elements without "
+                f"their size; add element_shape={example} (or use "
+                f"dtype=qd.types.{kind}(...)): a kernel is compiled for one element shape"
+            )
+        if len(element_shape) != element_dim:
+            raise ValueError(
+                "Both element_shape and element_dim are specified, but shape doesn't match "
+                f"specified dim: {len(element_shape)}!={element_dim}"
+            )
+    if len(element_shape) > 2:
+        raise ValueError(_ELEMENT_KINDS_MESSAGE)
+    for size in element_shape:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"element_shape must hold positive ints, got {element_shape!r}")
+    if len(element_shape) == 1:
+        return vector(element_shape[0], dtype)
+    return matrix(element_shape[0], element_shape[1], dtype)
+
+
 class NdarrayType:
     """Annotation of an array parameter: ``qd.types.ndarray(dtype=None, ndim=None,
     needs_grad=None, boundary="unsafe")``, also spelled ``qd.types.NDArray[dtype, ndim]``.
+    ``element_shape=(n,)`` / ``(n, m)`` (with ``element_dim`` 1 / 2 or alone) is another
+    spelling of ``dtype=qd.types.vector(n, dtype)`` / ``qd.types.matrix(n, m, dtype)``.
 
     Accepts ``qd.ndarray`` objects and C- or Fortran-contiguous NumPy arrays. A None dtype or
     ndim matches any; the kernel is specialised on the argument's element type and ndim.
@@ -67,10 +119,8 @@ class NdarrayType:
                 "The field_dim argument for ndarray type is already deprecated. Please use ndim "
                 "instead."
             )
-        if element_dim not in (None, 0) or element_shape not in (None, ()):
-            raise NotImplementedError(
-                "vector and matrix elements of qd.types.ndarray are not supported yet"
-            )
+        if element_dim is not None or element_shape is not None:
+            dtype = _element_type(dtype, element_dim, element_shape)
         if (
             dtype is not None
             and not isinstance(dtype, (_types.DataType, MatrixType))

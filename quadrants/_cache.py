@@ -200,11 +200,11 @@ class _Keyer:
             self.special(v)
 
     def special(self, v):
-        from quadrants._field import Field
+        from quadrants._field import ScalarField
         from quadrants._kernel import BoundFunc, Func, Kernel
         from quadrants._annotations import NdarrayType, Template
 
-        if isinstance(v, Field):
+        if isinstance(v, ScalarField):
             if v._array is None and v._device is None:
                 raise Unkeyable("unplaced field")
             self.put(

@@ -1,7 +1,7 @@
 """``qd.field``, ``qd.root`` and the axes ``qd.i``, ``qd.ij``, ...
 
 On the CPU a field's memory is a zero-initialised, C-contiguous NumPy array owned by the
-``Field`` object. Indices are canonical (the order of ``shape``); ``order="ji"`` (or nested
+``ScalarField`` object. Indices are canonical (the order of ``shape``); ``order="ji"`` (or nested
 ``qd.root.dense`` levels) permutes the *physical* layout only: the array is stored with its axes
 in physical order, outermost first, and ``_qd_field_order[p]`` is the canonical axis at physical
 position ``p``. ``offset`` shifts the index origin: canonical index ``I`` of axis ``k`` lives at
@@ -177,7 +177,7 @@ class SNode:
             for member in (field._place_fields() if hasattr(field, "_place_fields") else (field,))
         ]
         for field in fields:
-            if not isinstance(field, Field):
+            if not isinstance(field, ScalarField):
                 raise TypeError(f"place() expects qd.field objects, got {type(field).__name__}")
             field._place(shape, order, offset, self)
         return self
@@ -227,6 +227,15 @@ def _inverse(order):
 
 
 class Field:
+    """The base of every field (``qd.Field``): ``qd.ScalarField`` below, ``qd.MatrixField``
+    (quadrants/_matrix_field.py, vector fields included) and ``qd.StructField``
+    (quadrants/_struct.py). It carries no state; code that needs the memory of one scalar field
+    tests for ``ScalarField``."""
+
+    __slots__ = ()
+
+
+class ScalarField(Field):
     """A scalar field: an n-d array living in Quadrants memory, indexed ``x[i, j]``.
 
     Attributes for the compiler: ``_qd_field_id`` (unique in the process), ``dtype``, ``shape``,
@@ -253,9 +262,9 @@ class Field:
                 "`needs_dual=True`."
             )
         if needs_grad:
-            self.grad = Field(self.dtype, name + ".grad")
+            self.grad = ScalarField(self.dtype, name + ".grad")
         if needs_dual:
-            self.dual = Field(self.dtype, name + ".dual")
+            self.dual = ScalarField(self.dtype, name + ".dual")
         _live_fields.add(self)
 
     # --- memory ---
@@ -382,7 +391,7 @@ class Field:
 
     def copy_from(self, other):
         """Copies all elements of field `other` (same shape) into this field."""
-        if not isinstance(other, Field):
+        if not isinstance(other, ScalarField):
             raise TypeError("Cannot copy from a non-field object")
         view, source = self._data(), other._pull()
         if view.shape != source.shape:
@@ -491,7 +500,7 @@ def field(dtype, shape=None, order=None, name="", offset=None, needs_grad=False,
             shape=shape, order=order, name=name, offset=offset, needs_grad=needs_grad,
             needs_dual=needs_dual,
         )
-    result = Field(dtype, name, needs_grad, needs_dual)
+    result = ScalarField(dtype, name, needs_grad, needs_dual)
     if shape is None:
         if offset is not None:
             raise QuadrantsSyntaxError("shape cannot be None when offset is set")

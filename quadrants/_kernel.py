@@ -67,8 +67,9 @@ from quadrants._core import (
     QuadrantsRuntimeTypeError,
     QuadrantsSyntaxError,
 )
-from quadrants._field import Field
-from quadrants._ndarray import Ndarray
+from quadrants._field import ScalarField
+from quadrants._ndarray import Ndarray, ScalarNdarray
+from quadrants._tensor import TENSOR_TYPES
 
 MAX_ARG_NUM = 512
 
@@ -345,7 +346,7 @@ def _template_key(value, pins, raise_on_floats):
         return ("float", value.hex())  # tells -0.0 from 0.0, and NaN equals NaN
     if isinstance(value, np.generic):
         return ("numpy", value.dtype.str, value.tobytes())
-    if isinstance(value, Field):
+    if isinstance(value, ScalarField):
         return ("field", value._qd_field_id)
     if isinstance(value, Ndarray):
         raise QuadrantsRuntimeTypeError(
@@ -467,6 +468,8 @@ class Kernel(_core.Dispatcher, _Source):
         params = self._params
         if kwargs or len(args) != len(params):
             args = self._bind(args, kwargs)
+        if any(type(value) in TENSOR_TYPES for value in args):
+            args = [value._impl if type(value) in TENSOR_TYPES else value for value in args]
         if len(params) > MAX_ARG_NUM:
             raise QuadrantsRuntimeError(
                 "The number of elements in kernel arguments is too big! Do not exceed "
@@ -495,7 +498,7 @@ class Kernel(_core.Dispatcher, _Source):
                 element = _matrix.element_key(param.annotation, value)  # vector elements
                 key.append(("a", dtype._qd_dtype, array.ndim) + element)
                 launch.append(array)
-                if type(value) is Ndarray:
+                if type(value) is ScalarNdarray:
                     fast.append("q")
                 else:
                     fast.append("n" if array is value and type(value) is np.ndarray else "-")
@@ -537,6 +540,9 @@ class Kernel(_core.Dispatcher, _Source):
                 callback()
 
     def _compile(self, key, args, pins, member_values):
+        from quadrants.lang import impl  # before every compilation, as in the reference
+
+        impl.materialize_runtime()
         funcdef = self._parsed()
         descs = []
         for index, (part, value) in enumerate(zip(key, args)):

@@ -52,8 +52,9 @@ class _ElementMatrix(_WritesBack, Matrix):
     pass
 
 
-class MatrixField:
-    """A field of vectors or matrices (see the module docstring)."""
+class MatrixField(_field.Field):
+    """A field of vectors or matrices (see the module docstring); vector fields are
+    MatrixFields too, as in the reference."""
 
     _qd_matrix_field = True
 
@@ -142,8 +143,10 @@ class MatrixField:
         return f"<qd.{'Vector' if self.ndim == 1 else 'Matrix'} field {self.shape}>"
 
 
-class MatrixNdarray(_ndarray.Ndarray):
-    """An ndarray of vectors or matrices (see the module docstring)."""
+class _ElementNdarray(_ndarray.Ndarray):
+    """What vector and matrix ndarrays share (see the module docstring); the classes users see
+    are its two subclasses below, which are siblings as in the reference: a vector ndarray is a
+    ``qd.VectorNdarray`` and not a ``qd.MatrixNdarray``."""
 
     def __init__(self, mtype, shape):
         element = (mtype.n,) if mtype.ndim == 1 else (mtype.n, mtype.m)
@@ -209,12 +212,20 @@ class MatrixNdarray(_ndarray.Ndarray):
         self._push()
 
     def __deepcopy__(self, memo=None):
-        result = MatrixNdarray(self._matrix_type, self.shape)
+        result = type(self)(self._matrix_type, self.shape)
         result.copy_from(self)
         return result
 
     def __repr__(self):
         return f"<qd.ndarray of {self._matrix_type!r}>"
+
+
+class VectorNdarray(_ElementNdarray):
+    """An ndarray of vectors: ``qd.Vector.ndarray(n, dtype, shape)``."""
+
+
+class MatrixNdarray(_ElementNdarray):
+    """An ndarray of matrices: ``qd.Matrix.ndarray(n, m, dtype, shape)``."""
 
 
 def matrix_ndarray(mtype, shape):
@@ -224,4 +235,5 @@ def matrix_ndarray(mtype, shape):
     _runtime.require_init()
     if not isinstance(mtype, MatrixType):
         raise TypeError(f"expected a vector or matrix type, got {mtype!r}")
-    return MatrixNdarray(mtype, _ndarray._ndarray_shape(shape))
+    cls = VectorNdarray if mtype.ndim == 1 else MatrixNdarray
+    return cls(mtype, _ndarray._ndarray_shape(shape))

@@ -38,9 +38,12 @@ def _ndarray_shape(shape):
 
 
 class Ndarray(NdarrayBase):
-    """An n-d array of scalars. ``dtype``, ``shape``, ``element_shape`` (always ``()`` for
-    scalar elements), ``layout``, ``grad`` (when created with ``needs_grad=True``). ``dtype``
-    and ``_qd_array`` live in the C base (NdarrayBase), where a kernel launch reads them."""
+    """The base of every ndarray (``qd.Ndarray``): ``qd.ScalarNdarray`` here,
+    ``qd.VectorNdarray`` and ``qd.MatrixNdarray`` in quadrants/_matrix_field.py. It holds the
+    memory of ``shape`` scalars of ``dtype``: ``dtype``, ``shape``, ``element_shape``
+    (``()`` for scalar elements), ``layout``, ``grad`` (when created with ``needs_grad=True``).
+    ``dtype`` and ``_qd_array`` live in the C base (NdarrayBase), where a kernel launch reads
+    them."""
 
     _qd_ndarray = True
 
@@ -54,7 +57,7 @@ class Ndarray(NdarrayBase):
         self._device = _device.allocate(self._host)  # CUDA: the memory; _host its mirror
         # what a launch passes: the NumPy array on the CPU, the DeviceBuffer on CUDA
         self._qd_array = self._host if self._device is None else self._device
-        self.grad = Ndarray(dtype, shape) if needs_grad else None
+        self.grad = ScalarNdarray(dtype, shape) if needs_grad else None
         _live_ndarrays.add(self)
 
     def _data(self):
@@ -150,12 +153,16 @@ class Ndarray(NdarrayBase):
         _device.write_item(self._device, data, position)
 
     def __deepcopy__(self, memo=None):
-        result = Ndarray(self.dtype, self.shape)
+        result = ScalarNdarray(self.dtype, self.shape)
         result.copy_from(self)
         return result
 
     def __repr__(self):
         return "<qd.ndarray>"
+
+
+class ScalarNdarray(Ndarray):
+    """An ndarray of scalars: what ``qd.ndarray(qd.f32, shape)`` returns."""
 
 
 def ndarray(dtype, shape, needs_grad=False):
@@ -172,7 +179,7 @@ def ndarray(dtype, shape, needs_grad=False):
         raise QuadrantsRuntimeError(
             f"{dtype} is not supported for ndarray with `needs_grad=True` or `needs_dual=True`."
         )
-    return Ndarray(dtype, shape, needs_grad)
+    return ScalarNdarray(dtype, shape, needs_grad)
 
 
 @_runtime.register_reset_hook

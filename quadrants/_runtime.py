@@ -18,7 +18,7 @@ import os
 import platform
 import warnings
 
-from quadrants import _cache, _core, _types
+from quadrants import _cache, _core, _logging, _types
 from quadrants._core import QuadrantsRuntimeError
 from quadrants._version import __version__
 
@@ -275,6 +275,9 @@ def reset():
 def sync():
     """Waits until all launched work is done."""
     cfg = require_init()
+    from quadrants.lang import impl  # the reference materializes its runtime here too
+
+    impl.materialize_runtime()
     # CPU launches finish before the kernel call returns; CUDA ones are asynchronous.
     if cfg.arch is Arch.cuda:
         _core.cuda_sync()
@@ -484,6 +487,7 @@ def init(
     _types.set_defaults(fp, ip)
     _state.cfg = cfg
     _state.special = special
+    _logging.set_logging_level(special.log_level)
     _state.src_ll_cache = bool(src_ll_cache)
     _state.print_non_pure = bool(print_non_pure)
     return None

@@ -28,6 +28,7 @@ import types as _pytypes
 import numpy as np
 
 from quadrants import _types
+from quadrants._field import Field
 from quadrants._annotations import Layout
 from quadrants._core import QuadrantsSyntaxError
 
@@ -303,7 +304,7 @@ class Struct:
 # --- struct fields ---
 
 
-class StructField:
+class StructField(Field):
     """A field of struct elements: one member field per member (``f.a`` is member a's field).
 
     ``f[i]`` in Python scope is a proxy of element i whose members read and write the member

@@ -4,6 +4,7 @@
  *     cuda_available() -> bool        driver loads, cuInit succeeds, at least one device
  *     cuda_unavailable_reason() -> str | None
  *     cuda_device_info() -> dict      name, compute_capability (major, minor), sm_count,
+ *                                     max_threads_per_sm, max_shared_memory_per_block,
  *                                     total_memory, driver_version, target_sm (the PTX target)
  *     cuda_sync()                     waits for all launched work (qd.sync on CUDA)
  *     cuda_register_field(id, buf)    the DeviceBuffer backing field "f<id>" on CUDA
@@ -495,11 +496,13 @@ cuda_device_info(PyObject *module, PyObject *unused)
         raise_ctx(module, &ctx);
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:(ii),s:i,s:i,s:n,s:i,s:i}", "name", d->name,
+    return Py_BuildValue("{s:s,s:(ii),s:i,s:i,s:i,s:n,s:i,s:i}", "name", d->name,
                          "compute_capability", d->cc_major, d->cc_minor, "sm_count", d->sm_count,
-                         "max_threads_per_sm", d->max_threads_per_sm, "total_memory",
-                         (Py_ssize_t)d->total_memory, "driver_version", d->driver_version,
-                         "target_sm", qd_nvptx_target_sm(10 * d->cc_major + d->cc_minor));
+                         "max_threads_per_sm", d->max_threads_per_sm,
+                         "max_shared_memory_per_block", d->max_shared_memory_per_block,
+                         "total_memory", (Py_ssize_t)d->total_memory, "driver_version",
+                         d->driver_version, "target_sm",
+                         qd_nvptx_target_sm(10 * d->cc_major + d->cc_minor));
 }
 
 static PyObject *

@@ -36,11 +36,12 @@ typedef struct QdCuStreamOpaque *QdCuStream;       /* CUstream (NULL: legacy def
 typedef struct QdCuLinkStateOpaque *QdCuLinkState; /* CUlinkState */
 
 /* CUdevice_attribute values used by the runtime. */
-#define QD_CU_ATTR_MAX_THREADS_PER_BLOCK 1
-#define QD_CU_ATTR_SM_COUNT              16
-#define QD_CU_ATTR_MAX_THREADS_PER_SM    39
-#define QD_CU_ATTR_CC_MAJOR              75
-#define QD_CU_ATTR_CC_MINOR              76
+#define QD_CU_ATTR_MAX_THREADS_PER_BLOCK       1
+#define QD_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK 8
+#define QD_CU_ATTR_SM_COUNT                    16
+#define QD_CU_ATTR_MAX_THREADS_PER_SM          39
+#define QD_CU_ATTR_CC_MAJOR                    75
+#define QD_CU_ATTR_CC_MINOR                    76
 /* CUjit_option values (linker options) and CUjitInputType. */
 #define QD_CU_JIT_INFO_LOG_BUFFER        3
 #define QD_CU_JIT_INFO_LOG_BUFFER_BYTES  4
@@ -72,6 +73,7 @@ typedef struct QdCudaDevice {
     int sm_count;              /* streaming multiprocessors */
     int max_threads_per_sm;    /* resident threads per SM */
     int max_threads_per_block; /* largest block */
+    int max_shared_memory_per_block; /* bytes of static shared memory one block may use */
     int driver_version;        /* 1000 * major + 10 * minor */
     size_t total_memory;       /* bytes of device memory */
     char name[256];            /* marketing name */

@@ -177,6 +177,7 @@ open_device(QdCtx *ctx, int ordinal)
         {QD_CU_ATTR_SM_COUNT, &d.sm_count},
         {QD_CU_ATTR_MAX_THREADS_PER_SM, &d.max_threads_per_sm},
         {QD_CU_ATTR_MAX_THREADS_PER_BLOCK, &d.max_threads_per_block},
+        {QD_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK, &d.max_shared_memory_per_block},
     };
     for (size_t i = 0; i < QD_ARRAY_LEN(attrs); i++) {
         RETURN_IF_ERROR(qd_cuda_check(

@@ -6,7 +6,8 @@
 - the primitive types (``qd.types.f32`` is ``qd.f32``);
 - ``struct(**members)``: a struct type (quadrants/_struct.py);
 - ``vector(n, dtype)`` and ``matrix(n, m, dtype)``: vector/matrix types (quadrants/_matrix.py);
-- ``quant``: not supported yet (NotImplementedError).
+- ``quant``: not supported yet (NotImplementedError);
+- ``primitive_types``: the primitive types and the reference's sets of them (``real_types``...).
 """
 
 from quadrants._annotations import (
@@ -20,6 +21,7 @@ from quadrants._annotations import (
     vector,
 )
 from quadrants._struct import StructType, struct
+from quadrants.types import primitive_types
 from quadrants._types import (
     DataType,
     f16,
@@ -49,6 +51,7 @@ from quadrants._types import (
 )
 
 __all__ = [
+    "primitive_types",
     "NdarrayType",
     "NDArray",
     "ndarray",
