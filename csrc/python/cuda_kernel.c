@@ -111,13 +111,16 @@ typedef struct HostArray {
     QdCuDeviceptr dev; /* its device copy */
 } HostArray;
 
-/* Writes ndarray argument i (a DeviceBuffer or a host buffer) into the packed arguments. */
+/* Writes ndarray argument i (a DeviceBuffer or a host buffer) into the packed arguments. A host
+ * buffer is copied to the device once it has passed every check. */
 static int
 pack_array(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, uint32_t i, PyObject *arg,
            unsigned char *packed, HostArray *hosts, uint32_t *nhosts)
 {
     const CudaParam *p = &self->params[i];
+    HostArray *h = NULL;
     QdCuDeviceptr ptr = 0;
+    int64_t extents[QD_DEVICE_MAX_NDIM];
     int32_t shape[QD_DEVICE_MAX_NDIM];
     uint32_t ndim, itemsize;
 
@@ -126,19 +129,13 @@ pack_array(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, uint32_t i, PyO
         ptr = buf->ptr;
         ndim = buf->ndim;
         itemsize = buf->itemsize;
-        for (uint32_t d = 0; d < ndim; d++) {
-            if (buf->shape[d] > INT32_MAX) {
-                PyErr_SetString(PyExc_ValueError, "ndarray dimension exceeds 2^31-1");
-                return -1;
-            }
-            shape[d] = (int32_t)buf->shape[d];
-        }
+        memcpy(extents, buf->shape, sizeof(extents));
     } else {
         if (*nhosts == MAX_HOST_ARRAYS) {
             PyErr_SetString(PyExc_ValueError, "too many host array arguments");
             return -1;
         }
-        HostArray *h = &hosts[*nhosts];
+        h = &hosts[*nhosts];
         if (PyObject_GetBuffer(arg, &h->view, PyBUF_ND | PyBUF_WRITABLE) < 0) {
             return -1;
         }
@@ -147,19 +144,16 @@ pack_array(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, uint32_t i, PyO
         ndim = (uint32_t)h->view.ndim;
         itemsize = (uint32_t)h->view.itemsize;
         for (uint32_t d = 0; d < ndim && d < QD_DEVICE_MAX_NDIM; d++) {
-            if (h->view.shape[d] > INT32_MAX) {
-                PyErr_SetString(PyExc_ValueError, "ndarray dimension exceeds 2^31-1");
-                return -1;
-            }
-            shape[d] = (int32_t)h->view.shape[d];
+            extents[d] = h->view.shape[d];
         }
-        if (ndim == p->ndim && itemsize == p->itemsize) {
-            if (qd_cuda_alloc(ctx, (size_t)h->view.len, &h->dev) < 0 ||
-                qd_cuda_upload(ctx, h->dev, h->view.buf, (size_t)h->view.len) < 0) {
-                return qd_py_raise_diag(self->module, &ctx->diag);
-            }
-            ptr = h->dev;
+    }
+    /* The ndarray record holds 32-bit extents. */
+    for (uint32_t d = 0; d < ndim && d < QD_DEVICE_MAX_NDIM; d++) {
+        if (extents[d] > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "ndarray dimension exceeds 2^31-1");
+            return -1;
         }
+        shape[d] = (int32_t)extents[d];
     }
     if (ndim != p->ndim || itemsize != p->itemsize) {
         PyErr_Format(PyExc_ValueError,
@@ -167,12 +161,15 @@ pack_array(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, uint32_t i, PyO
                      p->ndim, p->itemsize, ndim, itemsize);
         return -1;
     }
-    int64_t extents[QD_DEVICE_MAX_NDIM];
-    for (uint32_t d = 0; d < ndim; d++) {
-        extents[d] = shape[d];
-    }
     if (qd_py_check_element_axes(i, &p->element, extents, ndim) < 0) {
         return -1;
+    }
+    if (h != NULL) {
+        if (qd_cuda_alloc(ctx, (size_t)h->view.len, &h->dev) < 0 ||
+            qd_cuda_upload(ctx, h->dev, h->view.buf, (size_t)h->view.len) < 0) {
+            return qd_py_raise_diag(self->module, &ctx->diag);
+        }
+        ptr = h->dev;
     }
     memcpy(packed + p->offset, &ptr, sizeof(ptr));
     memcpy(packed + p->offset + 8, shape, 4 * (size_t)ndim);
