@@ -48,35 +48,19 @@ def make_case(seed, mutants):
 
 
 def run_one(case, workdir):
-    import importlib.util
     import warnings
 
     import numpy as np
 
     import quadrants as qd
-    from source_fuzz import _call_args
+    from source_fuzz import case_call, import_case, write_case
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        qd.reset()
-        qd.init(arch=qd.cpu, offline_cache=False)
-    name = f"diffcase_{case['seed']}"
-    path = os.path.join(workdir, name + ".py")
-    with open(path, "w") as f:
-        f.write(case["source"])
+    name, path = write_case(qd, case, workdir, "diffcase")
     try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
+        module = import_case(name, path)
+        args, kwargs, arrays = case_call(qd, np, case, module)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            spec.loader.exec_module(module)
-            for fname in ("gin_i", "gin_f"):
-                dt = kernel_gen.NP_DTYPE[kernel_gen.ARRAYS[fname]]
-                getattr(module, fname).from_numpy(np.array(case["inputs"][fname], dtype=dt))
-            if case["args"] == "sig":
-                args, kwargs, arrays = [], {}, {}
-            else:
-                args, kwargs, arrays = _call_args(qd, np, case)
             ret = module.kern(*args, **kwargs)
         out = {}
         for aname in kernel_gen.ARRAYS:
@@ -96,13 +80,9 @@ def run_one(case, workdir):
 
 
 def worker_main(workdir, mutants):
-    proto = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    for line in sys.stdin:
-        res = run_one(make_case(int(line), mutants), workdir)
-        proto.write(json.dumps(res) + "\n")
-        proto.flush()
+    from source_fuzz import serve
+
+    serve(lambda seed: run_one(make_case(seed, mutants), workdir))
 
 
 # --- parent ----------------------------------------------------------------------------------

@@ -167,30 +167,68 @@ def classify_exception(qd, case, exc, path):
     return f"leak:{name}", text
 
 
+def write_case(qd, case, workdir, prefix):
+    """Starts a fresh CPU runtime and writes the case's source to `workdir` (kernels need their
+    source in a file); returns (module name, path)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        qd.reset()
+        qd.init(arch=qd.cpu, offline_cache=False)
+    name = f"{prefix}_{case['seed']}"
+    path = os.path.join(workdir, name + ".py")
+    with open(path, "w") as f:
+        f.write(case["source"])
+    return name, path
+
+
+def import_case(name, path):
+    """Imports the module written by write_case (decorating its kernels), warnings silenced."""
+    import importlib.util
+    import warnings
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec.loader.exec_module(module)
+    return module
+
+
+def case_call(qd, np, case, module):
+    """Fills the case's input fields and returns (args, kwargs, arrays) for calling `kern`."""
+    for fname in ("gin_i", "gin_f"):
+        getattr(module, fname).from_numpy(
+            np.array(case["inputs"][fname], dtype=kernel_gen.NP_DTYPE[kernel_gen.ARRAYS[fname]]))
+    if case["args"] == "sig":
+        return [], {}, {}
+    return _call_args(qd, np, case)
+
+
+def serve(run):
+    """A worker's loop: reads case seeds (one per line) on stdin and answers `run(seed)` as one
+    JSON line on the original stdout; whatever kernels print goes to stderr."""
+    proto = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        proto.write(json.dumps(run(int(line))) + "\n")
+        proto.flush()
+
+
 def run_case(case, workdir):
     """Runs one case in this process; returns {"category", "text"}."""
-    import importlib.util
     import warnings
 
     import numpy as np
 
     import quadrants as qd
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        qd.reset()
-        qd.init(arch=qd.cpu, offline_cache=False)
-    name = f"fuzzcase_{case['seed']}"
-    path = os.path.join(workdir, name + ".py")
-    with open(path, "w") as f:
-        f.write(case["source"])
+    name, path = write_case(qd, case, workdir, "fuzzcase")
     try:
         try:
-            spec = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(spec)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                spec.loader.exec_module(module)
+            module = import_case(name, path)
         except SyntaxError as exc:
             if type(exc) is SyntaxError:
                 return {"category": "python:SyntaxError", "text": str(exc)}
@@ -199,13 +237,7 @@ def run_case(case, workdir):
             if not isinstance(exc, qd.QuadrantsCompilationError) and "compil" in str(exc):
                 return {"category": "python:RecursionError", "text": str(exc)}
             raise
-        for fname in ("gin_i", "gin_f"):
-            getattr(module, fname).from_numpy(
-                np.array(case["inputs"][fname], dtype=kernel_gen.NP_DTYPE[kernel_gen.ARRAYS[fname]]))
-        if case["args"] == "sig":
-            args, kwargs, arrays = [], {}, {}
-        else:
-            args, kwargs, arrays = _call_args(qd, np, case)
+        args, kwargs, arrays = case_call(qd, np, case, module)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ret = module.kern(*args, **kwargs)
@@ -227,17 +259,9 @@ def run_case(case, workdir):
 
 
 def worker_main(workdir):
-    """Reads case seeds (one per line) on stdin, answers one JSON line per case on the original
-    stdout; whatever kernels print goes to stderr."""
-    proto = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    """The worker process: runs the cases the parent sends (see serve)."""
     sys.setrecursionlimit(3000)
-    for line in sys.stdin:
-        seed = int(line)
-        res = run_case(kernel_gen.make_case(seed), workdir)
-        proto.write(json.dumps(res) + "\n")
-        proto.flush()
+    serve(lambda seed: run_case(kernel_gen.make_case(seed), workdir))
 
 
 # --- parent side ------------------------------------------------------------------------------
