@@ -146,42 +146,59 @@ def test_reset_waits_for_launches_running_on_another_thread(arch):
     """qd.reset() while another thread is inside a launch (the GIL is released while a kernel
     runs): the launch finishes on the old runtime, and later calls on that thread either run on
     the new runtime or raise QuadrantsRuntimeError -- never execute freed code."""
+    @qd.kernel
+    def busy(a: qd.types.ndarray(dtype=qd.f32, ndim=1)):
+        for i in a:
+            x = a[i]
+            for _ in range(500):
+                x = x * 0.999 + 0.001
+            a[i] = x
+
+    a = np.zeros(4096, np.float32)
+    assert _reset_while_calling(arch, lambda: busy(a), resets=15, pause=0.01) > 0
+
+
+def _reset_while_calling(arch, call, resets, pause):
+    """Calls `call()` in a loop on another thread while this thread runs `resets` rounds of
+    qd.reset() / qd.init(), `pause` seconds apart, from the first call that succeeded. Returns how
+    many calls succeeded; QuadrantsRuntimeError (a call that raced a reset) is expected, anything
+    else a call raised is raised here."""
     import threading
 
     stop = threading.Event()
-    started = threading.Event()
-    outcomes = {"ran": 0, "errors": set()}
+    succeeded = threading.Event()
+    outcome = {"ran": 0, "error": None}
 
     def worker():
-        @qd.kernel
-        def busy(a: qd.types.ndarray(dtype=qd.f32, ndim=1)):
-            for i in a:
-                x = a[i]
-                for _ in range(500):
-                    x = x * 0.999 + 0.001
-                a[i] = x
-
-        a = np.zeros(4096, np.float32)
         while not stop.is_set():
             try:
-                busy(a)
-                outcomes["ran"] += 1
-                started.set()
-            except qd.QuadrantsRuntimeError as exc:
-                outcomes["errors"].add(str(exc).strip().splitlines()[0][:40])
+                call()
+                outcome["ran"] += 1
+                succeeded.set()
+            except qd.QuadrantsRuntimeError:
+                pass
+            except BaseException as exc:  # noqa: BLE001 - raised again on the test's thread
+                outcome["error"] = exc
+                succeeded.set()
+                return
 
     thread = threading.Thread(target=worker)
     thread.start()
     try:
-        assert started.wait(120), "the worker never launched"
-        for _ in range(15):
-            stop.wait(0.01)
+        assert succeeded.wait(120), "the worker never completed a call"
+        for _ in range(resets):
+            if outcome["error"] is not None:
+                break
+            stop.wait(pause)
             qd.reset()
             qd.init(arch=getattr(qd, arch), offline_cache=False)
     finally:
         stop.set()
         thread.join()
-    assert outcomes["ran"] > 0 and thread.is_alive() is False
+    assert not thread.is_alive()
+    if outcome["error"] is not None:
+        raise outcome["error"]
+    return outcome["ran"]
 
 
 # Every bad input of docs/reliability.md's table and the exception it gets (the table is written
@@ -302,39 +319,17 @@ def test_reset_waits_for_compiles_running_on_another_thread(arch):
     """The frontend runs Python code (name lookups, qd.static), where the interpreter may switch
     to a thread that calls qd.reset(): the reset waits for the compile, which then raises
     QuadrantsRuntimeError instead of returning code the reset freed."""
-    import threading
+    @qd.kernel
+    def fill(a: qd.types.ndarray(dtype=qd.f32, ndim=1), k: qd.template()):
+        for i in a:
+            a[i] = qd.static(k) + i
 
-    stop = threading.Event()
-    compiled = threading.Event()
-    outcomes = {"ran": 0}
+    a = np.zeros(8, np.float32)
+    k = [0]
 
-    def worker():
-        @qd.kernel
-        def fill(a: qd.types.ndarray(dtype=qd.f32, ndim=1), k: qd.template()):
-            for i in a:
-                a[i] = qd.static(k) + i
+    def compile_and_run():
+        k[0] += 1  # a new template value: a new compile every call
+        fill(a, k[0])
+        assert a[3] == k[0] + 3
 
-        a = np.zeros(8, np.float32)
-        k = 0
-        while not stop.is_set():
-            k += 1  # a new template value: a new compile every call
-            try:
-                fill(a, k)
-                assert a[3] == k + 3
-                outcomes["ran"] += 1
-                compiled.set()
-            except qd.QuadrantsRuntimeError:
-                pass
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    try:
-        assert compiled.wait(120), "the worker never compiled"
-        for _ in range(10):
-            stop.wait(0.005)
-            qd.reset()
-            qd.init(arch=getattr(qd, arch), offline_cache=False)
-    finally:
-        stop.set()
-        thread.join()
-    assert outcomes["ran"] > 0
+    assert _reset_while_calling(arch, compile_and_run, resets=10, pause=0.005) > 0
