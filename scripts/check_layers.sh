@@ -3,6 +3,8 @@
 #
 #   base <- ir <- {frontend, passes, codegen/*} <- driver <- python
 #   runtime/* and cache depend only on base; tools may use anything but python.
+#   abi (the kernel ABI: launch context, argument kinds and records) depends on nothing and
+#   may be included by frontend, codegen/*, runtime/*, driver, tools and python.
 #
 # Every `#include "..."` in csrc/ is resolved relative to the including file and must land in a
 # layer the includer may use. Only csrc/python/ may include Python.h. Prints each violation and
@@ -25,12 +27,14 @@ layer_of() {
 # Layers a file of layer $1 may include from (besides its own).
 allowed_layers() {
     case "$1" in
-        base) echo "" ;;
+        base | abi) echo "" ;;
         ir) echo "base" ;;
-        frontend | passes | codegen/*) echo "ir base" ;;
-        runtime/* | cache) echo "base" ;;
-        driver) echo "frontend passes codegen/* runtime/* cache ir base" ;;
-        tools) echo "driver frontend passes codegen/* runtime/* cache ir base" ;;
+        frontend | codegen/*) echo "abi ir base" ;;
+        passes) echo "ir base" ;;
+        runtime/*) echo "abi base" ;;
+        cache) echo "base" ;;
+        driver) echo "abi frontend passes codegen/* runtime/* cache ir base" ;;
+        tools) echo "abi driver frontend passes codegen/* runtime/* cache ir base" ;;
         python) echo "*" ;;
         *) echo "?" ;;
     esac

@@ -11,6 +11,7 @@
 #ifndef QD_FRONTEND_H
 #define QD_FRONTEND_H
 
+#include "../abi/abi.h"
 #include "../ir/ir.h"
 
 /***** the AST (converted by python/host.c) *****/
@@ -156,11 +157,7 @@ typedef struct QdHost {
 
 /***** lowering (lower_*.c) *****/
 
-typedef enum QdArgKind {
-    QD_ARG_SCALAR,   /* by value: dtype */
-    QD_ARG_NDARRAY,  /* ndarray / NumPy array: dtype, ndim */
-    QD_ARG_TEMPLATE, /* compile-time value: value */
-} QdArgKind;
+/* QdArgKind (scalar, ndarray, template) is the table abi/args.def. */
 
 /* One kernel parameter of the specialization being compiled. */
 typedef struct QdKernelArg {

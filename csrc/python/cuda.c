@@ -152,10 +152,10 @@ buffer_shaped(PyTypeObject *type, PyObject *shape, unsigned int itemsize)
         return NULL;
     }
     Py_ssize_t ndim = PySequence_Fast_GET_SIZE(items);
-    if (ndim > QD_DEVICE_MAX_NDIM || itemsize == 0 || itemsize > 16) {
+    if (ndim > QD_NDARRAY_MAX_NDIM || itemsize == 0 || itemsize > 16) {
         Py_DECREF(items);
         PyErr_Format(PyExc_ValueError, "DeviceBuffer: at most %d dimensions of 1..16-byte items",
-                     QD_DEVICE_MAX_NDIM);
+                     QD_NDARRAY_MAX_NDIM);
         return NULL;
     }
     DeviceBufferObject *self = (DeviceBufferObject *)type->tp_alloc(type, 0);

@@ -81,34 +81,13 @@ load_module(CudaKernelObject *k, QdPyState *state, QdCtx *ctx, const QdCudaDevic
     return 0;
 }
 
-/* One CudaParam per Python argument: non-template arguments are the QIR parameters, in order. */
+/* The parameters the packer takes, one per Python argument. */
 static int
 take_params(CudaKernelObject *k, const QdCompileRequest *req)
 {
-    k->params = PyMem_Calloc(req->nargs ? req->nargs : 1, sizeof(CudaParam));
-    if (k->params == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
     k->nparams = req->nargs;
-    uint32_t q = 0;
-    for (uint32_t i = 0; i < req->nargs; i++) {
-        const QdKernelArg *a = &req->args[i];
-        CudaParam *p = &k->params[i];
-        if (a->kind == QD_ARG_TEMPLATE) {
-            p->kind = CUDA_PARAM_TEMPLATE;
-            continue;
-        }
-        p->kind = a->kind == QD_ARG_NDARRAY ? CUDA_PARAM_NDARRAY : CUDA_PARAM_SCALAR;
-        p->dtype = a->dtype;
-        p->ndim = a->ndim;
-        p->element.ndim = a->elem_ndim;
-        memcpy(p->element.shape, a->elem_shape, sizeof(p->element.shape));
-        p->itemsize = (uint32_t)qd_py_scalar_bytes(a->dtype);
-        p->offset = q < k->code.layout.nparams ? k->code.layout.arg_offsets[q] : 0;
-        q++;
-    }
-    return 0;
+    return qd_py_params_from_args(req->args, req->nargs, k->code.layout.arg_offsets,
+                                  k->code.layout.nparams, &k->params);
 }
 
 /***** offline cache *****/
@@ -408,27 +387,12 @@ qd_py_cuda_load_cached(PyObject *module, QdCache *cache, const QdDigest *source_
 
 /***** QIR tests *****/
 
-/* One CudaParam per parameter of the QIR kernel. */
+/* The parameters the packer takes, one per parameter of the QIR kernel. */
 static int
 take_qir_params(CudaKernelObject *k, const QdFunc *f)
 {
-    k->params = PyMem_Calloc(f->nparams + 1, sizeof(CudaParam));
-    if (k->params == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
     k->nparams = f->nparams;
-    for (uint32_t i = 0; i < f->nparams; i++) {
-        const QdType *ty = qd_value_type(f, f->params[i]);
-        CudaParam *p = &k->params[i];
-        bool is_array = ty->kind == QD_TY_NDARRAY;
-        p->kind = is_array ? CUDA_PARAM_NDARRAY : CUDA_PARAM_SCALAR;
-        p->dtype = is_array ? ty->elem->kind : ty->kind;
-        p->ndim = is_array ? ty->ndim : 0;
-        p->itemsize = (uint32_t)qd_py_scalar_bytes(p->dtype);
-        p->offset = k->code.layout.arg_offsets[i];
-    }
-    return 0;
+    return qd_py_params_from_qir(f, k->code.layout.arg_offsets, &k->params);
 }
 
 PyObject *

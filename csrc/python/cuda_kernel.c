@@ -30,15 +30,6 @@
 
 /* Arguments packed on the stack up to this many bytes; larger buffers use PyMem. */
 #define INLINE_PARAM_BYTES 1024
-/* Host buffers passed for ndarray parameters in one launch. */
-#define MAX_HOST_ARRAYS 32
-size_t
-qd_py_scalar_bytes(int kind)
-{
-    const QdType *ty = qd_type_scalar((QdTypeKind)kind);
-    return ty->kind == QD_TY_U1 ? 1 : qd_type_bits(ty) / 8;
-}
-
 bool
 qd_py_wants_cuda(PyObject *options)
 {
@@ -105,75 +96,91 @@ cuda_dealloc(CudaKernelObject *self)
 
 /***** launch *****/
 
-/* A host buffer lent for an ndarray argument and its device copy. */
-typedef struct HostArray {
-    Py_buffer view;    /* the exported buffer */
-    QdCuDeviceptr dev; /* its device copy */
-} HostArray;
+/* The memory of a CUDA launch's ndarray arguments: DeviceBuffers as they are, host buffers
+ * (NumPy arrays, ...) copied to temporary device memory once they passed every check, and copied
+ * back after the launch. */
+typedef struct CudaArrays {
+    QdPyArrayMemory memory;    /* cuda_open, cuda_place */
+    QdPyHostArrays host;       /* the host buffers lent */
+    QdCuDeviceptr *dev;        /* their device copies, one per host buffer (0: not made) */
+    uint32_t ndev;             /* entries at dev */
+    PyObject *device_buffer_type; /* borrowed */
+    QdCtx *ctx;                /* for CUDA errors */
+    PyObject *module;          /* borrowed: raises the diag of a CUDA error */
+} CudaArrays;
 
-/* Writes ndarray argument i (a DeviceBuffer or a host buffer) into the packed arguments. A host
- * buffer is copied to the device once it has passed every check. */
 static int
-pack_array(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, uint32_t i, PyObject *arg,
-           unsigned char *packed, HostArray *hosts, uint32_t *nhosts)
+cuda_open(QdPyArrayMemory *memory, uint32_t i, PyObject *arg, QdPyArray *out)
 {
-    const CudaParam *p = &self->params[i];
-    HostArray *h = NULL;
-    QdCuDeviceptr ptr = 0;
-    int64_t extents[QD_DEVICE_MAX_NDIM];
-    int32_t shape[QD_DEVICE_MAX_NDIM];
-    uint32_t ndim, itemsize;
-
-    if (Py_TYPE(arg) == (PyTypeObject *)state->device_buffer_type) {
+    CudaArrays *self = (CudaArrays *)memory;
+    if (Py_TYPE(arg) == (PyTypeObject *)self->device_buffer_type) {
         const DeviceBufferObject *buf = (const DeviceBufferObject *)arg;
-        ptr = buf->ptr;
-        ndim = buf->ndim;
-        itemsize = buf->itemsize;
-        memcpy(extents, buf->shape, sizeof(extents));
-    } else {
-        if (*nhosts == MAX_HOST_ARRAYS) {
-            PyErr_SetString(PyExc_ValueError, "too many host array arguments");
-            return -1;
-        }
-        h = &hosts[*nhosts];
-        if (PyObject_GetBuffer(arg, &h->view, PyBUF_ND | PyBUF_WRITABLE) < 0) {
-            return -1;
-        }
-        h->dev = 0;
-        (*nhosts)++;
-        ndim = (uint32_t)h->view.ndim;
-        itemsize = (uint32_t)h->view.itemsize;
-        for (uint32_t d = 0; d < ndim && d < QD_DEVICE_MAX_NDIM; d++) {
-            extents[d] = h->view.shape[d];
-        }
+        out->data = buf->ptr;
+        out->ndim = buf->ndim;
+        out->itemsize = buf->itemsize;
+        memcpy(out->shape, buf->shape, sizeof(out->shape));
+        return 0;
     }
-    /* The ndarray record holds 32-bit extents. */
-    for (uint32_t d = 0; d < ndim && d < QD_DEVICE_MAX_NDIM; d++) {
-        if (extents[d] > INT32_MAX) {
-            PyErr_SetString(PyExc_ValueError, "ndarray dimension exceeds 2^31-1");
-            return -1;
-        }
-        shape[d] = (int32_t)extents[d];
-    }
-    if (ndim != p->ndim || itemsize != p->itemsize) {
-        PyErr_Format(PyExc_ValueError,
-                     "argument %u: expected a %u-d array of %u-byte elements, got %u-d of %u", i,
-                     p->ndim, p->itemsize, ndim, itemsize);
+    if (self->host.memory.open(&self->host.memory, i, arg, out) < 0) {
         return -1;
     }
-    if (qd_py_check_element_axes(i, &p->element, extents, ndim) < 0) {
-        return -1;
-    }
-    if (h != NULL) {
-        if (qd_cuda_alloc(ctx, (size_t)h->view.len, &h->dev) < 0 ||
-            qd_cuda_upload(ctx, h->dev, h->view.buf, (size_t)h->view.len) < 0) {
-            return qd_py_raise_diag(self->module, &ctx->diag);
-        }
-        ptr = h->dev;
-    }
-    memcpy(packed + p->offset, &ptr, sizeof(ptr));
-    memcpy(packed + p->offset + 8, shape, 4 * (size_t)ndim);
+    out->data = 0; /* placed on the device by cuda_place */
     return 0;
+}
+
+static int
+cuda_place(QdPyArrayMemory *memory, uint32_t i, QdPyArray *array)
+{
+    (void)i;
+    CudaArrays *self = (CudaArrays *)memory;
+    if (array->data != 0) {
+        return 0; /* a DeviceBuffer */
+    }
+    uint32_t h = self->host.count - 1; /* the buffer cuda_open just exported */
+    if (h >= self->ndev) {
+        uint32_t n = self->host.capacity;
+        QdCuDeviceptr *dev = PyMem_Realloc(self->dev, n * sizeof(QdCuDeviceptr));
+        if (dev == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memset(dev + self->ndev, 0, (n - self->ndev) * sizeof(QdCuDeviceptr));
+        self->dev = dev;
+        self->ndev = n;
+    }
+    const Py_buffer *view = &self->host.views[h];
+    if (qd_cuda_alloc(self->ctx, (size_t)view->len, &self->dev[h]) < 0 ||
+        qd_cuda_upload(self->ctx, self->dev[h], view->buf, (size_t)view->len) < 0) {
+        return qd_py_raise_diag(self->module, &self->ctx->diag);
+    }
+    array->data = self->dev[h];
+    return 0;
+}
+
+static void
+cuda_arrays_init(CudaArrays *a, QdPyState *state, QdCtx *ctx, PyObject *module)
+{
+    a->memory.open = cuda_open;
+    a->memory.place = cuda_place;
+    qd_py_host_arrays_init(&a->host);
+    a->dev = NULL;
+    a->ndev = 0;
+    a->device_buffer_type = state->device_buffer_type;
+    a->ctx = ctx;
+    a->module = module;
+}
+
+/* Frees the device copies and releases the host buffers. */
+static void
+cuda_arrays_release(CudaArrays *a)
+{
+    for (uint32_t i = 0; i < a->ndev; i++) {
+        qd_cuda_free(a->dev[i]);
+    }
+    PyMem_Free(a->dev);
+    a->dev = NULL;
+    a->ndev = 0;
+    qd_py_host_arrays_release(&a->host);
 }
 
 QdPyElementAxes
@@ -181,7 +188,7 @@ qd_py_cuda_element_axes(PyObject *ck, uint32_t i)
 {
     const CudaKernelObject *self = (const CudaKernelObject *)ck;
     QdPyElementAxes none = {0, {0, 0}};
-    if (i >= self->nparams || self->params[i].kind != CUDA_PARAM_NDARRAY) {
+    if (i >= self->nparams || self->params[i].kind != QD_ARG_NDARRAY) {
         return none;
     }
     return self->params[i].element;
@@ -253,10 +260,10 @@ check_assert_flag(CudaKernelObject *self, QdPyState *state, QdCtx *ctx)
 /* After the launch: the assert flag, prints, host arrays, results. New reference (the
  * kernel's result) or NULL with an exception. */
 static PyObject *
-finish_launch(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, HostArray *hosts,
-              uint32_t nhosts)
+finish_launch(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, const CudaArrays *arrays)
 {
-    uint64_t slots[64];
+    uint64_t slots[QD_MAX_RESULTS];
+    uint32_t nhosts = arrays->host.count;
     uint32_t nresults = self->code.layout.nresults;
     int rc = 0;
 
@@ -272,9 +279,10 @@ finish_launch(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, HostArray *h
         rc = qd_cuda_sync(ctx);
         fflush(stdout);
     }
-    for (uint32_t i = 0; rc == 0 && i < nhosts; i++) {
-        if (hosts[i].dev && !hosts[i].view.readonly) {
-            rc = qd_cuda_download(ctx, hosts[i].view.buf, hosts[i].dev, (size_t)hosts[i].view.len);
+    for (uint32_t i = 0; rc == 0 && i < nhosts && i < arrays->ndev; i++) {
+        const Py_buffer *view = &arrays->host.views[i];
+        if (arrays->dev[i] && !view->readonly) {
+            rc = qd_cuda_download(ctx, view->buf, arrays->dev[i], (size_t)view->len);
         }
     }
     if (rc == 0 && nresults > 0) {
@@ -285,46 +293,27 @@ finish_launch(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, HostArray *h
         qd_py_raise_diag(self->module, &ctx->diag);
         return NULL;
     }
-    if (nresults == 0) {
-        Py_RETURN_NONE;
-    }
-    const QdTypeKind *types = self->code.layout.result_types;
-    if (nresults == 1) {
-        return qd_py_unpack_result((const unsigned char *)&slots[0], types[0]);
-    }
-    PyObject *ret = PyTuple_New(nresults);
-    for (uint32_t i = 0; ret && i < nresults; i++) {
-        PyObject *v = qd_py_unpack_result((const unsigned char *)&slots[i], types[i]);
-        if (v == NULL) {
-            Py_CLEAR(ret);
-            break;
-        }
-        PyTuple_SET_ITEM(ret, i, v);
-    }
-    return ret;
+    return qd_py_unpack_results((const unsigned char *)slots, self->code.layout.result_types,
+                                nresults);
 }
 
 /* The whole parameter buffer of a launch: arguments (host arrays copied to the device) and the
  * launch tail. 0, or -1 with an exception. */
 static int
-pack_arguments(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, PyObject *const *args,
-               unsigned char *packed, HostArray *hosts, uint32_t *nhosts)
+pack_arguments(CudaKernelObject *self, QdPyState *state, PyObject *const *args,
+               unsigned char *packed, CudaArrays *arrays)
 {
     memset(packed, 0, self->param_bytes);
     if (self->rng_offset >= 0) {
         uint64_t seed = qd_py_next_rng_seed(state);
         memcpy(packed + self->rng_offset, &seed, sizeof(seed));
     }
-    for (uint32_t i = 0; i < self->nparams; i++) {
-        const CudaParam *p = &self->params[i];
-        if (p->kind == CUDA_PARAM_SCALAR) {
-            RETURN_IF_ERROR(qd_py_pack_scalar(args[i], p->dtype, packed + p->offset));
-        } else if (p->kind == CUDA_PARAM_NDARRAY) {
-            RETURN_IF_ERROR(pack_array(self, state, ctx, i, args[i], packed, hosts, nhosts));
-        }
-    }
+    RETURN_IF_ERROR(qd_py_pack_arguments(self->params, self->nparams, args, packed, &arrays->memory));
     uint64_t tail[3] = {self->results, self->tmps, state->cuda_runtime_state};
-    memcpy(packed + self->code.layout.args_size, tail, sizeof(tail));
+    _Static_assert(sizeof(tail) == QD_NVPTX_TAIL_BYTES, "the NVPTX launch tail");
+    memcpy(packed + self->code.layout.args_size + QD_NVPTX_TAIL_RESULTS, &tail[0], 8);
+    memcpy(packed + self->code.layout.args_size + QD_NVPTX_TAIL_TMPS, &tail[1], 8);
+    memcpy(packed + self->code.layout.args_size + QD_NVPTX_TAIL_RUNTIME, &tail[2], 8);
     return 0;
 }
 
@@ -335,8 +324,7 @@ cuda_call(CudaKernelObject *self, PyObject *const *args, size_t nargsf, PyObject
     QdPyState *state = qd_py_state(self->module);
     unsigned char inline_buffer[INLINE_PARAM_BYTES] __attribute__((aligned(16)));
     unsigned char *packed = inline_buffer;
-    HostArray hosts[MAX_HOST_ARRAYS];
-    uint32_t nhosts = 0;
+    CudaArrays arrays;
     PyObject *ret = NULL;
     QdCtx ctx;
 
@@ -355,7 +343,8 @@ cuda_call(CudaKernelObject *self, PyObject *const *args, size_t nargsf, PyObject
         }
     }
     qd_ctx_init(&ctx);
-    if (pack_arguments(self, state, &ctx, args, packed, hosts, &nhosts) < 0) {
+    cuda_arrays_init(&arrays, state, &ctx, self->module);
+    if (pack_arguments(self, state, args, packed, &arrays) < 0) {
         goto done;
     }
     /* Checked after packing, which may run Python code (and so a reset on another thread);
@@ -370,12 +359,9 @@ cuda_call(CudaKernelObject *self, PyObject *const *args, size_t nargsf, PyObject
         qd_py_raise_diag(self->module, &ctx.diag);
         goto done;
     }
-    ret = finish_launch(self, state, &ctx, hosts, nhosts);
+    ret = finish_launch(self, state, &ctx, &arrays);
 done:
-    for (uint32_t i = 0; i < nhosts; i++) {
-        qd_cuda_free(hosts[i].dev);
-        PyBuffer_Release(&hosts[i].view);
-    }
+    cuda_arrays_release(&arrays);
     if (packed != inline_buffer) {
         PyMem_Free(packed);
     }
@@ -515,8 +501,7 @@ qd_py_cuda_raw_launch_us(PyObject *kernel, PyObject *const *args, Py_ssize_t nar
     CudaKernelObject *self = (CudaKernelObject *)kernel;
     QdPyState *state = qd_py_state(self->module);
     unsigned char packed[INLINE_PARAM_BYTES] __attribute__((aligned(16)));
-    HostArray hosts[MAX_HOST_ARRAYS];
-    uint32_t nhosts = 0;
+    CudaArrays arrays;
     QdCtx ctx;
 
     if (Py_TYPE(kernel) != (PyTypeObject *)state->cuda_kernel_type ||
@@ -527,11 +512,10 @@ qd_py_cuda_raw_launch_us(PyObject *kernel, PyObject *const *args, Py_ssize_t nar
     }
     qd_ctx_init(&ctx);
     const QdCudaApi *cu = qd_cuda_load(&ctx);
-    int status = cu ? pack_arguments(self, state, &ctx, args, packed, hosts, &nhosts) : -1;
-    for (uint32_t i = 0; i < nhosts; i++) {
-        qd_cuda_free(hosts[i].dev);
-        PyBuffer_Release(&hosts[i].view);
-    }
+    cuda_arrays_init(&arrays, state, &ctx, self->module);
+    int status = cu ? pack_arguments(self, state, args, packed, &arrays) : -1;
+    uint32_t nhosts = arrays.host.count;
+    cuda_arrays_release(&arrays);
     if (status < 0 || nhosts > 0) {
         if (!PyErr_Occurred()) {
             PyErr_SetString(PyExc_TypeError, "cuda_raw_launch_us takes DeviceBuffers for arrays");

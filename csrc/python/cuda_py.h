@@ -6,13 +6,11 @@
 #ifndef QD_PYTHON_CUDA_H
 #define QD_PYTHON_CUDA_H
 
+#include "pack.h"
 #include "python.h"
 
 #include "../codegen/llvm/codegen.h"
 #include "../runtime/cuda/cuda.h"
-
-/* Most dimensions of a DeviceBuffer (the same bound as ndarray arguments). */
-#define QD_DEVICE_MAX_NDIM 12
 
 /* quadrants._core.DeviceBuffer: an n-d array in device memory, zero-filled when made. What
  * fields and ndarrays hold on CUDA, and what CUDA kernels take for ndarray arguments. */
@@ -22,29 +20,12 @@ typedef struct DeviceBufferObject {
     size_t nbytes;                      /* itemsize * the product of the shape */
     uint32_t itemsize;                  /* bytes per element */
     uint32_t ndim;                      /* number of dimensions (0: one element) */
-    int64_t shape[QD_DEVICE_MAX_NDIM];  /* extents (a launch takes those below 2^31 only) */
+    int64_t shape[QD_NDARRAY_MAX_NDIM];  /* extents (a launch takes those below 2^31 only) */
     PyObject *owner;                    /* memory of another library (DeviceBuffer.wrap): the
                                            object keeping it alive (strong); NULL: ours */
 } DeviceBufferObject;
 
 /***** cuda_kernel.c: quadrants._core.CudaKernel *****/
-
-/* How one Python argument reaches the kernel. */
-typedef enum CudaParamKind {
-    CUDA_PARAM_SCALAR,   /* packed by value */
-    CUDA_PARAM_NDARRAY,  /* device pointer + shape */
-    CUDA_PARAM_TEMPLATE, /* compile-time: not passed */
-} CudaParamKind;
-
-/* One Python argument of a CudaKernel. */
-typedef struct CudaParam {
-    CudaParamKind kind; /* how it is passed */
-    QdTypeKind dtype;   /* SCALAR, NDARRAY: element type */
-    uint32_t ndim;      /* NDARRAY: rank */
-    uint32_t itemsize;  /* NDARRAY: bytes per element */
-    QdPyElementAxes element; /* NDARRAY: the vector/matrix element's axes */
-    uint32_t offset;    /* SCALAR, NDARRAY: offset in the packed arguments */
-} CudaParam;
 
 /* One task of a CudaKernel, as the launcher runs it. */
 typedef struct CudaTask {
@@ -67,7 +48,7 @@ typedef struct CudaKernelObject {
     QdCompiledKernel host;     /* host bounds functions (CPU JIT) */
     QdCuModule cumodule;       /* the loaded module */
     CudaTask *tasks;           /* code.layout.ntasks entries */
-    CudaParam *params;         /* one per Python argument */
+    QdPyParam *params;         /* one per Python argument */
     uint32_t nparams;          /* how many */
     uint32_t param_bytes;      /* args_size + QD_NVPTX_TAIL_BYTES */
     int64_t rng_offset;        /* offset of the hidden random seed, -1 when none */
@@ -84,8 +65,6 @@ typedef struct CudaKernelObject {
 /* A new CudaKernel of `module` (_core) with its vectorcall set and nothing compiled; NULL with
  * an exception. */
 CudaKernelObject *qd_py_cuda_kernel_alloc(PyObject *module);
-/* Bytes of a scalar of QdTypeKind `kind` in memory (u1: 1). */
-size_t qd_py_scalar_bytes(int kind);
 
 /***** cuda.c *****/
 

@@ -12,6 +12,7 @@
  * Kernels compiled before a reset refuse to run afterwards (a generation counter).
  */
 #include "host.h"
+#include "pack.h"
 
 #include <structmember.h>
 
@@ -24,24 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-_Static_assert(offsetof(QdLaunchCtx, args) == QD_LAUNCH_CTX_ARGS_OFFSET, "ABI: args");
-_Static_assert(offsetof(QdLaunchCtx, results) == QD_LAUNCH_CTX_RESULTS_OFFSET, "ABI: results");
-_Static_assert(offsetof(QdLaunchCtx, tmps) == QD_LAUNCH_CTX_TMPS_OFFSET, "ABI: tmps");
-
-/* How one Python argument reaches the kernel. */
-typedef enum ParamKind {
-    PARAM_SCALAR,   /* packed by value */
-    PARAM_NDARRAY,  /* data pointer + shape from the buffer protocol */
-    PARAM_TEMPLATE, /* compile-time: not passed */
-} ParamKind;
-
-typedef struct ParamDesc {
-    ParamKind kind;    /* how it is passed */
-    QdTypeKind dtype;  /* SCALAR, NDARRAY: element type */
-    uint32_t ndim;     /* NDARRAY: every axis, the element's included */
-    QdPyElementAxes element; /* NDARRAY: the vector/matrix element's axes */
-    uint32_t offset;   /* SCALAR, NDARRAY: offset in the packed arguments */
-} ParamDesc;
 
 typedef struct CompiledKernelObject {
     PyObject_HEAD
@@ -49,7 +32,7 @@ typedef struct CompiledKernelObject {
     PyObject *module;         /* quadrants._core (strong) */
     QdCompiledKernel code;    /* entry points and layouts */
     QdCpuTask *tasks;         /* code.tasks as the runtime runs them */
-    ParamDesc *params;        /* one per Python argument */
+    QdPyParam *params;        /* one per Python argument */
     uint32_t nparams;         /* how many */
     uint64_t generation;      /* runtime generation it was compiled in */
     bool has_print;           /* the kernel prints */
@@ -59,15 +42,8 @@ typedef struct CompiledKernelObject {
     bool from_cache;          /* the machine code came from the offline cache */
 } CompiledKernelObject;
 
-static int finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state, ParamDesc *params,
-                             uint32_t n, const QdKernelInfo *info);
-
-static size_t
-scalar_size(QdTypeKind k)
-{
-    static const uint8_t sizes[] = {0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
-    return (size_t)k < sizeof(sizes) ? sizes[k] : 0;
-}
+static int finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state,
+                             const QdKernelArg *args, uint32_t n, const QdKernelInfo *info);
 
 /***** field registry and runtime *****/
 
@@ -233,70 +209,6 @@ ck_dealloc(CompiledKernelObject *self)
     Py_DECREF(tp);
 }
 
-/* Writes a Python scalar into the packed arguments as `kind`. 0 or -1 with an exception. */
-static int
-pack_scalar(PyObject *value, QdTypeKind kind, unsigned char *dst)
-{
-    const QdType *ty = qd_type_scalar(kind);
-    if (qd_type_is_float(ty)) {
-        double d = PyFloat_AsDouble(value);
-        if (d == -1.0 && PyErr_Occurred()) {
-            return -1;
-        }
-        if (kind == QD_TY_F32) {
-            float f = (float)d;
-            memcpy(dst, &f, 4);
-        } else if (kind == QD_TY_F64) {
-            memcpy(dst, &d, 8);
-        } else {
-            uint16_t h = kind == QD_TY_F16 ? qd_cpu_f16_from_double(d) : qd_cpu_bf16_from_double(d);
-            memcpy(dst, &h, 2);
-        }
-        return 0;
-    }
-    if (kind == QD_TY_U1) {
-        int t = PyObject_IsTrue(value);
-        if (t < 0) {
-            return -1;
-        }
-        dst[0] = (unsigned char)t;
-        return 0;
-    }
-    PyObject *index = PyNumber_Index(value);
-    if (!index) {
-        return -1;
-    }
-    /* Wrap to the width, as a C conversion does (values come range-checked from Python). */
-    uint64_t bits = PyLong_AsUnsignedLongLongMask(index);
-    Py_DECREF(index);
-    if (bits == (uint64_t)-1 && PyErr_Occurred()) {
-        return -1;
-    }
-    memcpy(dst, &bits, scalar_size(kind)); /* little-endian: the low bytes */
-    return 0;
-}
-
-static PyObject *
-unpack_result(const unsigned char *slot, QdTypeKind kind)
-{
-    switch (kind) {
-    case QD_TY_U1: return PyLong_FromLong(slot[0] != 0);
-    case QD_TY_I8: return PyLong_FromLong(*(const int8_t *)slot);
-    case QD_TY_I16: return PyLong_FromLong(*(const int16_t *)slot);
-    case QD_TY_I32: return PyLong_FromLong(*(const int32_t *)slot);
-    case QD_TY_I64: return PyLong_FromLongLong(*(const int64_t *)slot);
-    case QD_TY_U8: return PyLong_FromUnsignedLong(*(const uint8_t *)slot);
-    case QD_TY_U16: return PyLong_FromUnsignedLong(*(const uint16_t *)slot);
-    case QD_TY_U32: return PyLong_FromUnsignedLong(*(const uint32_t *)slot);
-    case QD_TY_U64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)slot);
-    case QD_TY_F16: return PyFloat_FromDouble(qd_cpu_f16_to_double(*(const uint16_t *)slot));
-    case QD_TY_BF16: return PyFloat_FromDouble(qd_cpu_bf16_to_double(*(const uint16_t *)slot));
-    case QD_TY_F32: return PyFloat_FromDouble(*(const float *)slot);
-    case QD_TY_F64: return PyFloat_FromDouble(*(const double *)slot);
-    default: Py_RETURN_NONE;
-    }
-}
-
 #define MAX_INLINE_ARGS 512
 
 static PyObject *
@@ -305,9 +217,8 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     QdPyState *state = qd_py_state(self->module);
     unsigned char argbuf[MAX_INLINE_ARGS] __attribute__((aligned(16)));
-    uint64_t results[16] = {0};
-    Py_buffer views[32];
-    uint32_t nviews = 0;
+    uint64_t results[QD_MAX_RESULTS] = {0};
+    QdPyHostArrays arrays;
     unsigned char *packed = argbuf;
     void *tmps = NULL;
     PyObject *ret = NULL;
@@ -327,47 +238,14 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
     } else {
         memset(argbuf, 0, self->code.args_size);
     }
+    qd_py_host_arrays_init(&arrays);
     if (self->rng_offset >= 0) {
         /* A new seed every launch: a fixed random_seed repeats the program's sequence. */
         uint64_t z = qd_py_next_rng_seed(state);
         memcpy(packed + self->rng_offset, &z, sizeof(z));
     }
-    for (uint32_t i = 0; i < self->nparams; i++) {
-        const ParamDesc *pd = &self->params[i];
-        if (pd->kind == PARAM_SCALAR) {
-            if (pack_scalar(args[i], pd->dtype, packed + pd->offset) < 0) {
-                goto done;
-            }
-        } else if (pd->kind == PARAM_NDARRAY) {
-            if (nviews == QD_ARRAY_LEN(views)) {
-                PyErr_SetString(PyExc_ValueError, "too many ndarray arguments");
-                goto done;
-            }
-            Py_buffer *v = &views[nviews];
-            if (PyObject_GetBuffer(args[i], v, PyBUF_ND | PyBUF_WRITABLE) < 0) {
-                goto done;
-            }
-            nviews++;
-            if ((uint32_t)v->ndim != pd->ndim || (size_t)v->itemsize != scalar_size(pd->dtype)) {
-                PyErr_Format(PyExc_ValueError,
-                             "argument %u: expected a %u-d array of %zu-byte elements, got %d-d of %zd",
-                             i, pd->ndim, scalar_size(pd->dtype), v->ndim, v->itemsize);
-                goto done;
-            }
-            _Static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "buffer extents are 64-bit");
-            if (qd_py_check_element_axes(i, &pd->element, (const int64_t *)v->shape, pd->ndim) < 0) {
-                goto done;
-            }
-            memcpy(packed + pd->offset, &v->buf, sizeof(void *));
-            for (uint32_t d = 0; d < pd->ndim; d++) {
-                if (v->shape[d] > INT32_MAX) {
-                    PyErr_SetString(PyExc_ValueError, "ndarray dimension exceeds 2^31-1");
-                    goto done;
-                }
-                int32_t extent = (int32_t)v->shape[d];
-                memcpy(packed + pd->offset + 8 + 4 * d, &extent, 4);
-            }
-        }
+    if (qd_py_pack_arguments(self->params, self->nparams, args, packed, &arrays.memory) < 0) {
+        goto done;
     }
     if (self->code.tmps_size) {
         tmps = PyMem_Calloc(1, self->code.tmps_size);
@@ -405,25 +283,10 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
         goto done;
     }
     PyMem_Free(lc);
-    if (self->code.nresults == 0) {
-        ret = Py_NewRef(Py_None);
-    } else if (self->code.nresults == 1) {
-        ret = unpack_result((const unsigned char *)&results[0], self->code.result_types[0]);
-    } else {
-        ret = PyTuple_New(self->code.nresults);
-        for (uint32_t i = 0; ret && i < self->code.nresults; i++) {
-            PyObject *v = unpack_result((const unsigned char *)&results[i], self->code.result_types[i]);
-            if (!v) {
-                Py_CLEAR(ret);
-                break;
-            }
-            PyTuple_SET_ITEM(ret, i, v);
-        }
-    }
+    ret = qd_py_unpack_results((const unsigned char *)results, self->code.result_types,
+                               self->code.nresults);
 done:
-    for (uint32_t i = 0; i < nviews; i++) {
-        PyBuffer_Release(&views[i]);
-    }
+    qd_py_host_arrays_release(&arrays);
     if (packed != argbuf) {
         PyMem_Free(packed);
     }
@@ -454,7 +317,7 @@ qd_py_compiled_element_axes(PyObject *ck, uint32_t i)
         return qd_py_cuda_element_axes(ck, i);
     }
     const CompiledKernelObject *self = (const CompiledKernelObject *)ck;
-    if (i >= self->nparams || self->params[i].kind != PARAM_NDARRAY) {
+    if (i >= self->nparams || self->params[i].kind != QD_ARG_NDARRAY) {
         return none;
     }
     return self->params[i].element;
@@ -615,9 +478,51 @@ parse_element_axes(PyObject *desc, QdKernelArg *arg)
     return 0;
 }
 
+/* One argument descriptor (a tuple whose first item, `text`, names a kind of abi/args.def) into
+ * *arg: ("scalar", dtype), ("ndarray", dtype, ndim[, element_shape]), ("template", value).
+ * 0, or -1 with an exception. */
 static int
-parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, ParamDesc *params, uint32_t n,
-                PyObject *funcdef)
+parse_arg_desc(QdPyHost *h, PyObject *d, const char *text, QdKernelArg *arg)
+{
+    int kind = qd_arg_kind_from_text(text);
+    if (kind < 0) {
+        PyErr_Format(PyExc_ValueError, "unknown argument kind '%s'", text);
+        return -1;
+    }
+    arg->kind = (QdArgKind)kind;
+    if (arg->kind == QD_ARG_TEMPLATE) {
+        arg->value = qd_py_host_add(h, PyTuple_GET_ITEM(d, 1));
+        return arg->value ? 0 : -1;
+    }
+    long dtype = PyLong_AsLong(PyTuple_GET_ITEM(d, 1));
+    if (dtype <= 0 || dtype >= QD_TY_PTR) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "bad dtype id in argument descriptor");
+        }
+        return -1;
+    }
+    arg->dtype = (QdTypeKind)dtype;
+    switch (arg->kind) {
+    case QD_ARG_SCALAR:
+    case QD_ARG_TEMPLATE:
+        return 0;
+    case QD_ARG_NDARRAY: {
+        long ndim = PyTuple_GET_SIZE(d) >= 3 ? PyLong_AsLong(PyTuple_GET_ITEM(d, 2)) : -1;
+        if (ndim < 0 || ndim > QD_NDARRAY_MAX_NDIM) {
+            if (!PyErr_Occurred()) {
+                PyErr_Format(PyExc_ValueError, "ndarray ndim must be 0 to %d", QD_NDARRAY_MAX_NDIM);
+            }
+            return -1;
+        }
+        arg->ndim = (uint32_t)ndim;
+        return parse_element_axes(d, arg);
+    }
+    }
+    return 0;
+}
+
+static int
+parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, uint32_t n, PyObject *funcdef)
 {
     /* Without funcdef (a kernel loaded from the cache) the parameters have no names: only the
      * frontend needs them. */
@@ -657,53 +562,16 @@ parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, ParamDesc *para
             last_root = NULL;
             name = pname ? PyUnicode_AsUTF8(pname) : NULL;
         }
-        const char *kind = NULL;
+        const char *text = NULL;
         if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 2 || !name ||
-            !(kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(d, 0)))) {
+            !(text = PyUnicode_AsUTF8(PyTuple_GET_ITEM(d, 0)))) {
             if (!PyErr_Occurred()) {
                 PyErr_SetString(PyExc_TypeError, "bad argument descriptor");
             }
             rc = -1;
         } else {
             args[i].name = qd_arena_strdup(h->arena, name);
-            if (strcmp(kind, "template") == 0) {
-                args[i].kind = QD_ARG_TEMPLATE;
-                params[i].kind = PARAM_TEMPLATE;
-                args[i].value = qd_py_host_add(h, PyTuple_GET_ITEM(d, 1));
-                rc = args[i].value ? 0 : -1;
-            } else {
-                long dtype = PyLong_AsLong(PyTuple_GET_ITEM(d, 1));
-                if (dtype <= 0 || dtype >= QD_TY_PTR) {
-                    PyErr_SetString(PyExc_ValueError, "bad dtype id in argument descriptor");
-                    rc = -1;
-                } else if (strcmp(kind, "scalar") == 0) {
-                    args[i].kind = QD_ARG_SCALAR;
-                    args[i].dtype = (QdTypeKind)dtype;
-                    params[i].kind = PARAM_SCALAR;
-                    params[i].dtype = (QdTypeKind)dtype;
-                } else if (strcmp(kind, "ndarray") == 0 && PyTuple_GET_SIZE(d) >= 3) {
-                    long ndim = PyLong_AsLong(PyTuple_GET_ITEM(d, 2));
-                    if (ndim < 0 || ndim > 12) {
-                        PyErr_SetString(PyExc_ValueError, "ndarray ndim must be 0 to 12");
-                        rc = -1;
-                    }
-                    args[i].kind = QD_ARG_NDARRAY;
-                    args[i].dtype = (QdTypeKind)dtype;
-                    args[i].ndim = (uint32_t)ndim;
-                    params[i].kind = PARAM_NDARRAY;
-                    params[i].dtype = (QdTypeKind)dtype;
-                    params[i].ndim = (uint32_t)ndim;
-                    if (rc == 0 && parse_element_axes(d, &args[i]) < 0) {
-                        rc = -1;
-                    }
-                    params[i].element.ndim = args[i].elem_ndim;
-                    memcpy(params[i].element.shape, args[i].elem_shape,
-                           sizeof(params[i].element.shape));
-                } else {
-                    PyErr_Format(PyExc_ValueError, "unknown argument kind '%s'", kind);
-                    rc = -1;
-                }
-            }
+            rc = parse_arg_desc(h, d, text, &args[i]);
         }
         Py_XDECREF(pname);
     }
@@ -790,13 +658,12 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         return NULL;
     }
     QdKernelArg *args = QD_NEW_ARRAY(&arena, QdKernelArg, n ? n : 1);
-    ParamDesc *params = PyMem_Calloc(n ? n : 1, sizeof(ParamDesc));
     QdAst *def = NULL;
-    if (!args || !params) {
+    if (!args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (parse_arg_descs(&host, descs, args, params, n, funcdef) < 0) {
+    if (parse_arg_descs(&host, descs, args, n, funcdef) < 0) {
         goto done;
     }
     QdHandle scope = qd_py_host_add(&host, func);
@@ -867,34 +734,26 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         goto done;
     }
     ck->from_cache = req.cache_hit;
-    if (finish_cpu_kernel(ck, state, params, n, &info) < 0) {
+    if (finish_cpu_kernel(ck, state, args, n, &info) < 0) {
         goto done;
     }
-    params = NULL;
     result = (PyObject *)ck;
     ck = NULL;
 done:
     Py_XDECREF(ck);
-    PyMem_Free(params);
     qd_py_host_clear(&host);
     qd_arena_free(&arena);
     return result;
 }
 
-/* The launch data of a CPU kernel whose code is in ck->code: argument offsets per Python
- * parameter, the runtime's task table. Takes `params` (PyMem) on success. */
+/* The launch data of a CPU kernel whose code is in ck->code and whose arguments are `args`:
+ * the parameters the packer takes, the runtime's task table. */
 static int
-finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state, ParamDesc *params, uint32_t n,
-                  const QdKernelInfo *info)
+finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state, const QdKernelArg *args,
+                  uint32_t n, const QdKernelInfo *info)
 {
-    /* Map Python arguments to the packed layout: non-template arguments are the QIR
-     * parameters, in order. */
-    uint32_t q = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (params[i].kind != PARAM_TEMPLATE) {
-            params[i].offset = q < ck->code.nparams ? ck->code.arg_offsets[q] : 0;
-            q++;
-        }
+    if (qd_py_params_from_args(args, n, ck->code.arg_offsets, ck->code.nparams, &ck->params) < 0) {
+        return -1;
     }
     ck->rng_offset = info->rng_param >= 0 && (uint32_t)info->rng_param < ck->code.nparams
                          ? (int64_t)ck->code.arg_offsets[info->rng_param]
@@ -910,7 +769,6 @@ finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state, ParamDesc *params,
         ck->tasks[t].grain = ck->code.tasks[t].grain > 0 ? ck->code.tasks[t].grain : 1;
         ck->tasks[t].simt_block_dim = ck->code.tasks[t].block_dim; /* nonzero: SIMT (CPU) */
     }
-    ck->params = params;
     ck->nparams = n;
     ck->generation = state->generation;
     ck->has_print = info->has_print;
@@ -943,18 +801,16 @@ load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     PyObject *result = NULL;
     CompiledKernelObject *ck = NULL;
     QdKernelArg *args = NULL;
-    ParamDesc *params = NULL;
     if (qd_py_host_init(&host, &arena, QD_TY_F32, QD_TY_I32) < 0) {
         qd_arena_free(&arena);
         return NULL;
     }
     args = QD_NEW_ARRAY(&arena, QdKernelArg, n ? n : 1);
-    params = PyMem_Calloc(n ? n : 1, sizeof(ParamDesc));
-    if (!args || !params) {
+    if (!args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (parse_arg_descs(&host, descs, args, params, n, NULL) < 0) {
+    if (parse_arg_descs(&host, descs, args, n, NULL) < 0) {
         goto done;
     }
     if (ensure_runtime(state, options, &ctx) < 0) {
@@ -980,15 +836,13 @@ load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         goto done;
     }
     ck->from_cache = true;
-    if (finish_cpu_kernel(ck, state, params, n, &info) < 0) {
+    if (finish_cpu_kernel(ck, state, args, n, &info) < 0) {
         goto done;
     }
-    params = NULL;
     result = (PyObject *)ck;
     ck = NULL;
 done:
     Py_XDECREF(ck);
-    PyMem_Free(params);
     qd_py_host_clear(&host);
     qd_arena_free(&arena);
     return result;
@@ -1035,18 +889,6 @@ qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t arg
 }
 
 /***** shared with the CUDA launcher (python/cuda_kernel.c) *****/
-
-int
-qd_py_pack_scalar(PyObject *value, int kind, unsigned char *dst)
-{
-    return pack_scalar(value, (QdTypeKind)kind, dst);
-}
-
-PyObject *
-qd_py_unpack_result(const unsigned char *slot, int kind)
-{
-    return unpack_result(slot, (QdTypeKind)kind);
-}
 
 uint64_t
 qd_py_next_rng_seed(QdPyState *state)

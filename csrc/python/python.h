@@ -110,11 +110,8 @@ void qd_py_runtime_leave(QdPyState *state);
  * argument per parameter, as calling it does. New reference or NULL with an exception set. */
 PyObject *qd_py_compiled_kernel_call(PyObject *ck, PyObject *const *args, Py_ssize_t nargs);
 
-/* Helpers of ck_call that the CUDA launcher shares: a Python scalar packed as `kind` (a
- * QdTypeKind; 0 or -1 with an exception), a kernel_ret slot as a Python number (new
- * reference), and the seed of the hidden random-number argument for the next launch. */
-int qd_py_pack_scalar(PyObject *value, int kind, unsigned char *dst);
-PyObject *qd_py_unpack_result(const unsigned char *slot, int kind);
+/* The seed of the hidden random-number argument for the next launch (shared with the CUDA
+ * launcher). */
 uint64_t qd_py_next_rng_seed(QdPyState *state);
 
 /* The vector/matrix element of an ndarray parameter: how many trailing axes of the array form

@@ -17,6 +17,7 @@
  * QuadrantsAssertionError; bad arguments raise TypeError or ValueError. The GIL is released
  * while LLVM compiles and while the kernel runs.
  */
+#include "pack.h"
 #include "python.h"
 
 #include "../codegen/llvm/codegen.h"
@@ -27,20 +28,9 @@
 #include <string.h>
 
 /* The two headers describe one ABI; the places that see both check it. */
-_Static_assert(offsetof(QdLaunchCtx, args) == QD_LAUNCH_CTX_ARGS_OFFSET, "ctx args");
-_Static_assert(offsetof(QdLaunchCtx, results) == QD_LAUNCH_CTX_RESULTS_OFFSET, "ctx results");
-_Static_assert(offsetof(QdLaunchCtx, tmps) == QD_LAUNCH_CTX_TMPS_OFFSET, "ctx tmps");
 _Static_assert(sizeof(QdCpuSymbol) == sizeof(QdJitSymbol), "symbol tables");
 
 #define DEFAULT_PASSES "instantiate,inline,constfold,dce"
-#define MAX_PARAMS     64
-
-/* What a launch needs to know about one kernel parameter. */
-typedef struct ParamInfo {
-    QdTypeKind kind; /* scalar kind, or QD_TY_NDARRAY */
-    QdTypeKind elem; /* NDARRAY: element kind */
-    uint32_t ndim;   /* NDARRAY: rank */
-} ParamInfo;
 
 /* Field memory lent by Python buffers, by field name. */
 typedef struct FieldView {
@@ -55,7 +45,7 @@ typedef struct Program {
     QdCpuPool *pool;              /* threads */
     QdCompiledKernel kernel;      /* entry points and layout */
     QdCpuTask *tasks;             /* kernel.tasks in the runtime's form */
-    ParamInfo params[MAX_PARAMS]; /* kernel.nparams entries */
+    QdPyParam *params;            /* kernel.nparams entries (PyMem) */
     FieldView *fields;            /* nfields entries */
     Py_ssize_t nfields;           /* number of fields lent */
 } Program;
@@ -82,6 +72,7 @@ program_release(Program *p)
     qd_cpu_jit_free(p->jit);
     qd_compiled_kernel_release(&p->kernel);
     PyMem_Free(p->tasks);
+    PyMem_Free(p->params);
     for (Py_ssize_t i = 0; i < p->nfields; i++) {
         PyBuffer_Release(&p->fields[i].view);
         Py_XDECREF(p->fields[i].key);
@@ -205,22 +196,12 @@ program_take_fields(Program *p, QdModule *m, PyObject *fields)
     return 0;
 }
 
-/* Records the parameter types of the compiled kernel (the module is freed after compiling). */
+/* Records the parameters of the compiled kernel (the module is freed after compiling). */
 static int
 program_take_params(Program *p, QdModule *m, const char *kernel)
 {
     QdFunc *f = qd_module_find_func(m, kernel);
-    if (f->nparams > MAX_PARAMS) {
-        PyErr_Format(PyExc_ValueError, "run_qir supports at most %d parameters", MAX_PARAMS);
-        return -1;
-    }
-    for (uint32_t i = 0; i < f->nparams; i++) {
-        const QdType *ty = qd_value_type(f, f->params[i]);
-        p->params[i].kind = ty->kind;
-        p->params[i].elem = ty->kind == QD_TY_NDARRAY ? ty->elem->kind : ty->kind;
-        p->params[i].ndim = ty->kind == QD_TY_NDARRAY ? ty->ndim : 0;
-    }
-    return 0;
+    return qd_py_params_from_qir(f, p->kernel.arg_offsets, &p->params);
 }
 
 /* The code generator's view of the runtime's symbols (PyMem; NULL when out of memory). */
@@ -299,96 +280,12 @@ done:
 
 /***** launching *****/
 
-/* Writes Python value obj as a scalar of `kind` at dst. 0, or -1 with TypeError. */
-static int
-pack_scalar(PyObject *obj, QdTypeKind kind, unsigned char *dst)
-{
-    const QdType *ty = qd_type_scalar(kind);
-    if (kind == QD_TY_U1) {
-        int truth = PyObject_IsTrue(obj);
-        *dst = (unsigned char)(truth > 0);
-        return truth < 0 ? -1 : 0;
-    }
-    if (qd_type_is_float(ty)) {
-        double d = PyFloat_AsDouble(obj);
-        float f = (float)d;
-        uint16_t h = kind == QD_TY_F16 ? qd_cpu_f16_from_double(d) : qd_cpu_bf16_from_double(d);
-        if (d == -1.0 && PyErr_Occurred()) {
-            return -1;
-        }
-        if (kind == QD_TY_F64) {
-            memcpy(dst, &d, 8);
-        } else if (kind == QD_TY_F32) {
-            memcpy(dst, &f, 4);
-        } else {
-            memcpy(dst, &h, 2);
-        }
-        return 0;
-    }
-    PyObject *index = PyNumber_Index(obj);
-    if (index == NULL) {
-        return -1;
-    }
-    /* two's complement bits, reduced modulo 2**64, then the low bytes (little endian) */
-    unsigned long long bits = PyLong_AsUnsignedLongLongMask(index);
-    Py_DECREF(index);
-    if (bits == (unsigned long long)-1 && PyErr_Occurred()) {
-        return -1;
-    }
-    uint64_t wide = bits;
-    memcpy(dst, &wide, qd_type_bits(ty) / 8);
-    return 0;
-}
-
-/* Result slot `slot` of type `kind` as a Python number: bool for u1, int for integers,
- * float for floats, None for an index no kernel_ret sets. New reference. */
-static PyObject *
-unpack_result(const unsigned char *slot, QdTypeKind kind)
-{
-    int64_t i64;
-    uint64_t u64;
-    double d;
-    float f;
-    uint16_t h;
-
-    switch (kind) {
-    case QD_TY_VOID:
-        return Py_NewRef(Py_None);
-    case QD_TY_U1:
-        return PyBool_FromLong(slot[0] != 0);
-    case QD_TY_F64:
-        memcpy(&d, slot, 8);
-        return PyFloat_FromDouble(d);
-    case QD_TY_F32:
-        memcpy(&f, slot, 4);
-        return PyFloat_FromDouble(f);
-    case QD_TY_F16:
-    case QD_TY_BF16:
-        memcpy(&h, slot, 2);
-        return PyFloat_FromDouble(kind == QD_TY_F16 ? qd_cpu_f16_to_double(h)
-                                                    : qd_cpu_bf16_to_double(h));
-    default:
-        break;
-    }
-    const QdType *ty = qd_type_scalar(kind);
-    unsigned bytes = qd_type_bits(ty) / 8;
-    u64 = 0;
-    memcpy(&u64, slot, bytes);
-    if (!qd_type_is_signed(ty)) {
-        return PyLong_FromUnsignedLongLong(u64);
-    }
-    unsigned shift = 64 - 8 * bytes;
-    i64 = (int64_t)(u64 << shift) >> shift; /* sign-extend the low bytes */
-    return PyLong_FromLongLong(i64);
-}
-
 /* Launches p with the arguments args[0 .. nargs); new reference to the results list, or NULL
  * with an exception. */
 static PyObject *
 program_launch(PyObject *core, Program *p, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_buffer views[MAX_PARAMS];
-    int nviews = 0;
+    QdPyHostArrays arrays;
     unsigned char *buffer = NULL;
     QdLaunchCtx ctx;
     PyObject *results = NULL;
@@ -411,31 +308,9 @@ program_launch(PyObject *core, Program *p, PyObject *const *args, Py_ssize_t nar
     ctx.results = buffer + args_size;
     ctx.tmps = buffer + args_size + results_size;
     ctx.tmps_size = k->tmps_size;
-    for (uint32_t i = 0; i < k->nparams; i++) {
-        unsigned char *dst = buffer + k->arg_offsets[i];
-        const ParamInfo *param = &p->params[i];
-        char what[64];
-        if (param->kind != QD_TY_NDARRAY) {
-            if (pack_scalar(args[i], param->kind, dst) < 0) {
-                goto done;
-            }
-            continue;
-        }
-        snprintf(what, sizeof(what), "argument %u", i);
-        if (get_array(args[i], 0, param->elem, (int)param->ndim, &views[nviews], what) < 0) {
-            goto done;
-        }
-        Py_buffer *view = &views[nviews++];
-        memcpy(dst, &view->buf, sizeof(void *));
-        for (uint32_t axis = 0; axis < param->ndim; axis++) {
-            if (view->shape[axis] > INT32_MAX) {
-                PyErr_Format(PyExc_ValueError, "%s: extent %zd does not fit in i32", what,
-                             view->shape[axis]);
-                goto done;
-            }
-            int32_t extent = (int32_t)view->shape[axis];
-            memcpy(dst + 8 + 4 * axis, &extent, 4);
-        }
+    qd_py_host_arrays_init(&arrays);
+    if (qd_py_pack_arguments(p->params, k->nparams, args, buffer, &arrays.memory) < 0) {
+        goto done;
     }
     int status;
     Py_BEGIN_ALLOW_THREADS
@@ -449,7 +324,7 @@ program_launch(PyObject *core, Program *p, PyObject *const *args, Py_ssize_t nar
     }
     results = PyList_New(k->nresults);
     for (uint32_t i = 0; results != NULL && i < k->nresults; i++) {
-        PyObject *v = unpack_result((unsigned char *)ctx.results + QD_RESULT_SLOT_BYTES * i,
+        PyObject *v = qd_py_unpack_result((unsigned char *)ctx.results + QD_RESULT_SLOT_BYTES * i,
                                     k->result_types[i]);
         if (v == NULL) {
             Py_CLEAR(results);
@@ -458,9 +333,7 @@ program_launch(PyObject *core, Program *p, PyObject *const *args, Py_ssize_t nar
         PyList_SET_ITEM(results, i, v);
     }
 done:
-    for (int i = 0; i < nviews; i++) {
-        PyBuffer_Release(&views[i]);
-    }
+    qd_py_host_arrays_release(&arrays);
     PyMem_Free(buffer);
     return results;
 }

@@ -11,15 +11,13 @@
  * dropped once the object exists, so memory does not grow with the number of kernels beyond
  * the machine code itself.
  *
- * This header is the contract between the generated code and whoever launches it (the CPU
- * runtime in runtime/cpu, the Python launcher, the tests). The layer rules keep codegen from
- * including runtime/cpu/cpu.h: the shared facts are written down here and checked with static
- * assertions where both headers meet (python/testing_run.c, the driver).
+ * This header describes the contract between the generated code and whoever launches it (the
+ * CPU runtime in runtime/cpu, the Python launchers, the tests); abi/abi.h defines its facts
+ * (launch context, result slots, ndarray record, NVPTX tail) once, for all of them.
  *
  * ====================================== KERNEL ABI =========================================
  *
- * Launch context. Every generated function takes `struct QdLaunchCtx *ctx` (runtime/cpu/cpu.h
- * defines it). The generated code reads only its first three fields, each a pointer:
+ * Launch context. Every generated function takes `struct QdLaunchCtx *ctx` (abi/abi.h). The generated code reads only its first three fields, each a pointer:
  *     offset 0   void *args     packed kernel arguments (below)
  *     offset 8   void *results  kernel_ret slots: result i at byte 8*i, stored with its own type
  *     offset 16  void *tmps     tmp_alloc slots (qd_arg_layout's sibling: QdCompiledKernel)
@@ -28,8 +26,8 @@
  * Packed arguments (qd_arg_layout): the kernel's parameters in order, each at the next offset
  * aligned to its alignment. Scalars take their size and align to it: u1 is one byte holding 0 or
  * 1, f16 / bf16 two bytes (IEEE half / bfloat16 bits). ndarray<T, n> is the record
- * { void *data; int32_t shape[n]; }, aligned to 8, its size rounded up to 8. The total size is
- * rounded up to 8.
+ * { u64 data; int32_t shape[n]; }, aligned to 8, its size rounded up to 8 (abi.h:
+ * qd_ndarray_record_size). The total size is rounded up to 8.
  *
  * Memory. ndarray and field elements are row-major; the linear index is computed in i64:
  * ((i0 * s1 + i1) * s2 + i2) ..., and the element address is data + index * sizeof(T). Fields
@@ -149,32 +147,15 @@
 #ifndef QD_CODEGEN_LLVM_H
 #define QD_CODEGEN_LLVM_H
 
+#include "../../abi/abi.h"
 #include "../../ir/ir.h"
 
-struct QdLaunchCtx; /* runtime/cpu/cpu.h */
-
-/* Byte offsets of the fields of struct QdLaunchCtx the generated code reads. */
-#define QD_LAUNCH_CTX_ARGS_OFFSET    0
-#define QD_LAUNCH_CTX_RESULTS_OFFSET 8
-#define QD_LAUNCH_CTX_TMPS_OFFSET    16
-/* Bytes per kernel_ret slot; slots are at results + QD_RESULT_SLOT_BYTES * index. */
-#define QD_RESULT_SLOT_BYTES 8
+/* The launch context, result slots, ndarray record and NVPTX tail are defined by abi/abi.h. */
 
 /* Entry point of a task: runs the iterations [lo, hi) (a serial task ignores them). */
 typedef void (*QdTaskEntry)(struct QdLaunchCtx *ctx, int64_t lo, int64_t hi);
 /* Bounds of a range_for task: out[0] = begin, out[1] = end. */
 typedef void (*QdTaskBounds)(struct QdLaunchCtx *ctx, int64_t *out);
-
-/* Bytes the launcher appends to the packed arguments on NVPTX (results, tmps, runtime state)
- * and the offset of each pointer from the end of the packed arguments. */
-#define QD_NVPTX_TAIL_BYTES   24
-#define QD_NVPTX_TAIL_RESULTS 0
-#define QD_NVPTX_TAIL_TMPS    8
-#define QD_NVPTX_TAIL_RUNTIME 16
-/* The runtime state a kernel's tail points at: the i32 assert flag, then from byte 8 one
- * 64-bit slot per value of the failed assert's message (at most this many values). */
-#define QD_NVPTX_ASSERT_VALUES     32
-#define QD_NVPTX_RUNTIME_STATE_BYTES (8 + 8 * QD_NVPTX_ASSERT_VALUES)
 
 /***** llvm_types.c *****/
 

@@ -87,7 +87,8 @@ static LLVMValueRef
 nd_data(Emitter *e, int32_t param)
 {
     if (e->nd_data[param] == NULL) {
-        LLVMValueRef ptr = byte_offset(e, e->hoist, e->args_ptr, e->arg_offsets[param]);
+        LLVMValueRef ptr =
+            byte_offset(e, e->hoist, e->args_ptr, e->arg_offsets[param] + QD_NDARRAY_DATA_OFFSET);
         LLVMValueRef v = LLVMBuildLoad2(e->hoist, e->t_ptr, ptr, "data");
         LLVMSetAlignment(v, 8);
         e->nd_data[param] = global_space(e, e->hoist, v);
@@ -107,7 +108,7 @@ nd_shape(Emitter *e, int32_t param, uint32_t axis)
         }
     }
     if (e->nd_shape[param][axis] == NULL) {
-        uint64_t offset = e->arg_offsets[param] + 8 + 4 * (uint64_t)axis;
+        uint64_t offset = e->arg_offsets[param] + (uint64_t)qd_ndarray_extent_offset(axis);
         LLVMValueRef ptr = byte_offset(e, e->hoist, e->args_ptr, offset);
         LLVMValueRef v = LLVMBuildLoad2(e->hoist, e->t_i32, ptr, "shape");
         LLVMSetAlignment(v, 4);

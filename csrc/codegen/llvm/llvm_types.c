@@ -144,9 +144,9 @@ static void
 param_size_align(const QdType *ty, uint32_t *size, uint32_t *align)
 {
     if (ty->kind == QD_TY_NDARRAY) {
-        /* { void *data; int32_t shape[n]; } rounded up to 8 */
-        *size = (8 + 4 * ty->ndim + 7) & ~7u;
-        *align = 8;
+        /* the ndarray record (abi.h) */
+        *size = qd_ndarray_record_size(ty->ndim);
+        *align = QD_NDARRAY_RECORD_ALIGN;
         return;
     }
     if (ty->kind == QD_TY_PTR) {
@@ -167,5 +167,5 @@ qd_arg_layout(const QdFunc *kernel, uint32_t *offsets, uint32_t *total_size)
         offsets[i] = at;
         at += size;
     }
-    *total_size = (at + 7) & ~7u;
+    *total_size = (at + QD_ARGS_ALIGN - 1) & ~(uint32_t)(QD_ARGS_ALIGN - 1);
 }

@@ -14,21 +14,11 @@
 #ifndef QD_RUNTIME_CPU_H
 #define QD_RUNTIME_CPU_H
 
+#include "../../abi/abi.h"
 #include "../../base/base.h"
 
-/* Bytes of the assert message kept in a QdLaunchCtx (including the NUL). */
-#define QD_ASSERT_MESSAGE_MAX 512
-
-/* Everything one launch shares between the launcher and the generated code. The first three
- * fields are read by generated code at fixed offsets (0, 8, 16): keep them first. */
-typedef struct QdLaunchCtx {
-    void *args;            /* packed kernel arguments (qd_arg_layout) */
-    void *results;         /* kernel_ret slots, 8 bytes each */
-    void *tmps;            /* tmp_alloc slots; qd_cpu_launch zeroes tmps_size bytes first */
-    uint64_t tmps_size;    /* bytes at tmps (0: none, tmps may be NULL) */
-    int32_t assert_failed; /* set to 1 by the first failing assert (qd_cpu_launch clears it) */
-    char assert_message[QD_ASSERT_MESSAGE_MAX]; /* its message, NUL-terminated */
-} QdLaunchCtx;
+/* QdLaunchCtx (everything one launch shares between the launcher and the generated code) is
+ * defined by abi/abi.h. */
 
 /* Generated entry points (codegen.h: QdTaskEntry, QdTaskBounds). */
 typedef void (*QdCpuTaskFn)(struct QdLaunchCtx *ctx, int64_t lo, int64_t hi);
