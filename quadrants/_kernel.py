@@ -6,7 +6,8 @@ captures the source. A kernel call then:
 
 1. binds the arguments (positional or by name; ``qd_stream=`` is accepted and ignored);
 2. checks and converts each one by its parameter's annotation and builds the specialisation
-   key, one entry per parameter: ``("s", dtype_id)`` scalar, ``("a", dtype_id, ndim)`` array,
+   key, one entry per parameter: ``("s", dtype_id)`` scalar, ``("a", dtype_id, ndim,
+   element_shape)`` array,
    ``("t", template_key)`` template. Template keys take ints/floats/bools/strings by value (with
    their type), fields by ``_qd_field_id``, other objects by identity (the compiled entry keeps
    them alive, so an id is never reused while its entry exists);
@@ -486,17 +487,16 @@ class Kernel(_core.Dispatcher, _Source):
         for index, (param, value) in enumerate(zip(params, args)):
             kind = param.kind
             if kind is SCALAR:
-                dtype = _types.cook_dtype(param.annotation)
-                key.append(("s", dtype._qd_dtype))
-                launch.append(_scalar_value(index, value, dtype))
+                part, scalar = _scalar_leaf(index, param.annotation, value)
+                key.append(part)
+                launch.append(scalar)
                 if type(value) in _FAST_SCALAR_TYPES:
-                    fast.append("f" if dtype.is_real else "i")
+                    fast.append("f" if _types.cook_dtype(param.annotation).is_real else "i")
                 else:
                     fast.append("-")
             elif kind is NDARRAY:
-                dtype, array = _array_value(param, value, callbacks)
-                element = _matrix.element_key(param.annotation, value)  # vector elements
-                key.append(("a", dtype._qd_dtype, array.ndim) + element)
+                part, array = _ndarray_leaf(param, value, callbacks)
+                key.append(part)
                 launch.append(array)
                 if type(value) is ScalarNdarray:
                     fast.append("q")
@@ -551,8 +551,7 @@ class Kernel(_core.Dispatcher, _Source):
                 for path, member_part, member_value in member_values[index]:
                     descs.append((path, _desc(member_part, member_value)))
             else:
-                descs.append(_desc(part, value, self._params[index].annotation))
-        _matrix.set_compile_annotations(self._function, self._params, key)
+                descs.append(_desc(part, value))
         options = _runtime.compile_options()
         name = self._function.__name__
         compiled = None
@@ -570,14 +569,36 @@ class Kernel(_core.Dispatcher, _Source):
         return entry
 
 
-def _desc(part, value, annotation=None):
-    """The compile_kernel argument descriptor of one key part; an ndarray's ends with the shape
-    of its vector/matrix element, which every launch of the compiled kernel checks."""
+# The argument kinds of the core (csrc/abi/args.def): the first item of every descriptor.
+_ARG_SCALAR = _core.ARG_KINDS["SCALAR"]
+_ARG_NDARRAY = _core.ARG_KINDS["NDARRAY"]
+_ARG_TEMPLATE = _core.ARG_KINDS["TEMPLATE"]
+
+
+def _scalar_leaf(where, annotation, value):
+    """(key part, launch value) of a scalar parameter or member: ``("s", dtype_id)``."""
+    dtype = _types.cook_dtype(annotation)
+    return ("s", dtype._qd_dtype), _scalar_value(where, value, dtype)
+
+
+def _ndarray_leaf(param, value, callbacks):
+    """(key part, launch value) of an ndarray parameter or member: ``("a", dtype_id, ndim,
+    element_shape)``, the element shape (the array's last axes that form one vector/matrix
+    element) from the annotation or, when it names none, from the value."""
+    dtype, array = _array_value(param, value, callbacks)
+    element = _matrix.element_shape_of(param.annotation, value)
+    return ("a", dtype._qd_dtype, array.ndim, element), array
+
+
+def _desc(part, value):
+    """The compile_kernel argument descriptor of one key part: a kind of the core's table and
+    its facts; an ndarray's ends with the shape of its vector/matrix element, which every launch
+    of the compiled kernel checks."""
     if part[0] == "s":
-        return ("scalar", part[1])
+        return (_ARG_SCALAR, part[1])
     if part[0] == "a":
-        return ("ndarray", part[1], part[2], _matrix.element_shape(annotation, part))
-    return ("template", value)
+        return (_ARG_NDARRAY, part[1], part[2], part[3])
+    return (_ARG_TEMPLATE, value)
 
 
 def _member_annotations(cls):
@@ -604,6 +625,8 @@ def _flatten_dataclass(path, value, members, launch, pins, callbacks, cfg):
     for name, annotation in _member_annotations(type(value)).items():
         member_path = f"{path}.{name}"
         member = getattr(value, name)
+        if type(member) in TENSOR_TYPES:
+            member = member._unwrap()  # a qd.Tensor wrapper: what it wraps
         classified = _classify(annotation)
         kind = classified[0] if classified else TEMPLATE
         if kind is DATACLASS and (
@@ -613,16 +636,19 @@ def _flatten_dataclass(path, value, members, launch, pins, callbacks, cfg):
         elif kind is MATRIX:
             members.extend(_matrix.flatten_argument(member_path, classified[1], member, launch))
         elif kind is SCALAR:
-            dtype = _types.cook_dtype(classified[1])
-            launch.append(_scalar_value((member_path,), member, dtype))
-            members.append((member_path, ("s", dtype._qd_dtype), member))
+            part, scalar = _scalar_leaf((member_path,), classified[1], member)
+            launch.append(scalar)
+            members.append((member_path, part, member))
         elif kind is NDARRAY:
             param = Param(member_path, NDARRAY, classified[1], inspect.Parameter.empty)
-            dtype, array = _array_value(param, member, callbacks)
+            part, array = _ndarray_leaf(param, member, callbacks)
             launch.append(array)
-            members.append((member_path, ("a", dtype._qd_dtype, array.ndim), member))
+            members.append((member_path, part, member))
         else:
+            # A compile-time member (a field, a number, an object): it takes no launch value
+            # but still one argument of the compiled kernel, as a template parameter does.
             template_key = _template_key(member, pins, cfg.raise_on_templated_floats)
+            launch.append(None)
             members.append((member_path, ("t", template_key), member))
 
 

@@ -15,7 +15,6 @@ row-major Python scalars), ``n``, ``m``, ``ndim`` and ``dtype``.
 
 import numbers
 import warnings
-from types import SimpleNamespace as _SimpleNamespace
 
 import numpy as np
 
@@ -593,41 +592,14 @@ def check_element_shape(annotation, name, shape):
         )
 
 
-def element_shape(annotation, key_part):
-    """The shape of one element of an ndarray argument: (n,) or (n, m) for vector/matrix
-    elements, from the annotation or, when it names none, from the key part ("a", dtype, ndim,
-    (n, m, element_ndim)) of `element_key`; () for scalar elements."""
-    raw = getattr(annotation, "_raw_dtype", None)
-    if isinstance(raw, MatrixType):
-        return (raw.n,) if raw.ndim == 1 else (raw.n, raw.m)
-    if len(key_part) == 4:
-        n, m, ndim = key_part[3]
-        return (n,) if ndim == 1 else (n, m)
-    return ()
-
-
-def element_key(annotation, value):
-    """() for an ndarray argument whose element type the annotation gives (or a scalar one); for
-    a vector/matrix ndarray passed to a parameter annotated without an element type,
-    ((n, m, ndim),): the element is then part of the kernel's specialization."""
-    if isinstance(getattr(annotation, "_raw_dtype", None), MatrixType):
-        return ()
-    mtype = getattr(value, "_matrix_type", None)
+def element_shape_of(annotation, value):
+    """The shape of one element of an ndarray argument `value` passed for a parameter annotated
+    `annotation`: (n,) or (n, m) for vector/matrix elements, from the annotation's element type
+    or, when it names none, from the value's (a vector/matrix ndarray); () for scalar elements.
+    The kernel is compiled for this shape and every launch checks it."""
+    mtype = getattr(annotation, "_raw_dtype", None)
+    if not isinstance(mtype, MatrixType):
+        mtype = getattr(value, "_matrix_type", None)
     if not isinstance(mtype, MatrixType):
         return ()
-    return ((mtype.n, mtype.m, mtype.ndim),)
-
-
-def set_compile_annotations(function, params, key):
-    """Sets function._qd_annotations (what the compiler reads for vector/matrix parameters) for
-    the specialization `key`: the declared annotations, with the element type of vector/matrix
-    ndarrays passed to parameters annotated without one."""
-    from quadrants._annotations import NdarrayType
-
-    annotations = {param.name: param.annotation for param in params}
-    for param, part in zip(params, key):
-        if part[0] == "a" and len(part) == 4:
-            n, m, ndim = part[3]
-            element = MatrixType(n, m, ndim, _types.dtype_from_id(part[1]))
-            annotations[param.name] = NdarrayType(dtype=element, ndim=part[2] - ndim)
-    function._qd_annotations = _SimpleNamespace(**annotations)
+    return (mtype.n,) if mtype.ndim == 1 else (mtype.n, mtype.m)

@@ -370,7 +370,10 @@ int lw_matrix_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr 
 /* `return value` of a kernel annotated with a vector/matrix type: one result per element. */
 int lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value);
 /* A kernel parameter annotated with a vector/matrix type or an ndarray of them. */
-int lw_matrix_param(Lowerer *lw, const QdAst *param, Expr *e);
+/* The annotation of kernel parameter `param`, as Python evaluated it where the kernel was
+ * defined (so local names work), else evaluated in the kernel's scope. */
+int lw_param_annotation(Lowerer *lw, const QdAst *param, Expr *out);
+int lw_matrix_param(Lowerer *lw, const QdAst *param, const Expr *ann, Expr *e);
 
 /***** lower_template.c: calls into the IR template library *****/
 

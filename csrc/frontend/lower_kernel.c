@@ -425,7 +425,18 @@ arg_expr(Lowerer *lw, const QdAst *param, const QdKernelArg *arg, Expr *e)
         const QdType *ty = qd_type_ndarray(lw->m, qd_type_scalar(arg->dtype), arg->ndim);
         e->kind = EX_NDARRAY;
         e->ty = qd_type_scalar(arg->dtype);
-        e->ndim = arg->ndim;
+        /* The descriptor's element axes: the array's last elem_ndim axes form one vector or
+         * matrix element, which indexing yields whole. */
+        if (arg->elem_ndim > arg->ndim || arg->elem_ndim > 2) {
+            return lw_error(lw, param, QD_ERR_INTERNAL, "ndarray argument %s with %u element axes",
+                            arg->name, arg->elem_ndim);
+        }
+        e->ndim = arg->ndim - arg->elem_ndim;
+        if (arg->elem_ndim > 0) {
+            e->is_vector = arg->elem_ndim == 1;
+            e->rows = arg->elem_shape[0];
+            e->cols = arg->elem_ndim == 2 ? arg->elem_shape[1] : 1;
+        }
         e->id = ty ? qd_func_add_param(lw->f, ty, arg->name) : QD_NO_VALUE;
         break;
     }
@@ -496,14 +507,12 @@ bind_kernel_params(Lowerer *lw, const QdAst *def, const QdKernelArg *args, uint3
                 next++;
             }
         }
-        if ((e.kind == EX_DICT || e.kind == EX_NDARRAY) && param->x) {
-            RETURN_IF_ERROR(lw_matrix_param(lw, param, &e)); /* vectors, vector ndarrays */
-        }
         if (e.kind == EX_DICT && param->x) {
-            /* A struct argument (flattened like a dataclass): rebuilt as a struct value. */
             Expr ann;
-            RETURN_IF_ERROR(lw_expr(lw, param->x, &ann));
-            if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_STRUCT_TYPE) {
+            RETURN_IF_ERROR(lw_param_annotation(lw, param, &ann));
+            RETURN_IF_ERROR(lw_matrix_param(lw, param, &ann, &e)); /* vectors passed by value */
+            if (e.kind == EX_DICT && ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_STRUCT_TYPE) {
+                /* A struct argument (flattened like a dataclass): rebuilt as a struct value. */
                 RETURN_IF_ERROR(lw_struct_from_dict(lw, param, ann.h, &e, &e));
             }
         }

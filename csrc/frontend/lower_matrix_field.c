@@ -152,16 +152,11 @@ lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const E
     return 0;
 }
 
-/* Applies a vector/matrix parameter annotation to the bound parameter e: a flattened argument
- * (EX_DICT "0".."k") becomes a matrix value; an ndarray of vector/matrix elements records its
- * element shape. */
 int
-lw_matrix_param(Lowerer *lw, const QdAst *param, Expr *e)
+lw_param_annotation(Lowerer *lw, const QdAst *param, Expr *out)
 {
     /* The annotation as Python evaluated it where the kernel was defined (the kernel's function
      * carries them as _qd_annotations), else evaluated here. */
-    Expr annotation;
-    const Expr *ann = &annotation;
     QdHandle anns, h;
     int rc = lw->host->getattr(lw->host->self, lw->ctx, lw->frame->scope, "_qd_annotations", &anns);
     if (rc < 0) {
@@ -171,10 +166,17 @@ lw_matrix_param(Lowerer *lw, const QdAst *param, Expr *e)
         return -1;
     }
     if (rc == 0) {
-        RETURN_IF_ERROR(lw_from_handle(lw, param, h, &annotation));
-    } else {
-        RETURN_IF_ERROR(lw_static_eval(lw, param->x, &annotation));
+        return lw_from_handle(lw, param, h, out);
     }
+    return lw_static_eval(lw, param->x, out);
+}
+
+/* Applies a vector/matrix parameter annotation to the bound parameter e: a flattened argument
+ * (EX_DICT "0".."k") becomes a matrix value. (An ndarray's vector/matrix element comes from its
+ * argument descriptor: arg_expr.) */
+int
+lw_matrix_param(Lowerer *lw, const QdAst *param, const Expr *ann, Expr *e)
+{
     if (ann->kind != EX_PYOBJ) {
         return 0;
     }
@@ -205,30 +207,6 @@ lw_matrix_param(Lowerer *lw, const QdAst *param, Expr *e)
             }
         }
         return lw_matrix_from_scalars(lw, param, items, n, m, is_vector, ty, e);
-    }
-    if (ann->hkind == QD_HOST_NDARRAY_ANNOTATION && e->kind == EX_NDARRAY) {
-        QdHandle dt;
-        QdHostValue hv;
-        rc = lw->host->getattr(lw->host->self, lw->ctx, ann->h, "_raw_dtype", &dt);
-        if (rc != 0) {
-            return rc < 0 ? -1 : 0;
-        }
-        RETURN_IF_ERROR(lw->host->describe(lw->host->self, lw->ctx, dt, &hv));
-        if (hv.kind != QD_HOST_MATRIX_TYPE) {
-            return 0;
-        }
-        uint32_t n, m;
-        bool is_vector;
-        const QdType *ty;
-        RETURN_IF_ERROR(lw_matrix_type_info(lw, param, dt, &n, &m, &is_vector, &ty));
-        uint32_t extra = is_vector ? 1 : 2;
-        if (e->ndim < extra) {
-            return lw_error(lw, param, QD_ERR_INTERNAL, "vector ndarray of too few dimensions");
-        }
-        e->ndim -= extra;
-        e->rows = n;
-        e->cols = m;
-        e->is_vector = is_vector;
     }
     return 0;
 }

@@ -312,6 +312,28 @@ static PyMethodDef core_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* _core.ARG_KINDS: {"SCALAR": "scalar", ...}, the argument kinds of abi/args.def by name, each
+ * the text that starts a descriptor of that kind (quadrants/_kernel.py takes them from here). */
+static int
+add_arg_kinds(PyObject *module)
+{
+    PyObject *kinds = PyDict_New();
+    int rc = kinds ? 0 : -1;
+#define QD_ARG_KIND(NAME, text, passed, description)                                             \
+    if (rc == 0) {                                                                                 \
+        PyObject *value = PyUnicode_FromString(text);                                              \
+        rc = value ? PyDict_SetItemString(kinds, #NAME, value) : -1;                               \
+        Py_XDECREF(value);                                                                         \
+    }
+#include "../abi/args.def"
+#undef QD_ARG_KIND
+    if (rc == 0) {
+        rc = PyModule_AddObjectRef(module, "ARG_KINDS", kinds);
+    }
+    Py_XDECREF(kinds);
+    return rc;
+}
+
 static int
 core_exec(PyObject *module)
 {
@@ -319,6 +341,7 @@ core_exec(PyObject *module)
 
     RETURN_IF_ERROR(make_error_classes(module, state));
     RETURN_IF_ERROR(add_testing_module(module));
+    RETURN_IF_ERROR(add_arg_kinds(module));
     PyObject *dispatcher_type = qd_py_dispatcher_type_new(module);
     int added = dispatcher_type ? PyModule_AddObjectRef(module, "Dispatcher", dispatcher_type) : -1;
     Py_XDECREF(dispatcher_type);
