@@ -292,6 +292,9 @@ int lw_struct_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, 
                               Expr *out);
 /* The first scalar member field of a struct field (its shape is the struct field's). */
 int lw_struct_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
+/* The scalar field that gives the index space of `e`: the first leaf of a struct field or a
+ * vector/matrix field (all of whose leaves have its shape), else e itself. */
+int lw_shape_leaf(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
 /* A flattened struct kernel argument (EX_DICT of "member" -> argument) as a struct value. */
 int lw_struct_from_dict(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *dict, Expr *out);
 /* `return value` of a kernel annotated with struct type `ann`: one result per scalar member. */

@@ -351,7 +351,9 @@ b_grouped(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
 {
     (void)op;
     RETURN_IF_ERROR(expect_args(lw, c, "grouped", 1, 1));
-    const Expr *e = &c->pos[0];
+    Expr leaf; /* a struct or vector/matrix field: the index space of its leaves */
+    RETURN_IF_ERROR(lw_shape_leaf(lw, c->node, &c->pos[0], &leaf));
+    const Expr *e = &leaf;
     IterSpec *it = new_iter(lw, IT_NDRANGE, 0);
     if (!it) {
         return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");

@@ -872,16 +872,10 @@ iter_of(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it)
         return 0;
     }
     memset(it, 0, sizeof(*it));
+    /* Struct-for over a struct or vector/matrix field: over the shape of its leaves. */
     Expr leaf;
-    if (e->kind == EX_PYOBJ && e->hkind == QD_HOST_STRUCT_FIELD) {
-        /* Struct-for over a struct field: over the shape of its members. */
-        RETURN_IF_ERROR(lw_struct_field_leaf(lw, node, e, &leaf));
-        e = &leaf;
-    }
-    if (e->kind == EX_PYOBJ && e->hkind == QD_HOST_MATRIX_FIELD) {
-        RETURN_IF_ERROR(lw_matrix_field_leaf(lw, node, e, &leaf)); /* over the element fields */
-        e = &leaf;
-    }
+    RETURN_IF_ERROR(lw_shape_leaf(lw, node, e, &leaf));
+    e = &leaf;
     if (e->kind == EX_FIELD || e->kind == EX_NDARRAY) {
         /* Struct-for: one index per dimension over the shape. */
         it->kind = IT_NDRANGE;

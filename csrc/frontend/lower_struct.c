@@ -656,6 +656,19 @@ lw_struct_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out
     return 0;
 }
 
+int
+lw_shape_leaf(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
+{
+    if (e->kind == EX_PYOBJ && e->hkind == QD_HOST_STRUCT_FIELD) {
+        return lw_struct_field_leaf(lw, node, e, out);
+    }
+    if (e->kind == EX_PYOBJ && e->hkind == QD_HOST_MATRIX_FIELD) {
+        return lw_matrix_field_leaf(lw, node, e, out);
+    }
+    *out = *e;
+    return 0;
+}
+
 /***** kernel arguments and results *****/
 
 int

@@ -391,6 +391,47 @@ def test_grouped_ndarray():
     np.testing.assert_array_equal(a, i - j)
 
 
+def test_grouped_vector_and_matrix_fields():
+    """qd.grouped over a vector/matrix field iterates over its shape (not its elements)."""
+    v = qd.Vector.field(3, qd.f32, shape=(4, 5))
+    m = qd.Matrix.field(2, 2, qd.f32, shape=(6,))
+    seen = qd.field(qd.i32, shape=(4, 5))
+
+    @qd.kernel
+    def k():
+        for I in qd.grouped(v):
+            v[I] = qd.Vector([I[0], I[1], I[0] * I[1]])
+            seen[I] += 1
+        for J in qd.grouped(m):
+            m[J][0, 1] = J[0] + 0.5
+
+    k()
+    i, j = np.indices((4, 5))
+    np.testing.assert_array_equal(v.to_numpy(), np.stack([i, j, i * j], -1).astype(np.float32))
+    np.testing.assert_array_equal(seen.to_numpy(), np.ones((4, 5), np.int32))
+    np.testing.assert_array_equal(m.to_numpy()[:, 0, 1], np.arange(6) + 0.5)
+
+
+def test_grouped_struct_field_and_vector_ndarray():
+    s = qd.Struct.field({"a": qd.f32, "b": qd.math.vec2}, shape=(3, 4))
+
+    @qd.kernel
+    def k(x: NDArray[qd.math.vec2, 1]):
+        for I in qd.grouped(s):
+            s[I].a = I[0] * 10 + I[1]
+            s[I].b = qd.Vector([I[0], I[1]])
+        for J in qd.grouped(x):
+            x[J] = qd.Vector([J[0], -J[0]])
+
+    x = qd.Vector.ndarray(2, qd.f32, shape=(7,))
+    k(x)
+    i, j = np.indices((3, 4))
+    np.testing.assert_array_equal(s.a.to_numpy(), (i * 10 + j).astype(np.float32))
+    np.testing.assert_array_equal(s.b.to_numpy(), np.stack([i, j], -1).astype(np.float32))
+    n = np.arange(7, dtype=np.float32)
+    np.testing.assert_array_equal(x.to_numpy(), np.stack([n, -n], -1))
+
+
 def test_grouped_index_is_i32_vector():
     @qd.kernel
     def k(out: NDArray[qd.i64, 1]):
