@@ -51,8 +51,8 @@ def _element_type(dtype, element_dim, element_shape):
     """The element type that the older ``element_dim``/``element_shape`` arguments of
     ``qd.types.ndarray`` spell: `dtype` itself for scalar elements (``element_dim=0`` or
     ``element_shape=()``), else the vector or matrix type of shape `element_shape` over `dtype`.
-    ``element_dim`` alone names vectors or matrices without their size, which a kernel cannot be
-    compiled for (TypeError)."""
+    ``element_dim`` alone names vectors or matrices without their size: `dtype` is returned and
+    the size comes from each argument (NdarrayType._element_dim)."""
     if isinstance(dtype, MatrixType):
         raise TypeError(
             f'Cannot specify matrix dtype "{dtype}" and element shape or dim at the same time.'
@@ -70,13 +70,7 @@ def _element_type(dtype, element_dim, element_shape):
         if isinstance(element_dim, bool) or element_dim not in (1, 2):
             raise ValueError(_ELEMENT_KINDS_MESSAGE)
         if element_shape is None:
-            kind = "vector" if element_dim == 1 else "matrix"
-            example = "(n,)" if element_dim == 1 else "(n, m)"
-            raise TypeError(
-                f"qd.types.ndarray(element_dim={element_dim}) gives {kind} elements without "
-                f"their size; add element_shape={example} (or use "
-                f"dtype=qd.types.{kind}(...)): a kernel is compiled for one element shape"
-            )
+            return dtype
         if len(element_shape) != element_dim:
             raise ValueError(
                 "Both element_shape and element_dim are specified, but shape doesn't match "
@@ -119,8 +113,12 @@ class NdarrayType:
                 "The field_dim argument for ndarray type is already deprecated. Please use ndim "
                 "instead."
             )
+        # element_dim alone: vector (1) or matrix (2) elements whose size each argument gives.
+        self._element_dim = 0
         if element_dim is not None or element_shape is not None:
             dtype = _element_type(dtype, element_dim, element_shape)
+            if element_shape is None and element_dim in (1, 2) and element_dim is not True:
+                self._element_dim = element_dim
         if (
             dtype is not None
             and not isinstance(dtype, (_types.DataType, MatrixType))
@@ -162,7 +160,7 @@ class NdarrayType:
     def element_ndim(self):
         """1 for vector elements, 2 for matrix elements, 0 for scalars."""
         raw = self._raw_dtype
-        return raw.ndim if isinstance(raw, MatrixType) else 0
+        return raw.ndim if isinstance(raw, MatrixType) else self._element_dim
 
     def __repr__(self):
         return (

@@ -598,8 +598,19 @@ def element_shape_of(annotation, value):
     or, when it names none, from the value's (a vector/matrix ndarray); () for scalar elements.
     The kernel is compiled for this shape and every launch checks it."""
     mtype = getattr(annotation, "_raw_dtype", None)
-    if not isinstance(mtype, MatrixType):
-        mtype = getattr(value, "_matrix_type", None)
-    if not isinstance(mtype, MatrixType):
-        return ()
-    return (mtype.n,) if mtype.ndim == 1 else (mtype.n, mtype.m)
+    if isinstance(mtype, MatrixType):
+        return (mtype.n,) if mtype.ndim == 1 else (mtype.n, mtype.m)
+    wanted = getattr(annotation, "element_ndim", 0)  # element_dim=1 / 2 without a size
+    mtype = getattr(value, "_matrix_type", None)
+    if isinstance(mtype, MatrixType):
+        if wanted and mtype.ndim != wanted:
+            kind = "vector" if wanted == 1 else "matrix"
+            raise ValueError(
+                f"Invalid value for argument - required element type: {kind}, but {mtype!r} "
+                "is provided"
+            )
+        return (mtype.n,) if mtype.ndim == 1 else (mtype.n, mtype.m)
+    if wanted:
+        # A plain array (NumPy, torch, ...): its last `wanted` axes form the element.
+        return tuple(int(n) for n in value.shape[len(value.shape) - wanted:])
+    return ()

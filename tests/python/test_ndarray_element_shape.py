@@ -17,10 +17,14 @@ Spec, from the reference (quadrants 1.3.3):
 In kernels such a parameter is indexed ``a[i][k]`` / ``a[i][r, c]`` and ``a[i]`` is a vector or
 matrix; it takes NumPy arrays of ``shape + element_shape`` and vector/matrix ndarrays.
 
+``element_dim=1`` / ``2`` alone (``qd.types.ndarray(element_dim=1)``) means vector / matrix
+elements whose size each argument gives: a vector/matrix ndarray's own, or the last axes of a
+NumPy array; the kernel is specialized per element shape, and an argument whose elements are of
+the other kind raises ValueError.
+
 Where we differ: the reference fails with an internal TypeError for ``element_dim=1`` or ``2``
-even with a matching ``element_shape``; here that combination means the same as
-``element_shape`` alone. ``element_dim=1`` / ``2`` without ``element_shape`` is a TypeError here
-too, with a message saying the element size is missing.
+with a dtype, even with a matching ``element_shape``; here that combination means the same as
+``element_shape`` alone, and ``element_dim`` with a dtype but no shape works as without one.
 """
 
 import numpy as np
@@ -64,8 +68,6 @@ def test_element_types(kwargs, ndim, shape):
         (dict(element_dim=1, element_shape=(2, 2)), ValueError, "doesn't match"),
         (dict(element_dim=0, element_shape=(2,)), ValueError, "doesn't match"),
         (dict(element_shape=(0,)), ValueError, "positive ints"),
-        (dict(element_dim=1), TypeError, r"without their size; add element_shape=\(n,\)"),
-        (dict(element_dim=2), TypeError, r"element_shape=\(n, m\)"),
     ],
 )
 def test_element_errors(kwargs, error, match):
@@ -122,3 +124,37 @@ def test_scalar_element_dim_in_kernel():
     x = np.zeros(4, np.float32)
     k(x)
     np.testing.assert_array_equal(x, [7, 7, 7, 7])
+
+
+@pytest.mark.parametrize("dtype", [None, qd.f32])
+def test_element_dim_alone_takes_the_size_from_the_argument(dtype):
+    kwargs = {} if dtype is None else {"dtype": dtype}
+
+    @qd.kernel
+    def vec(a: qd.types.ndarray(element_dim=1, **kwargs)):
+        for i in range(a.shape[0]):
+            a[i][0] += 1.0
+
+    @qd.kernel
+    def mat(a: qd.types.ndarray(element_dim=2, ndim=1, **kwargs)):
+        for i in range(a.shape[0]):
+            a[i][0, 1] += a[i].n + a[i].m * 10
+
+    rng = np.random.default_rng()
+    x = qd.Vector.ndarray(3, qd.f32, shape=(4,))
+    start = rng.standard_normal((4, 3)).astype(np.float32)
+    x.from_numpy(start)
+    vec(x)
+    np.testing.assert_array_equal(x.to_numpy()[:, 0], start[:, 0] + 1)
+    np.testing.assert_array_equal(x.to_numpy()[:, 1:], start[:, 1:])
+    y = rng.standard_normal((5, 2)).astype(np.float32)
+    want = y.copy()
+    want[:, 0] += 1
+    vec(y)
+    np.testing.assert_array_equal(y, want)
+    assert len(vec._compiled) == 2  # vectors of 3 and of 2
+    m = qd.Matrix.ndarray(2, 3, qd.f32, shape=(4,))
+    mat(m)
+    np.testing.assert_array_equal(m.to_numpy()[:, 0, 1], np.full(4, 32, np.float32))
+    with pytest.raises(ValueError):
+        mat(x)
