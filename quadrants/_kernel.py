@@ -69,7 +69,7 @@ from quadrants._core import (
     QuadrantsSyntaxError,
 )
 from quadrants._field import ScalarField
-from quadrants._ndarray import Ndarray, ScalarNdarray
+from quadrants._ndarray import Ndarray
 from quadrants._tensor import TENSOR_TYPES
 
 MAX_ARG_NUM = 512
@@ -469,7 +469,10 @@ class Kernel(_core.Dispatcher, _Source):
         params = self._params
         if kwargs or len(args) != len(params):
             args = self._bind(args, kwargs)
+        call_args = tuple(args)
+        wrapped = ()  # arguments that are qd.Tensor wrappers: their `_impl` is what is passed
         if any(type(value) in TENSOR_TYPES for value in args):
+            wrapped = tuple(i for i, value in enumerate(args) if type(value) in TENSOR_TYPES)
             args = [value._impl if type(value) in TENSOR_TYPES else value for value in args]
         if len(params) > MAX_ARG_NUM:
             raise QuadrantsRuntimeError(
@@ -480,33 +483,28 @@ class Kernel(_core.Dispatcher, _Source):
             raise QuadrantsSyntaxError(
                 f"Please decorate class {type(args[0]).__name__} with @qd.data_oriented"
             )
-        # `fast`: one letter per argument for _dispatch_add (see dispatch.c), "-" when the fast
-        # path cannot recognise a repeat of this argument.
+        # `fast`: one (letter, argument index, attribute path) per launch value for _dispatch_add
+        # (see dispatch.c), the letter "-" when the fast path cannot recognise a repeat of it.
         key, launch, pins, callbacks, fast = [], [], [], [], []
         member_values = {}  # argument index -> flattened dataclass members (path, key, value)
         for index, (param, value) in enumerate(zip(params, args)):
             kind = param.kind
+            steps = ("_impl",) if index in wrapped else ()
             if kind is SCALAR:
                 part, scalar = _scalar_leaf(index, param.annotation, value)
                 key.append(part)
                 launch.append(scalar)
-                if type(value) in _FAST_SCALAR_TYPES:
-                    fast.append("f" if _types.cook_dtype(param.annotation).is_real else "i")
-                else:
-                    fast.append("-")
+                fast.append((_scalar_letter(part, value), index, steps))
             elif kind is NDARRAY:
                 part, array = _ndarray_leaf(param, value, callbacks)
                 key.append(part)
                 launch.append(array)
-                if type(value) is ScalarNdarray:
-                    fast.append("q")
-                else:
-                    fast.append("n" if array is value and type(value) is np.ndarray else "-")
+                fast.append((_array_letter(value, array), index, steps))
             elif kind is MATRIX:
                 members = _matrix.flatten_argument(param.name, param.annotation, value, launch)
                 key.append(("d", tuple((path, part) for path, part, _ in members)))
                 member_values.setdefault(index, members)
-                fast.append("-")
+                fast.append(("-", index, steps))
             elif kind is DATACLASS:
                 if not isinstance(value, param.annotation):
                     raise QuadrantsRuntimeTypeError(
@@ -514,15 +512,16 @@ class Kernel(_core.Dispatcher, _Source):
                         f"{type(value).__name__}"
                     )
                 members = []
-                _flatten_dataclass(param.name, value, members, launch, pins, callbacks, cfg)
+                _flatten_dataclass(
+                    param.name, value, members, launch, pins, callbacks, cfg, fast, index, steps
+                )
                 key.append(("d", tuple((path, part) for path, part, _ in members)))
                 member_values.setdefault(index, members)
-                fast.append("-")
             else:
                 template_key = _template_key(value, pins, cfg.raise_on_templated_floats)
                 key.append(("t", template_key))
                 launch.append(None)
-                fast.append(_TEMPLATE_FAST_KINDS.get(template_key[0], "-"))
+                fast.append((_TEMPLATE_FAST_KINDS.get(template_key[0], "-"), index, steps))
         key = tuple(key)
         try:
             entry = self._compiled.get(key)
@@ -532,8 +531,8 @@ class Kernel(_core.Dispatcher, _Source):
                 return _struct.from_results(self.return_types[0], entry[0](*launch))
             if self._returns_matrix:
                 return _matrix.from_results(self.return_types[0], entry[0](*launch))
-            if not callbacks and "-" not in fast:
-                self._dispatch_add(entry[0], "".join(fast), tuple(args))
+            if not callbacks and len(fast) == len(launch) and all(f[0] != "-" for f in fast):
+                self._dispatch_add(entry[0], fast, call_args)
             return entry[0](*launch)
         finally:
             for callback in callbacks:
@@ -590,6 +589,22 @@ def _ndarray_leaf(param, value, callbacks):
     return ("a", dtype._qd_dtype, array.ndim, element), array
 
 
+def _scalar_letter(part, value):
+    """The fast path's letter for a scalar leaf (dispatch.c): "f" / "i" for a Python number of
+    a real / integer parameter, "-" for anything else (NumPy scalars are converted in Python)."""
+    if type(value) not in _FAST_SCALAR_TYPES:
+        return "-"
+    return "f" if _types.dtype_from_id(part[1]).is_real else "i"
+
+
+def _array_letter(value, array):
+    """The fast path's letter for an ndarray leaf: "q" for a qd.ndarray (any element type),
+    "n" for a C-contiguous NumPy array passed as it is, "-" for anything converted."""
+    if isinstance(value, Ndarray):
+        return "q" if array is value._qd_array else "-"
+    return "n" if array is value and type(value) is np.ndarray else "-"
+
+
 def _desc(part, value):
     """The compile_kernel argument descriptor of one key part: a kind of the core's table and
     its facts; an ndarray's ends with the shape of its vector/matrix element, which every launch
@@ -617,39 +632,50 @@ def _member_annotations(cls):
     return result
 
 
-def _flatten_dataclass(path, value, members, launch, pins, callbacks, cfg):
+def _flatten_dataclass(path, value, members, launch, pins, callbacks, cfg, fast, arg, steps):
     """Appends (path, key part, value) for every leaf member of dataclass instance `value`
-    (nested dataclasses recursively) to `members`, and the launch values of runtime members
-    (scalars, arrays) to `launch`. Members without a scalar or ndarray annotation are
+    (nested dataclasses recursively) to `members`, the launch value of each (None for
+    compile-time members) to `launch`, and how the fast path reaches and recognises it to `fast`
+    (letter, argument index `arg`, attribute names from the argument: `steps` to `value`, then
+    the member's). Members without a scalar, vector/matrix or ndarray annotation are
     compile-time values, like template arguments."""
     for name, annotation in _member_annotations(type(value)).items():
         member_path = f"{path}.{name}"
         member = getattr(value, name)
+        member_steps = steps + (name,)
         if type(member) in TENSOR_TYPES:
             member = member._unwrap()  # a qd.Tensor wrapper: what it wraps
+            member_steps += ("_impl",)
         classified = _classify(annotation)
         kind = classified[0] if classified else TEMPLATE
         if kind is DATACLASS and (
             dataclasses.is_dataclass(member) or _struct.is_struct_type(type(member))
         ):
-            _flatten_dataclass(member_path, member, members, launch, pins, callbacks, cfg)
+            _flatten_dataclass(
+                member_path, member, members, launch, pins, callbacks, cfg, fast, arg, member_steps
+            )
         elif kind is MATRIX:
-            members.extend(_matrix.flatten_argument(member_path, classified[1], member, launch))
+            matrix_members = _matrix.flatten_argument(member_path, classified[1], member, launch)
+            members.extend(matrix_members)
+            fast.extend(("-", arg, member_steps) for _ in matrix_members)
         elif kind is SCALAR:
             part, scalar = _scalar_leaf((member_path,), classified[1], member)
             launch.append(scalar)
             members.append((member_path, part, member))
+            fast.append((_scalar_letter(part, member), arg, member_steps))
         elif kind is NDARRAY:
             param = Param(member_path, NDARRAY, classified[1], inspect.Parameter.empty)
             part, array = _ndarray_leaf(param, member, callbacks)
             launch.append(array)
             members.append((member_path, part, member))
+            fast.append((_array_letter(member, array), arg, member_steps))
         else:
             # A compile-time member (a field, a number, an object): it takes no launch value
             # but still one argument of the compiled kernel, as a template parameter does.
             template_key = _template_key(member, pins, cfg.raise_on_templated_floats)
             launch.append(None)
             members.append((member_path, ("t", template_key), member))
+            fast.append((_TEMPLATE_FAST_KINDS.get(template_key[0], "-"), arg, member_steps))
 
 
 def _launch_fallback(kernel, *args, **kwargs):

@@ -1,16 +1,21 @@
 /* python/dispatch.c -- the launch fast path: quadrants._core.Dispatcher, the base of qd.kernel.
  *
  * A kernel call first tries a small table of launches seen before. Each entry records, per
- * argument, just enough to recognise an argument that the Python layer (quadrants/_kernel.py)
- * would check, key and convert exactly as it did then: a NumPy array by its dtype object, ndim,
- * C-contiguity and the extents of its vector/matrix element axes; a qd.ndarray by its DataType,
- * ndim and element axes; a template by identity or, for int and
- * str, by value; a scalar only by being a Python float/int/bool the parameter accepts. On a hit
- * the entry's CompiledKernel packs and launches (qd_py_compiled_kernel_call) with no Python
- * function called and no object created; anything else -- a miss, keywords, NumPy scalars,
- * Fortran-ordered arrays -- calls the Python fallback, which checks everything, raises the errors
- * of spec/api.md, compiles if needed and registers the launch with `_dispatch_add` when the fast
- * path can recognise a repeat of it.
+ * leaf argument of the compiled kernel (a parameter, or a member of a dataclass parameter: the
+ * kinds of abi/args.def), just enough to recognise a leaf that the Python layer
+ * (quadrants/_kernel.py) would check, key and convert exactly as it did then: a NumPy array by
+ * its dtype object, ndim, C-contiguity and the extents of its vector/matrix element axes; a
+ * qd.ndarray (scalar, vector or matrix) by its exact type, DataType, ndim and element axes; a
+ * template by identity or, for int and str, by value; a scalar only by being a Python
+ * float/int/bool the parameter accepts. A leaf is reached from a call argument by a path of
+ * attribute reads (`state.dofs.pos`, a qd.Tensor's `_impl`), each step checked against the
+ * container's exact type; a type whose attribute reads could run Python code (properties,
+ * __getattr__, a custom __getattribute__) is never on a path, and a type changed since the entry
+ * was made (its version tag) matches nothing. On a hit the entry's CompiledKernel packs and
+ * launches (qd_py_compiled_kernel_call) with no Python function called; anything else -- a miss,
+ * keywords, NumPy scalars, Fortran-ordered arrays -- calls the Python fallback, which checks
+ * everything, raises the errors of spec/api.md, compiles if needed and registers the launch with
+ * `_dispatch_add` when the fast path can recognise a repeat of it.
  *
  * Invariant: an entry matches only arguments whose Python specialisation key equals that of the
  * registering call and that pass the same checks. The element axes come from the compiled
@@ -32,6 +37,8 @@
 #define MAX_ENTRIES 8
 /* Calls with more positional arguments always take the fallback. */
 #define MAX_FAST_ARGS 32
+/* Leaves resolved without an allocation; kernels with more allocate per call. */
+#define INLINE_LEAVES 64
 
 /* The first fields of a NumPy array object in NumPy's C ABI (PyArrayObject_fields, unchanged
  * from NumPy 1.7 to 2.x: its accessor macros compile to these offsets in every extension). */
@@ -59,20 +66,33 @@ typedef enum SlotKind {
     SLOT_OBJECT = 'o',     /* template: `object` itself */
 } SlotKind;
 
+/* One attribute read on the way from a call argument to a leaf: the container must be exactly
+ * `type`, unchanged since registration (`version`, its tp_version_tag), and the next object is
+ * its attribute `name`. */
+typedef struct PathStep {
+    PyObject *type;       /* strong */
+    unsigned int version; /* the type's version tag when the step was made */
+    PyObject *name;       /* interned str (strong) */
+} PathStep;
+
 typedef struct Slot {
-    SlotKind kind;    /* how the argument is matched */
+    SlotKind kind;    /* how the leaf is matched */
+    Py_ssize_t arg;   /* the call argument the leaf is reached from */
+    uint32_t nsteps;  /* attribute reads from it (0: the argument itself) */
+    PathStep *steps;  /* nsteps steps (PyMem), or NULL */
     int ndim;         /* NUMPY, QD_NDARRAY: the array's ndim */
     QdPyElementAxes element; /* NUMPY, QD_NDARRAY: the axes of one vector/matrix element, as
                               * the compiled kernel takes them */
     PyObject *object; /* NUMPY: the dtype; QD_NDARRAY: the DataType; VALUE, OBJECT: the argument
                        * (strong; for OBJECT this pins it, so its address is never reused) */
-    PyObject *type;   /* VALUE, OBJECT: the argument's type (strong); NULL otherwise */
+    PyObject *type;   /* QD_NDARRAY, VALUE, OBJECT: the leaf's exact type (strong); else NULL */
 } Slot;
 
 typedef struct Entry {
     PyObject *compiled; /* the CompiledKernel to launch (strong) */
-    Py_ssize_t nslots;  /* number of arguments */
-    Slot slots[];       /* one per argument */
+    Py_ssize_t nargs;   /* call arguments */
+    Py_ssize_t nslots;  /* leaves: the compiled kernel's arguments */
+    Slot slots[];       /* one per leaf, in the compiled kernel's order */
 } Entry;
 
 typedef struct DispatcherObject {
@@ -81,20 +101,10 @@ typedef struct DispatcherObject {
     PyObject *fallback;          /* fallback(kernel, *args, **kwargs): the Python launch path */
     PyObject *on_error;          /* on_error(exc): raises what a failed fast launch raises */
     PyObject *numpy_type;        /* numpy.ndarray, once an entry has met it (strong) */
-    PyObject *qd_ndarray_type;   /* the qd.ndarray class (an NdarrayBase), once an entry has
-                                    met it (strong) */
     Entry *entries[MAX_ENTRIES]; /* the table, entries[0 .. nentries) */
     int nentries;                /* entries in use */
     int next_victim;             /* entry replaced when the table is full */
 } DispatcherObject;
-
-/* What the arguments of one call hold beyond themselves: for each qd.ndarray argument its
- * `_qd_array` and `dtype` (strong), read from its NdarrayBase members before the table is
- * scanned. */
-typedef struct ArgFacts {
-    PyObject *array[MAX_FAST_ARGS]; /* `_qd_array`, or NULL */
-    PyObject *dtype[MAX_FAST_ARGS]; /* `dtype`, or NULL */
-} ArgFacts;
 
 /* quadrants._core.NdarrayBase, the base of qd.ndarray: the two attributes a launch reads --
  * `_qd_array` (what is launched: a NumPy array or a DeviceBuffer) and `dtype` -- are C members,
@@ -116,8 +126,14 @@ entry_free(Entry *entry)
     }
     Py_XDECREF(entry->compiled);
     for (Py_ssize_t i = 0; i < entry->nslots; i++) {
-        Py_XDECREF(entry->slots[i].object);
-        Py_XDECREF(entry->slots[i].type);
+        Slot *slot = &entry->slots[i];
+        Py_XDECREF(slot->object);
+        Py_XDECREF(slot->type);
+        for (uint32_t k = 0; slot->steps && k < slot->nsteps; k++) {
+            Py_XDECREF(slot->steps[k].type);
+            Py_XDECREF(slot->steps[k].name);
+        }
+        PyMem_Free(slot->steps);
     }
     PyMem_Free(entry);
 }
@@ -160,12 +176,12 @@ device_buffer_matches(PyObject *array, int ndim, const QdPyElementAxes *element)
            qd_py_element_axes_match(element, shape, (uint32_t)ndim);
 }
 
-/* Whether argument `arg` (borrowed), with `facts` about it, matches `slot`. Runs no Python code
- * and leaves no exception set. */
+/* Whether leaf `arg` (borrowed) matches `slot`. Runs no Python code and leaves no exception
+ * set. */
 static bool
-slot_matches(const DispatcherObject *self, const Slot *slot, PyObject *arg, PyObject *array,
-             PyObject *dtype)
+slot_matches(const DispatcherObject *self, const Slot *slot, PyObject *arg)
 {
+    PyObject *array = NULL, *dtype = NULL;
     switch (slot->kind) {
     case SLOT_REAL:
         if (PyFloat_CheckExact(arg) || PyBool_Check(arg)) {
@@ -186,6 +202,11 @@ slot_matches(const DispatcherObject *self, const Slot *slot, PyObject *arg, PyOb
         return (PyObject *)Py_TYPE(arg) == self->numpy_type &&
                numpy_matches(arg, slot->object, slot->ndim, &slot->element);
     case SLOT_QD_NDARRAY:
+        if ((PyObject *)Py_TYPE(arg) != slot->type) {
+            return false; /* the exact class: a vector ndarray is not a scalar one */
+        }
+        array = ((const NdarrayBaseObject *)arg)->array;
+        dtype = ((const NdarrayBaseObject *)arg)->dtype;
         if (array && dtype == slot->object &&
             device_buffer_matches(array, slot->ndim, &slot->element)) {
             return true; /* CUDA: the qd.ndarray's memory is a DeviceBuffer */
@@ -207,54 +228,89 @@ slot_matches(const DispatcherObject *self, const Slot *slot, PyObject *arg, PyOb
     return false;
 }
 
-/* The entry that matches the arguments, or NULL. Borrowed: valid until Python code runs. */
+/* Whether tp's version tag is valid (it changes whenever the type is modified). */
+static bool
+version_tag_valid(PyTypeObject *tp)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return tp->tp_version_tag != 0;
+#else
+    return tp->tp_version_tag != 0 && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG);
+#endif
+}
+
+/* The object at the end of `slot`'s path from the call arguments (new reference), or NULL when
+ * some step does not apply (no exception set). Runs no Python code: every container is of a type
+ * whose attribute reads were checked when the step was made, and unchanged since. */
+static PyObject *
+resolve_leaf(const Slot *slot, PyObject *const *args)
+{
+    PyObject *obj = Py_NewRef(args[slot->arg]);
+    for (uint32_t k = 0; k < slot->nsteps; k++) {
+        const PathStep *step = &slot->steps[k];
+        PyTypeObject *tp = Py_TYPE(obj);
+        if ((PyObject *)tp != step->type || tp->tp_version_tag != step->version ||
+            !version_tag_valid(tp)) {
+            Py_DECREF(obj);
+            return NULL;
+        }
+        PyObject *next = PyObject_GenericGetAttr(obj, step->name);
+        Py_DECREF(obj);
+        if (next == NULL) {
+            PyErr_Clear(); /* a missing member: no match (the fallback raises what is due) */
+            return NULL;
+        }
+        obj = next;
+    }
+    return obj;
+}
+
+/* Drops the references of leaves[0 .. n). */
+static void
+release_leaves(PyObject **leaves, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_CLEAR(leaves[i]);
+    }
+}
+
+/* The entry that matches the arguments, or NULL; on a match leaves[0 .. nslots) hold its leaves
+ * (new references), and room for them was checked by the caller (`capacity`). Borrowed: valid
+ * until Python code runs. */
 static const Entry *
 find_entry(const DispatcherObject *self, PyObject *const *args, Py_ssize_t nargs,
-           const ArgFacts *facts)
+           PyObject **leaves, Py_ssize_t capacity)
 {
     for (int e = 0; e < self->nentries; e++) {
         const Entry *entry = self->entries[e];
-        if (entry->nslots != nargs) {
+        if (entry->nargs != nargs || entry->nslots > capacity) {
             continue;
         }
         Py_ssize_t i = 0;
-        while (i < nargs &&
-               slot_matches(self, &entry->slots[i], args[i], facts->array[i], facts->dtype[i])) {
-            i++;
+        for (; i < entry->nslots; i++) {
+            const Slot *slot = &entry->slots[i];
+            leaves[i] = slot->nsteps ? resolve_leaf(slot, args) : Py_NewRef(args[slot->arg]);
+            if (!leaves[i] || !slot_matches(self, slot, leaves[i])) {
+                break;
+            }
         }
-        if (i == nargs) {
+        if (i == entry->nslots) {
             return entry;
         }
+        release_leaves(leaves, i + 1);
     }
     return NULL;
 }
 
-/* Fills `facts` for the qd.ndarray arguments from their NdarrayBase members (strong references,
- * so that they outlive the launch even if another thread rebinds them). A member that is not set
- * is left NULL: the argument then matches no entry and the fallback raises what the Python layer
- * raises. */
-static void
-collect_facts(const DispatcherObject *self, PyObject *const *args, Py_ssize_t nargs,
-              ArgFacts *facts)
+/* The most leaves of any entry. */
+static Py_ssize_t
+max_leaves(const DispatcherObject *self)
 {
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        facts->array[i] = NULL;
-        facts->dtype[i] = NULL;
-        if (self->qd_ndarray_type && (PyObject *)Py_TYPE(args[i]) == self->qd_ndarray_type) {
-            const NdarrayBaseObject *nd = (const NdarrayBaseObject *)args[i];
-            facts->array[i] = Py_XNewRef(nd->array);
-            facts->dtype[i] = Py_XNewRef(nd->dtype);
-        }
+    Py_ssize_t n = 0;
+    for (int e = 0; e < self->nentries; e++) {
+        n = self->entries[e]->nslots > n ? self->entries[e]->nslots : n;
     }
-}
-
-static void
-release_facts(ArgFacts *facts, Py_ssize_t nargs)
-{
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        Py_CLEAR(facts->array[i]);
-        Py_CLEAR(facts->dtype[i]);
-    }
+    return n;
 }
 
 /***** calling *****/
@@ -340,44 +396,62 @@ done:
 static PyObject *
 dispatch(DispatcherObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    ArgFacts facts = {{NULL}, {NULL}};
-    PyObject *launch[MAX_FAST_ARGS];
+    PyObject *inline_leaves[INLINE_LEAVES];
+    PyObject *inline_launch[INLINE_LEAVES];
+    PyObject **leaves = inline_leaves, **launch = inline_launch;
     PyObject *compiled = NULL;
     PyObject *result = NULL;
+    Py_ssize_t nleaves = 0;
 
     if (self->nentries == 0 || nargs > MAX_FAST_ARGS) {
         return call_fallback(self, args, nargs, NULL);
     }
-    collect_facts(self, args, nargs, &facts);
-    const Entry *entry = find_entry(self, args, nargs, &facts);
+    Py_ssize_t capacity = max_leaves(self);
+    if (capacity > INLINE_LEAVES) {
+        leaves = PyMem_Malloc(2 * (size_t)capacity * sizeof(PyObject *));
+        if (!leaves) {
+            return PyErr_NoMemory();
+        }
+        launch = leaves + capacity;
+    } else {
+        capacity = INLINE_LEAVES;
+    }
+    const Entry *entry = find_entry(self, args, nargs, leaves, capacity);
     if (!entry) {
         result = call_fallback(self, args, nargs, NULL);
         goto done;
     }
-    /* The launch takes one value per parameter: the scalar, the NumPy array, None (template). */
-    for (Py_ssize_t i = 0; i < nargs; i++) {
+    nleaves = entry->nslots;
+    /* The launch takes one value per leaf: the scalar, the array (a qd.ndarray's `_qd_array`,
+     * held by its leaf), None for a template. */
+    for (Py_ssize_t i = 0; i < nleaves; i++) {
         switch (entry->slots[i].kind) {
         case SLOT_QD_NDARRAY:
-            launch[i] = facts.array[i];
+            launch[i] = ((const NdarrayBaseObject *)leaves[i])->array;
+            Py_INCREF(launch[i]);
+            Py_SETREF(leaves[i], launch[i]); /* the array outlives a rebinding of the member */
             break;
         case SLOT_VALUE:
         case SLOT_OBJECT:
             launch[i] = Py_None;
             break;
         default:
-            launch[i] = args[i];
+            launch[i] = leaves[i];
             break;
         }
     }
     /* The launch releases the GIL: another thread may replace the entry meanwhile. */
     compiled = Py_NewRef(entry->compiled);
-    result = qd_py_compiled_kernel_call(compiled, launch, nargs);
+    result = qd_py_compiled_kernel_call(compiled, launch, nleaves);
     if (!result) {
         raise_through_hook(self);
     }
 done:
     Py_XDECREF(compiled);
-    release_facts(&facts, nargs);
+    release_leaves(leaves, nleaves);
+    if (leaves != inline_leaves) {
+        PyMem_Free(leaves);
+    }
     return result;
 }
 
@@ -491,7 +565,7 @@ slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg, PyObject
     case SLOT_REAL:
     case SLOT_INT:
         /* The argument must be one the fast path takes; its value does not matter. */
-        ok = slot_matches(self, slot, arg, NULL, NULL);
+        ok = slot_matches(self, slot, arg);
         break;
     case SLOT_NUMPY:
         ok = accept_numpy_array(self, arg);
@@ -502,10 +576,10 @@ slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg, PyObject
         }
         break;
     case SLOT_QD_NDARRAY:
-        if ((self->qd_ndarray_type && (PyObject *)Py_TYPE(arg) != self->qd_ndarray_type) ||
-            !derives_from_ndarray_base(Py_TYPE(arg))) {
+        if (!derives_from_ndarray_base(Py_TYPE(arg))) {
             break;
         }
+        slot->type = Py_NewRef((PyObject *)Py_TYPE(arg));
         array = Py_XNewRef(((const NdarrayBaseObject *)arg)->array);
         slot->object = Py_XNewRef(((const NdarrayBaseObject *)arg)->dtype);
         if (!array || !slot->object) {
@@ -520,9 +594,6 @@ slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg, PyObject
         if (ok == 1 && qd_py_device_buffer_ndim(array) < 0) {
             slot->ndim = NUMPY_HEAD(array)->nd;
             ok = numpy_matches(array, NUMPY_HEAD(array)->descr, slot->ndim, &slot->element);
-        }
-        if (ok == 1 && !self->qd_ndarray_type) {
-            self->qd_ndarray_type = Py_NewRef((PyObject *)Py_TYPE(arg));
         }
         break;
     case SLOT_VALUE:
@@ -549,38 +620,157 @@ slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg, PyObject
     return ok;
 }
 
+/* Whether reading attribute `name` (a str) of an instance of `tp` runs no Python code: the type
+ * uses the generic attribute lookup and its class attribute of that name, if any, is no data
+ * descriptor other than a member slot. Assigns tp's version tag. */
+static bool
+plain_attribute(PyTypeObject *tp, PyObject *name)
+{
+    if (tp->tp_getattro != PyObject_GenericGetAttr) {
+        return false;
+    }
+    PyObject *attr = _PyType_Lookup(tp, name); /* borrowed; assigns the version tag */
+    if (attr != NULL && Py_TYPE(attr)->tp_descr_get != NULL &&
+        Py_TYPE(attr) != &PyMemberDescr_Type) {
+        return false;
+    }
+    return version_tag_valid(tp);
+}
+
+/* Fills slot->steps for the path `names` (a tuple of str) from call argument `arg` (borrowed)
+ * and sets *leaf to the object it reaches (new reference). 1 when every step is a plain
+ * attribute read, 0 when some is not (the launch is not registered), -1 with an exception. */
+static int
+path_init(Slot *slot, PyObject *arg, PyObject *names, PyObject **leaf)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    PyObject *obj = Py_NewRef(arg);
+    *leaf = NULL;
+    if (n > 0) {
+        slot->steps = PyMem_Calloc((size_t)n, sizeof(PathStep));
+        if (!slot->steps) {
+            Py_DECREF(obj);
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *name = PyTuple_GET_ITEM(names, k);
+        PyTypeObject *tp = Py_TYPE(obj);
+        if (!PyUnicode_CheckExact(name)) {
+            Py_DECREF(obj);
+            PyErr_SetString(PyExc_TypeError, "_dispatch_add(): a path holds attribute names");
+            return -1;
+        }
+        if (!plain_attribute(tp, name)) {
+            Py_DECREF(obj);
+            return 0;
+        }
+        PathStep *step = &slot->steps[slot->nsteps++];
+        step->type = Py_NewRef((PyObject *)tp);
+        step->version = tp->tp_version_tag;
+        step->name = Py_NewRef(name);
+        PyUnicode_InternInPlace(&step->name);
+        PyObject *next = PyObject_GenericGetAttr(obj, step->name);
+        Py_DECREF(obj);
+        if (!next) {
+            return -1;
+        }
+        obj = next;
+    }
+    *leaf = obj;
+    return 1;
+}
+
+/* Reads leaf specification `spec` (leaf `index`) into (letter, argument index, path): a
+ * one-letter str (the leaf is argument `index` itself) or a tuple (letter, argument index,
+ * (names...)). 0, or -1 with an exception. */
+static int
+parse_leaf_spec(PyObject *spec, Py_ssize_t index, Py_ssize_t nargs, char *kind, Py_ssize_t *arg,
+                PyObject **names)
+{
+    PyObject *letter = spec;
+    *arg = index;
+    *names = NULL;
+    if (PyTuple_Check(spec)) {
+        if (PyTuple_GET_SIZE(spec) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(spec, 2))) {
+            PyErr_SetString(PyExc_ValueError, "_dispatch_add(): a leaf is (kind, arg, path)");
+            return -1;
+        }
+        letter = PyTuple_GET_ITEM(spec, 0);
+        *arg = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 1));
+        if (*arg == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        *names = PyTuple_GET_ITEM(spec, 2);
+    }
+    Py_ssize_t len = 0;
+    const char *text = PyUnicode_Check(letter) ? PyUnicode_AsUTF8AndSize(letter, &len) : NULL;
+    if (!text || len != 1 || *arg < 0 || *arg >= nargs) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "_dispatch_add(): bad leaf kind or argument index");
+        }
+        return -1;
+    }
+    *kind = text[0];
+    return 0;
+}
+
 /* Records that a positional call with `call_args` (a tuple, borrowed) launches `compiled`
- * (borrowed), its arguments matched as the letters of `kinds` say (SlotKind). Returns True when
- * recorded, False when the arguments do not suit the fast path or are already covered; NULL with
- * an exception set on error. */
+ * (borrowed), its leaves matched as `specs` (a list or tuple, one item per leaf) say. Returns
+ * True when recorded, False when the arguments do not suit the fast path or are already covered;
+ * NULL with an exception set on error. */
 static PyObject *
-dispatcher_add_impl(DispatcherObject *self, PyObject *compiled, const char *kinds,
+dispatcher_add_impl(DispatcherObject *self, PyObject *compiled, PyObject *specs,
                     PyObject *call_args)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(call_args);
     PyObject *const *args = &PyTuple_GET_ITEM(call_args, 0);
-    ArgFacts facts = {{NULL}, {NULL}};
+    Py_ssize_t nleaves = PySequence_Fast_GET_SIZE(specs);
+    Py_ssize_t capacity = nleaves > max_leaves(self) ? nleaves : max_leaves(self);
+    PyObject *no_names = NULL;
+    PyObject **leaves = NULL;
     Entry *entry = NULL;
     PyObject *result = NULL;
 
     if (n > MAX_FAST_ARGS) {
         Py_RETURN_FALSE;
     }
+    leaves = PyMem_Calloc((size_t)capacity + 1, sizeof(PyObject *));
+    no_names = PyTuple_New(0);
+    if (!leaves || !no_names) {
+        PyErr_NoMemory();
+        goto done;
+    }
     /* Already covered (a call by keyword, say): nothing to add. */
-    collect_facts(self, args, n, &facts);
-    if (find_entry(self, args, n, &facts)) {
+    const Entry *found = find_entry(self, args, n, leaves, capacity);
+    if (found) {
+        release_leaves(leaves, found->nslots);
         result = Py_NewRef(Py_False);
         goto done;
     }
-    entry = PyMem_Calloc(1, sizeof(Entry) + (size_t)n * sizeof(Slot));
+    entry = PyMem_Calloc(1, sizeof(Entry) + (size_t)nleaves * sizeof(Slot));
     if (!entry) {
         PyErr_NoMemory();
         goto done;
     }
     entry->compiled = Py_NewRef(compiled);
-    entry->nslots = n; /* slots not filled yet hold NULLs, which entry_free skips */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int ok = slot_init(self, &entry->slots[i], kinds[i], args[i], compiled, (uint32_t)i);
+    entry->nargs = n;
+    entry->nslots = nleaves; /* slots not filled yet hold NULLs, which entry_free skips */
+    for (Py_ssize_t i = 0; i < nleaves; i++) {
+        char kind;
+        Py_ssize_t arg;
+        PyObject *names, *leaf = NULL;
+        Slot *slot = &entry->slots[i];
+        if (parse_leaf_spec(PySequence_Fast_GET_ITEM(specs, i), i, n, &kind, &arg, &names) < 0) {
+            goto done;
+        }
+        slot->arg = arg;
+        int ok = path_init(slot, args[arg], names ? names : no_names, &leaf);
+        if (ok == 1) {
+            ok = slot_init(self, slot, kind, leaf, compiled, (uint32_t)i);
+        }
+        Py_XDECREF(leaf);
         if (ok <= 0) {
             result = ok == 0 ? Py_NewRef(Py_False) : NULL;
             goto done;
@@ -598,12 +788,16 @@ dispatcher_add_impl(DispatcherObject *self, PyObject *compiled, const char *kind
     result = Py_NewRef(Py_True);
 done:
     entry_free(entry);
-    release_facts(&facts, n);
+    Py_XDECREF(no_names);
+    PyMem_Free(leaves);
     return result;
 }
 
 /* _dispatch_add(compiled, kinds, args) -> bool: called by the Python layer once its checks of
- * a launch passed. Only a CompiledKernel is recorded (tests stand other callables in for it). */
+ * a launch passed. `kinds` is a str with one letter (SlotKind) per argument, or a list with one
+ * item per leaf of the compiled kernel: a letter for an argument itself, or (letter, argument
+ * index, (attribute names...)) for a leaf reached by reading attributes (a dataclass member).
+ * Only a CompiledKernel or CudaKernel is recorded (tests stand other callables in for it). */
 static PyObject *
 dispatcher_add(PyObject *self, PyTypeObject *defining_class, PyObject *const *args,
                Py_ssize_t nargs, PyObject *kwnames)
@@ -611,26 +805,31 @@ dispatcher_add(PyObject *self, PyTypeObject *defining_class, PyObject *const *ar
     static const char *const names[] = {"compiled", "kinds", "args", NULL};
     QdPyState *state = PyType_GetModuleState(defining_class);
     PyObject *bound[3];
-    Py_ssize_t len = 0;
-    const char *kinds = NULL;
 
-    if (qd_py_bind_args("_dispatch_add", names, 3, args, nargs, kwnames, bound) < 0 ||
-        !(kinds = qd_py_utf8_arg("_dispatch_add", "kinds", bound[1], true, &len))) {
+    if (qd_py_bind_args("_dispatch_add", names, 3, args, nargs, kwnames, bound) < 0) {
         return NULL;
     }
     if (!PyTuple_Check(bound[2])) {
         PyErr_SetString(PyExc_TypeError, "_dispatch_add() argument 'args' must be a tuple");
         return NULL;
     }
-    if (len != PyTuple_GET_SIZE(bound[2])) {
-        PyErr_SetString(PyExc_ValueError, "_dispatch_add(): one kind letter per argument");
+    bool letters = PyUnicode_Check(bound[1]);
+    PyObject *specs = letters ? PySequence_List(bound[1])
+                              : PySequence_Fast(bound[1], "_dispatch_add(): kinds: a sequence");
+    if (!specs) {
         return NULL;
     }
-    if (!Py_IS_TYPE(bound[0], (PyTypeObject *)state->compiled_kernel_type) &&
-        !Py_IS_TYPE(bound[0], (PyTypeObject *)state->cuda_kernel_type)) {
-        Py_RETURN_FALSE;
+    PyObject *result = NULL;
+    if (letters && PyList_GET_SIZE(specs) != PyTuple_GET_SIZE(bound[2])) {
+        PyErr_SetString(PyExc_ValueError, "_dispatch_add(): one kind letter per argument");
+    } else if (!Py_IS_TYPE(bound[0], (PyTypeObject *)state->compiled_kernel_type) &&
+               !Py_IS_TYPE(bound[0], (PyTypeObject *)state->cuda_kernel_type)) {
+        result = Py_NewRef(Py_False);
+    } else {
+        result = dispatcher_add_impl((DispatcherObject *)self, bound[0], specs, bound[2]);
     }
-    return dispatcher_add_impl((DispatcherObject *)self, bound[0], kinds, bound[2]);
+    Py_DECREF(specs);
+    return result;
 }
 
 static PyObject *
@@ -699,13 +898,15 @@ dispatcher_traverse(PyObject *op, visitproc visit, void *arg)
     Py_VISIT(self->fallback);
     Py_VISIT(self->on_error);
     Py_VISIT(self->numpy_type);
-    Py_VISIT(self->qd_ndarray_type);
     for (int e = 0; e < self->nentries; e++) {
         const Entry *entry = self->entries[e];
         Py_VISIT(entry->compiled);
         for (Py_ssize_t i = 0; i < entry->nslots; i++) {
             Py_VISIT(entry->slots[i].object);
             Py_VISIT(entry->slots[i].type);
+            for (uint32_t k = 0; k < entry->slots[i].nsteps; k++) {
+                Py_VISIT(entry->slots[i].steps[k].type);
+            }
         }
     }
     return 0;
@@ -720,7 +921,6 @@ dispatcher_clear(PyObject *op)
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->on_error);
     Py_CLEAR(self->numpy_type);
-    Py_CLEAR(self->qd_ndarray_type);
     return 0;
 }
 

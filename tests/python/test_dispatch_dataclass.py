@@ -1,0 +1,197 @@
+"""The launch fast path for dataclass arguments, qd.Tensor wrappers and vector/matrix
+ndarrays (csrc/python/dispatch.c): a repeat of a call whose arguments hold these launches from C,
+reaching each member by attribute reads checked against the containers' exact types, and gives
+exactly what the Python launch path gives -- after members are rebound to other arrays, scalars or
+fields, and when a container type cannot be read without running Python code.
+
+`slow_calls` counts the calls that take the Python launch path (Kernel._launch)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from qd_helpers import requires_compiler
+
+import quadrants as qd
+from quadrants import _kernel
+
+pytestmark = requires_compiler
+
+rng = np.random.default_rng()
+
+
+@pytest.fixture(autouse=True)
+def init(arch):
+    qd.init(arch=getattr(qd, arch))
+    yield
+    qd.reset()
+
+
+@pytest.fixture
+def slow_calls(monkeypatch):
+    calls = []
+    original = _kernel.Kernel._launch
+
+    def counting(self, args, kwargs):
+        calls.append(self)
+        return original(self, args, kwargs)
+
+    monkeypatch.setattr(_kernel.Kernel, "_launch", counting)
+    return calls
+
+
+@dataclasses.dataclass
+class Inner:
+    vel: qd.types.ndarray(dtype=qd.math.vec3, ndim=1)
+    gain: qd.f32
+
+
+@dataclasses.dataclass
+class State:
+    pos: qd.types.ndarray(dtype=qd.math.vec3, ndim=1)
+    mass: qd.template()
+    inner: Inner
+    n: qd.i32
+
+
+def _vec(n):
+    a = qd.Vector.ndarray(3, qd.f32, shape=(n,))
+    a.from_numpy(rng.standard_normal((n, 3)).astype(np.float32))
+    return a
+
+
+def _field(n):
+    f = qd.field(qd.f32, shape=(n,))
+    f.from_numpy(rng.standard_normal(n).astype(np.float32))
+    return f
+
+
+@qd.kernel
+def step(s: State, dt: qd.f32):
+    for i in range(s.n):
+        s.pos[i] += s.inner.vel[i] * (dt * s.inner.gain * s.mass[i])
+
+
+def _expected(pos, vel, mass, dt, gain):
+    return pos + vel * (np.float32(dt) * np.float32(gain) * mass)[:, None]
+
+
+def test_repeat_calls_launch_from_c(slow_calls):
+    n = 33
+    s = State(_vec(n), _field(n), Inner(_vec(n), 0.5), n)
+    want = s.pos.to_numpy()
+    for k in range(5):
+        dt = float(rng.uniform(0.1, 1.0))
+        want = _expected(want, s.inner.vel.to_numpy(), s.mass.to_numpy(), dt, s.inner.gain)
+        step(s, dt)
+    np.testing.assert_allclose(s.pos.to_numpy(), want, rtol=1e-5, atol=1e-6)
+    assert len(slow_calls) == 1 and step._dispatch_size() == 1
+
+
+def test_rebound_members(slow_calls):
+    """Other arrays and scalars in the same members: still the fast path, with the new values;
+    another field (a compile-time member): the Python path, another specialization."""
+    n = 20
+    s = State(_vec(n), _field(n), Inner(_vec(n), 2.0), n)
+    step(s, 0.25)
+    s.pos, s.inner.vel, s.inner.gain, s.n = _vec(n), _vec(n), -1.5, 11
+    want = s.pos.to_numpy()
+    want[:11] = _expected(want, s.inner.vel.to_numpy(), s.mass.to_numpy(), 0.25, -1.5)[:11]
+    step(s, 0.25)
+    np.testing.assert_allclose(s.pos.to_numpy(), want, rtol=1e-5, atol=1e-6)
+    assert len(slow_calls) == 1
+    s.mass = _field(n)
+    want = _expected(s.pos.to_numpy(), s.inner.vel.to_numpy(), s.mass.to_numpy(), 0.5, -1.5)
+    want[11:] = s.pos.to_numpy()[11:]
+    step(s, 0.5)
+    np.testing.assert_allclose(s.pos.to_numpy(), want, rtol=1e-5, atol=1e-6)
+    assert len(slow_calls) == 2 and len(step._compiled) == 2
+
+
+def test_a_member_of_another_kind_takes_the_python_path(slow_calls):
+    n = 8
+    s = State(_vec(n), _field(n), Inner(_vec(n), 1.0), n)
+    step(s, 1.0)
+    s.pos = rng.standard_normal((n, 3)).astype(np.float32)  # a NumPy array now
+    want = _expected(s.pos, s.inner.vel.to_numpy(), s.mass.to_numpy(), 1.0, 1.0)
+    step(s, 1.0)
+    np.testing.assert_allclose(s.pos, want, rtol=1e-5, atol=1e-6)
+    assert len(slow_calls) == 2
+    s.inner = Inner(qd.Vector.ndarray(2, qd.f32, shape=(n,)), 1.0)  # vectors of 2
+    with pytest.raises(ValueError):
+        step(s, 1.0)
+
+
+def test_tensor_wrappers_and_frozen_dataclasses(slow_calls):
+    @dataclasses.dataclass(frozen=True)
+    class Frozen:
+        a: qd.types.ndarray(dtype=qd.f32, ndim=1)
+        f: qd.template()
+
+    @qd.kernel
+    def k(d: Frozen, b: qd.types.ndarray(dtype=qd.math.vec2, ndim=1)):
+        for i in range(b.shape[0]):
+            d.f[i] = d.a[i] + b[i][1]
+
+    n = 9
+    a = qd.ndarray(qd.f32, shape=(n,))
+    a.from_numpy(rng.standard_normal(n).astype(np.float32))
+    b = qd.Vector.ndarray(2, qd.f32, shape=(n,))
+    b.from_numpy(rng.standard_normal((n, 2)).astype(np.float32))
+    f = qd.field(qd.f32, shape=(n,))
+    d = Frozen(qd.Tensor(a), qd.Tensor(f))
+    for _ in range(3):
+        k(d, qd.Tensor(b))
+    np.testing.assert_array_equal(f.to_numpy(), a.to_numpy() + b.to_numpy()[:, 1])
+    assert len(slow_calls) == 1 and k._dispatch_size() == 1
+
+
+def test_types_whose_reads_run_python_code_never_take_the_fast_path(slow_calls):
+    @dataclasses.dataclass
+    class WithProperty:
+        a: qd.types.ndarray(dtype=qd.f32, ndim=1)
+
+    @qd.kernel
+    def k(d: WithProperty):
+        for i in range(d.a.shape[0]):
+            d.a[i] += 1.0
+
+    class Sub(WithProperty):
+        reads = 0
+
+        @property
+        def a(self):
+            Sub.reads += 1
+            return self._a
+
+        @a.setter
+        def a(self, value):
+            self._a = value
+
+    x = np.zeros(4, np.float32)
+    d = Sub(x)
+    for _ in range(3):
+        k(d)
+    np.testing.assert_array_equal(x, np.full(4, 3, np.float32))
+    assert len(slow_calls) == 3 and k._dispatch_size() == 0
+
+
+def test_a_type_changed_after_registration_matches_nothing(slow_calls):
+    @dataclasses.dataclass
+    class D:
+        a: qd.types.ndarray(dtype=qd.f32, ndim=1)
+
+    @qd.kernel
+    def k(d: D):
+        for i in range(d.a.shape[0]):
+            d.a[i] += 1.0
+
+    x = np.zeros(5, np.float32)
+    d = D(x)
+    k(d)
+    k(d)
+    assert len(slow_calls) == 1
+    D.extra = property(lambda self: 0)  # modifies the type: its version tag changes
+    k(d)
+    assert len(slow_calls) == 2
+    np.testing.assert_array_equal(x, np.full(5, 3, np.float32))
