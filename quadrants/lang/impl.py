@@ -9,6 +9,11 @@ that access needs no kernel here. Both hooks are looked up on the class at each 
 program that replaces ``PyQuadrants.materialize`` or ``PyQuadrants.clear`` with a wrapper has
 its wrapper run.
 
+``prog`` is the program of an initialised runtime; of it only ``synchronize()`` is here (Genesis
+calls it after filling fields at materialization): it waits for launched work without
+materializing. Before ``qd.init``, and on a runtime a reset replaced, reading ``prog`` raises
+QuadrantsRuntimeError, as in the reference.
+
 ``default_fp``, ``default_ip`` and ``default_up`` are the live defaults of ``qd.init`` (f32, i32
 and u32 before it). ``current_cfg()`` is ``qd.cfg``. ``get_max_shared_memory_bytes`` answers
 with the shared memory one block may use.
@@ -16,6 +21,18 @@ with the shared memory one block may use.
 
 from quadrants import _core, _runtime, _types
 from quadrants._core import QuadrantsRuntimeError
+
+
+class Program:
+    """What ``get_runtime().prog`` returns: the reference's program object, of which programs
+    call ``synchronize()``."""
+
+    def synchronize(self):
+        """Waits until all launched work is done (CPU launches finish before they return; CUDA
+        ones are asynchronous). Unlike ``qd.sync()`` it does not materialize the runtime."""
+        cfg = _runtime.require_init()
+        if cfg.arch is _runtime.Arch.cuda:
+            _core.cuda_sync()
 
 
 class PyQuadrants:
@@ -27,6 +44,15 @@ class PyQuadrants:
     def _default(self, name, fallback):
         cfg = _runtime.current_cfg()
         return fallback if cfg is None else getattr(cfg, name)
+
+    @property
+    def prog(self):
+        """The program of this runtime (see the module docstring)."""
+        if self is not pyquadrants or _runtime.current_cfg() is None:
+            raise QuadrantsRuntimeError(
+                "_prog attribute not initialized. Maybe you forgot to call `qd.init()` first?"
+            )
+        return _program
 
     @property
     def default_fp(self):
@@ -52,6 +78,7 @@ class PyQuadrants:
 
 
 pyquadrants = PyQuadrants()
+_program = Program()
 
 
 def get_runtime():
@@ -72,6 +99,7 @@ def _replace_runtime():
     old = pyquadrants
     type(old).clear(old)
     pyquadrants = PyQuadrants()
+_program = Program()
 
 
 def current_cfg():
@@ -92,4 +120,4 @@ def get_max_shared_memory_bytes(*, is_lowerbound_ok):
     raise RuntimeError(f"get_max_shared_memory_bytes not implemented for arch {cfg.arch.name}")
 
 
-__all__ = ["PyQuadrants", "get_runtime", "current_cfg", "get_max_shared_memory_bytes"]
+__all__ = ["PyQuadrants", "Program", "get_runtime", "current_cfg", "get_max_shared_memory_bytes"]

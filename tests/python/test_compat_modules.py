@@ -8,6 +8,9 @@ Spec, observed on the reference (quadrants 1.3.3):
   afterwards). ``materialize()`` runs before each kernel compilation (first launch; a new
   template value) and not on a repeated launch; ``qd.sync()`` calls it too. A wrapper assigned
   to ``PyQuadrants.materialize`` / ``.clear`` runs at those moments.
+- ``get_runtime().prog.synchronize()`` waits for launched work and does not call
+  ``materialize()``; reading ``prog`` before ``qd.init`` or on a runtime a reset replaced raises
+  QuadrantsRuntimeError.
 - ``get_runtime().default_fp`` is f32 before ``qd.init`` and the ``default_fp`` given to it
   (``is qd.f64``) after; ``default_ip`` likewise.
 - ``impl.get_max_shared_memory_bytes(is_lowerbound_ok=True)`` is 0 on the CPU;
@@ -90,6 +93,30 @@ def test_runtime_hooks(arch, hook_calls):
     assert _take(hook_calls) == ["materialize"]
     qd.reset()
     assert _take(hook_calls) == ["clear"] and impl.get_runtime() is not runtime
+
+
+def test_prog_synchronize(arch, hook_calls):
+    """Genesis calls ``impl.get_runtime().prog.synchronize()`` inside a wrapped materialize."""
+    runtime = impl.get_runtime()
+    n = qd.ndarray(qd.f32, 4)
+
+    @qd.kernel
+    def k(a: qd.types.ndarray()):
+        for i in range(4):
+            a[i] = i
+
+    k(n)
+    _take(hook_calls)
+    runtime.prog.synchronize()
+    assert _take(hook_calls) == []
+    np.testing.assert_array_equal(n.to_numpy(), [0, 1, 2, 3])
+    assert runtime.prog is runtime.prog
+    qd.reset()
+    for stale in (runtime, impl.get_runtime()):
+        with pytest.raises(qd.QuadrantsRuntimeError, match="qd.init"):
+            stale.prog
+    qd.init(arch=getattr(qd, arch))
+    impl.get_runtime().prog.synchronize()
 
 
 def test_default_types(arch):
