@@ -187,7 +187,8 @@ finish_kernel(CudaKernelObject *k, QdPyState *state, const QdKernelArg *args, ui
         return -1;
     }
     k->param_bytes = k->code.layout.args_size + QD_NVPTX_TAIL_BYTES;
-    if (info->rng_param >= 0 && (uint32_t)info->rng_param < k->code.layout.nparams) {
+    if (info->rng_param >= 0 && (uint32_t)info->rng_param < k->code.layout.nparams &&
+        k->code.layout.arg_offsets[info->rng_param] != QD_ARG_UNUSED) {
         k->rng_offset = (int64_t)k->code.layout.arg_offsets[info->rng_param];
     }
     k->generation = state->generation;

@@ -408,6 +408,13 @@ cuda_get_ntasks(CudaKernelObject *self, void *closure)
     return PyLong_FromUnsignedLong(self->code.layout.ntasks);
 }
 
+static PyObject *
+cuda_get_args_size(CudaKernelObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLong(self->code.layout.args_size);
+}
+
 /* [(entry point, block_dim, saturating blocks, whether the host knows the trip count)]. */
 static PyObject *
 cuda_get_tasks(CudaKernelObject *self, void *closure)
@@ -443,6 +450,7 @@ static PyGetSetDef cuda_getset[] = {
     {"qir_frontend", (getter)cuda_get_qir, NULL, "QIR from the frontend (with keep_qir)",
      (void *)1},
     {"ntasks", (getter)cuda_get_ntasks, NULL, "number of offloaded tasks", NULL},
+    {"args_size", (getter)cuda_get_args_size, NULL, "bytes of packed arguments per launch", NULL},
     {"tasks", (getter)cuda_get_tasks, NULL, "(name, block_dim, max_blocks, host_bounds)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -377,6 +377,13 @@ ck_get_ntasks(CompiledKernelObject *self, void *closure)
 }
 
 static PyObject *
+ck_get_args_size(CompiledKernelObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLong(self->code.args_size);
+}
+
+static PyObject *
 ck_get_compile_ms(CompiledKernelObject *self, void *closure)
 {
     (void)closure;
@@ -396,6 +403,7 @@ static PyGetSetDef ck_getset[] = {
     {"qir", (getter)ck_get_qir, NULL, "QIR given to the code generator (with keep_qir)", NULL},
     {"qir_frontend", (getter)ck_get_qir, NULL, "QIR from the frontend (with keep_qir)", (void *)1},
     {"ntasks", (getter)ck_get_ntasks, NULL, "number of offloaded tasks", NULL},
+    {"args_size", (getter)ck_get_args_size, NULL, "bytes of packed arguments per launch", NULL},
     {"compile_ms", (getter)ck_get_compile_ms, NULL, "milliseconds per codegen stage", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -755,7 +763,8 @@ finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state, const QdKernelArg 
     if (qd_py_params_from_args(args, n, ck->code.arg_offsets, ck->code.nparams, &ck->params) < 0) {
         return -1;
     }
-    ck->rng_offset = info->rng_param >= 0 && (uint32_t)info->rng_param < ck->code.nparams
+    ck->rng_offset = info->rng_param >= 0 && (uint32_t)info->rng_param < ck->code.nparams &&
+                             ck->code.arg_offsets[info->rng_param] != QD_ARG_UNUSED
                          ? (int64_t)ck->code.arg_offsets[info->rng_param]
                          : -1;
     ck->tasks = PyMem_Calloc(ck->code.ntasks ? ck->code.ntasks : 1, sizeof(QdCpuTask));

@@ -180,6 +180,9 @@ qd_py_pack_arguments(const QdPyParam *params, uint32_t n, PyObject *const *args,
 {
     for (uint32_t i = 0; i < n; i++) {
         const QdPyParam *p = &params[i];
+        if (p->offset == QD_ARG_UNUSED) {
+            continue; /* the code never reads it */
+        }
         switch (p->kind) {
         case QD_ARG_SCALAR:
             if (qd_py_pack_scalar(args[i], p->dtype, packed + p->offset) < 0) {

@@ -23,7 +23,8 @@ typedef struct QdPyParam {
     QdTypeKind dtype;        /* SCALAR, NDARRAY: the (element) type */
     uint32_t ndim;           /* NDARRAY: every axis, the element's included */
     QdPyElementAxes element; /* NDARRAY: the axes of one vector/matrix element */
-    uint32_t offset;         /* SCALAR, NDARRAY: offset in the packed arguments */
+    uint32_t offset;         /* SCALAR, NDARRAY: offset in the packed arguments, or
+                                QD_ARG_UNUSED for an argument the code never reads (skipped) */
 } QdPyParam;
 
 /* One parameter per argument of the specialization `args` (n of them): the non-template ones
@@ -71,8 +72,9 @@ void qd_py_host_arrays_release(QdPyHostArrays *h);
 
 /* Writes the packed arguments of one launch at `packed` (zeroed by the caller, the kernel's
  * args_size bytes): every scalar converted to its type, every ndarray's record after its rank,
- * item size, element axes and extents were checked (the extents must be below 2^31). `args`
- * has one argument per parameter. 0, or -1 with an exception set. */
+ * item size, element axes and extents were checked (the extents must be below 2^31); arguments
+ * the code never reads are skipped. `args` has one argument per parameter. 0, or -1 with an
+ * exception set. */
 int qd_py_pack_arguments(const QdPyParam *params, uint32_t n, PyObject *const *args,
                          unsigned char *packed, QdPyArrayMemory *memory);
 

@@ -41,12 +41,44 @@ def test_argument_layout():
     text = """\
 kernel @k(%a: u1, %b: i16, %c: f64, %d: ndarray<f32, 3>, %e: i8, %f: ndarray<i8, 1>, %g: f16) {
   task serial {
+    %d0 = shape %d, 0 : i32
+    %f0 = shape %f, 0 : i32
+    kernel_ret %a, 0
+    kernel_ret %b, 1
+    kernel_ret %c, 2
+    kernel_ret %d0, 3
+    kernel_ret %e, 4
+    kernel_ret %f0, 5
+    kernel_ret %g, 6
   }
 }
 """
     info = _testing.compile_qir(text, "k").info
     assert info["arg_offsets"] == [0, 2, 8, 16, 40, 48, 64]
     assert info["args_size"] == 72
+
+
+def test_unread_parameters_take_no_room():
+    """A parameter no instruction reads gets the offset QD_ARG_UNUSED (2^32 - 1) and no bytes;
+    its argument is neither converted nor checked at launch."""
+    text = """\
+kernel @k(%a: i32, %unused: ndarray<f32, 2>, %b: f64, %skip: i64, %out: ndarray<f64, 1>) {
+  task serial {
+    %i = const 0 : i32
+    %p = elem_ptr %out, %i : ptr<f64, global>
+    %x = cast %a : f64
+    %y = add %x, %b : f64
+    store %p, %y
+  }
+}
+"""
+    h = _testing.compile_qir(text, "k")
+    unused = 2**32 - 1
+    assert h.info["arg_offsets"] == [0, unused, 8, unused, 16]
+    assert h.info["args_size"] == 32
+    out = np.zeros(1, np.float64)
+    h.launch(3, "not an array", 0.5, None, out)
+    assert out[0] == 3.5
 
 
 def test_fields():

@@ -195,3 +195,30 @@ def test_a_type_changed_after_registration_matches_nothing(slow_calls):
     k(d)
     assert len(slow_calls) == 2
     np.testing.assert_array_equal(x, np.full(5, 3, np.float32))
+
+
+def test_members_the_kernel_does_not_read_are_not_packed(slow_calls):
+    """Only the members a kernel reads take room in its packed arguments; the others are still
+    checked, on the fast path as on the Python path."""
+    names = [f"a{i}" for i in range(40)]
+    Many = dataclasses.make_dataclass(
+        "Many", [(name, qd.types.ndarray(dtype=qd.f32, ndim=1)) for name in names]
+    )
+    globals()["Many"] = Many  # the kernel's annotation is looked up in this module
+
+    @qd.kernel
+    def k(m: Many, n: qd.i32):
+        for i in range(n):
+            m.a3[i] += m.a17[i]
+
+    arrays = [np.full(6, float(i), np.float32) for i in range(40)]
+    m = Many(*arrays)
+    k(m, 6)
+    k(m, 6)
+    np.testing.assert_array_equal(arrays[3], np.full(6, 3 + 2 * 17, np.float32))
+    assert len(slow_calls) == 1
+    compiled = next(iter(k._compiled.values()))[0]
+    assert compiled.args_size <= 48  # two ndarray records and the i32, not 40 records
+    m.a20 = "not an array"  # unread, but still an argument of the wrong kind
+    with pytest.raises(Exception):
+        k(m, 6)

@@ -27,7 +27,8 @@
  * aligned to its alignment. Scalars take their size and align to it: u1 is one byte holding 0 or
  * 1, f16 / bf16 two bytes (IEEE half / bfloat16 bits). ndarray<T, n> is the record
  * { u64 data; int32_t shape[n]; }, aligned to 8, its size rounded up to 8 (abi.h:
- * qd_ndarray_record_size). The total size is rounded up to 8.
+ * qd_ndarray_record_size). A parameter no instruction reads takes no room: its offset is
+ * QD_ARG_UNUSED and launchers skip its argument. The total size is rounded up to 8.
  *
  * Memory. ndarray and field elements are row-major; the linear index is computed in i64:
  * ((i0 * s1 + i1) * s2 + i2) ..., and the element address is data + index * sizeof(T). Fields

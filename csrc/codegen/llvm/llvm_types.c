@@ -10,6 +10,8 @@
  */
 #include "llvm_internal.h"
 
+#include <stdlib.h>
+
 /***** types *****/
 
 LLVMTypeRef
@@ -156,11 +158,41 @@ param_size_align(const QdType *ty, uint32_t *size, uint32_t *align)
     *size = *align = qd_llvm_scalar_size(ty);
 }
 
+/* Which values the instructions read: one flag per value id. */
+typedef struct QdArgRead {
+    bool *read;
+    uint32_t nvalues;
+} QdArgRead;
+
+/* Marks the values an instruction reads. */
+static int
+note_operands(QdInst *inst, void *data)
+{
+    QdArgRead *state = data;
+    for (uint32_t k = 0; k < inst->nargs; k++) {
+        if (inst->args[k] < state->nvalues) {
+            state->read[inst->args[k]] = true;
+        }
+    }
+    return 0;
+}
+
 void
 qd_arg_layout(const QdFunc *kernel, uint32_t *offsets, uint32_t *total_size)
 {
+    /* Parameters no instruction reads take no room (QD_ARG_UNUSED): a kernel taking a dataclass
+     * of many arrays passes only those it uses. Without memory for the flags, none is pruned. */
+    bool *read = calloc(kernel->nvalues + 1, sizeof(bool));
+    if (read != NULL) {
+        QdArgRead state = {read, kernel->nvalues};
+        qd_region_walk(kernel->body, note_operands, &state);
+    }
     uint32_t at = 0;
     for (uint32_t i = 0; i < kernel->nparams; i++) {
+        if (read != NULL && !read[kernel->params[i]]) {
+            offsets[i] = QD_ARG_UNUSED;
+            continue;
+        }
         uint32_t size, align;
         param_size_align(qd_value_type(kernel, kernel->params[i]), &size, &align);
         at = (at + align - 1) & ~(align - 1);
@@ -168,4 +200,5 @@ qd_arg_layout(const QdFunc *kernel, uint32_t *offsets, uint32_t *total_size)
         at += size;
     }
     *total_size = (at + QD_ARGS_ALIGN - 1) & ~(uint32_t)(QD_ARGS_ALIGN - 1);
+    free(read);
 }
