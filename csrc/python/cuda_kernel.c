@@ -105,6 +105,7 @@ typedef struct CudaArrays {
     QdCuDeviceptr *dev;        /* their device copies, one per host buffer (0: not made) */
     uint32_t ndev;             /* entries at dev */
     PyObject *device_buffer_type; /* borrowed */
+    bool opened_host;          /* the argument cuda_open described last is a host buffer */
     QdCtx *ctx;                /* for CUDA errors */
     PyObject *module;          /* borrowed: raises the diag of a CUDA error */
 } CudaArrays;
@@ -115,16 +116,19 @@ cuda_open(QdPyArrayMemory *memory, uint32_t i, PyObject *arg, QdPyArray *out)
     CudaArrays *self = (CudaArrays *)memory;
     if (Py_TYPE(arg) == (PyTypeObject *)self->device_buffer_type) {
         const DeviceBufferObject *buf = (const DeviceBufferObject *)arg;
-        out->data = buf->ptr;
+        out->data = buf->ptr; /* 0 for an empty buffer */
         out->ndim = buf->ndim;
         out->itemsize = buf->itemsize;
         memcpy(out->shape, buf->shape, sizeof(out->shape));
+        self->opened_host = false;
         return 0;
     }
+    self->opened_host = false;
     if (self->host.memory.open(&self->host.memory, i, arg, out) < 0) {
         return -1;
     }
     out->data = 0; /* placed on the device by cuda_place */
+    self->opened_host = true;
     return 0;
 }
 
@@ -133,7 +137,7 @@ cuda_place(QdPyArrayMemory *memory, uint32_t i, QdPyArray *array)
 {
     (void)i;
     CudaArrays *self = (CudaArrays *)memory;
-    if (array->data != 0) {
+    if (!self->opened_host) {
         return 0; /* a DeviceBuffer */
     }
     uint32_t h = self->host.count - 1; /* the buffer cuda_open just exported */
@@ -166,6 +170,7 @@ cuda_arrays_init(CudaArrays *a, QdPyState *state, QdCtx *ctx, PyObject *module)
     a->dev = NULL;
     a->ndev = 0;
     a->device_buffer_type = state->device_buffer_type;
+    a->opened_host = false;
     a->ctx = ctx;
     a->module = module;
 }

@@ -115,6 +115,28 @@ def test_torch_cuda_tensors(arch):
         axpy(1.0, torch.zeros(4, dtype=torch.float64, device="cuda"), y)
 
 
+def test_empty_device_tensor_beside_host_arrays(arch):
+    """An empty CUDA tensor (data pointer 0) beside NumPy arrays in one launch: the host arrays
+    are the ones copied to the device and back, whatever the device pointers are."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+
+    @qd.kernel
+    def k(e: qd.types.ndarray(qd.f32, 1), x: qd.types.ndarray(qd.f32, 1),
+          y: qd.types.ndarray(qd.f32, 1)):
+        for i in range(x.shape[0]):
+            y[i] = x[i] * 2.0 + e.shape[0]
+
+    rng = np.random.default_rng()
+    x = rng.standard_normal(33).astype(np.float32)
+    y = np.zeros(33, np.float32)
+    empty = torch.empty(0, dtype=torch.float32, device="cuda")
+    for _ in range(2):  # the Python path, then the fast path
+        k(empty, x, y)
+        np.testing.assert_array_equal(y, x * 2)
+
+
 def test_cupy_arrays(arch):
     if arch != "cuda":
         pytest.skip("CuPy arrays live in CUDA memory")
