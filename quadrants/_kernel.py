@@ -15,9 +15,12 @@ captures the source. A kernel call then:
 
        quadrants._core.compile_kernel(pyfunc, funcdef, filename, arg_descs, name, options)
 
-   ``arg_descs`` has one entry per parameter: ``("scalar", dtype_id)``, ``("ndarray", dtype_id,
+   ``arg_descs`` has one entry per leaf argument, starting with its kind from the core's table
+   (``_core.ARG_KINDS``, csrc/abi/args.def): ``("scalar", dtype_id)``, ``("ndarray", dtype_id,
    ndim, element_shape)`` (``element_shape``: ``()``, ``(n,)`` or ``(n, m)``, the last axes that
-   form one vector/matrix element, which every launch checks) or ``("template", value)``; ``options`` comes from ``_runtime.compile_options()``.
+   form one vector/matrix element, which every launch checks) or ``("template", value)``; a
+   dataclass member's is ``(path, desc)``. ``options`` comes from
+   ``_runtime.compile_options()``.
    The result ``compiled(*launch_args)`` is cached in the kernel until ``qd.reset``;
 4. launches with one value per parameter: scalars as Python numbers of the parameter type
    (float, int wrapped to the type's range, bool for u1), arrays as NumPy arrays (a
@@ -74,8 +77,12 @@ from quadrants._tensor import TENSOR_TYPES
 
 MAX_ARG_NUM = 512
 
-# Parameter kinds.
-SCALAR, NDARRAY, TEMPLATE, DATACLASS = "scalar", "ndarray", "template", "dataclass"
+# Parameter kinds: those of a leaf are the core's argument kinds (csrc/abi/args.def); a
+# dataclass or struct and a vector/matrix passed by value are flattened into leaves.
+SCALAR = _core.ARG_KINDS["SCALAR"]
+NDARRAY = _core.ARG_KINDS["NDARRAY"]
+TEMPLATE = _core.ARG_KINDS["TEMPLATE"]
+DATACLASS = "dataclass"
 MATRIX = "matrix"  # a vector/matrix passed by value: one scalar argument per element
 
 _live_kernels = weakref.WeakSet()
@@ -568,12 +575,6 @@ class Kernel(_core.Dispatcher, _Source):
         return entry
 
 
-# The argument kinds of the core (csrc/abi/args.def): the first item of every descriptor.
-_ARG_SCALAR = _core.ARG_KINDS["SCALAR"]
-_ARG_NDARRAY = _core.ARG_KINDS["NDARRAY"]
-_ARG_TEMPLATE = _core.ARG_KINDS["TEMPLATE"]
-
-
 def _scalar_leaf(where, annotation, value):
     """(key part, launch value) of a scalar parameter or member: ``("s", dtype_id)``."""
     dtype = _types.cook_dtype(annotation)
@@ -610,10 +611,10 @@ def _desc(part, value):
     its facts; an ndarray's ends with the shape of its vector/matrix element, which every launch
     of the compiled kernel checks."""
     if part[0] == "s":
-        return (_ARG_SCALAR, part[1])
+        return (SCALAR, part[1])
     if part[0] == "a":
-        return (_ARG_NDARRAY, part[1], part[2], part[3])
-    return (_ARG_TEMPLATE, value)
+        return (NDARRAY, part[1], part[2], part[3])
+    return (TEMPLATE, value)
 
 
 def _member_annotations(cls):
