@@ -131,7 +131,8 @@ VALGRIND_TESTS := \
     tests/frontend/test_random.py tests/lang/test_print_assert.py tests/python/test_init.py \
     tests/python/test_offline_cache.py::test_second_process_skips_the_frontend \
     tests/python/test_offline_cache.py::test_fields_objects_random_and_print_from_the_cache \
-    tests/python/test_memory_safety.py tests/python/test_call_fuzz.py
+    tests/python/test_memory_safety.py tests/python/test_call_fuzz.py \
+    tests/python/test_dispatch_dataclass.py tests/python/test_dataclass_members.py
 VALGRIND_ERROR := 86
 VALGRIND_ENV = PYTHONMALLOC=malloc NPY_DISABLE_CPU_FEATURES="$$($(VPY) -c \
     'import numpy; print(*numpy._core._multiarray_umath.__cpu_dispatch__)')"
