@@ -103,7 +103,7 @@ from quadrants import math
 from quadrants import simt
 from quadrants._ndarray import Ndarray, ScalarNdarray, ndarray
 from quadrants._matrix_field import MatrixField, MatrixNdarray, VectorNdarray
-from quadrants._tensor import MatrixTensor, Tensor, VectorTensor
+from quadrants._tensor import MatrixTensor, Tensor, VectorTensor, tensor, wrap
 from quadrants._runtime import (
     amdgpu,
     arm64,
@@ -266,6 +266,8 @@ __all__ = [
     "Tensor",
     "VectorTensor",
     "MatrixTensor",
+    "tensor",
+    "wrap",
     "field",
     "ndarray",
     "root",

@@ -180,8 +180,9 @@ class Layout(enum.Enum):
     SOA = 1
 
 
-class Backend(enum.Enum):
-    """What ``qd.tensor`` allocates."""
+class Backend(enum.IntEnum):
+    """What ``qd.tensor`` allocates: ``FIELD`` (a ``qd.field``) or ``NDARRAY`` (a
+    ``qd.ndarray``, the default)."""
 
     FIELD = 0
     NDARRAY = 1

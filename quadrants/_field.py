@@ -345,6 +345,14 @@ class ScalarField(Field):
         order = self._qd_field_order
         return None if order == tuple(range(len(order))) else order
 
+    def has_grad(self):
+        """Whether gradient storage is allocated (``needs_grad=True``, placed)."""
+        return self.grad is not None and self.grad._view is not None
+
+    def has_dual(self):
+        """Whether dual storage is allocated (``needs_dual=True``, placed)."""
+        return self.dual is not None and self.dual._view is not None
+
     @property
     def snode(self):
         """The layout level the field is placed in."""
@@ -493,7 +501,8 @@ def field(dtype, shape=None, order=None, name="", offset=None, needs_grad=False,
     _runtime.require_init()
     if getattr(dtype, "_qd_matrix_type", False):
         # A vector/matrix type: one scalar field per element (quadrants/_matrix_field.py).
-        return dtype.field(shape=shape, order=order, name=name, offset=offset)
+        return dtype.field(shape=shape, order=order, name=name, offset=offset,
+                           needs_grad=needs_grad, needs_dual=needs_dual)
     if getattr(dtype, "_qd_struct_type", False):
         # A struct type: a struct field (quadrants/_struct.py).
         return dtype.field(

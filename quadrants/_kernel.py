@@ -263,6 +263,8 @@ def _array_value(param, value, callbacks):
     if wanted_ndim is not None:
         wanted_ndim += getattr(param.annotation, "element_ndim", 0)  # vector/matrix elements
     if isinstance(value, Ndarray):
+        if value.layout is not None:
+            raise NotImplementedError("ndarrays with a layout cannot be passed to kernels yet")
         array = value._data()
         _matrix.check_element_shape(param.annotation, name, array.shape)
         if wanted_dtype is not None and value.dtype is not wanted_dtype:

@@ -363,13 +363,21 @@ class Matrix(metaclass=_MatrixMeta):
               needs_dual=False, layout=None, ndim=None):
         from quadrants import _matrix_field
 
-        return _matrix_field.MatrixField.make(n, m, 2, dtype, shape, order, name, offset)
+        return _matrix_field.MatrixField.make(n, m, 2, dtype, shape, order, name, offset,
+                                              needs_grad, needs_dual)
 
     @classmethod
     def ndarray(cls, n, m, dtype, shape, needs_grad=False):
         from quadrants import _matrix_field
 
-        return _matrix_field.matrix_ndarray(MatrixType(n, m, 2, dtype), shape)
+        return _matrix_field.matrix_ndarray(MatrixType(n, m, 2, dtype), shape, needs_grad)
+
+    @classmethod
+    def tensor(cls, n, m, dtype, shape, **kwargs):
+        """A tensor of n x m matrices on the backend chosen by ``backend=`` (quadrants/_tensor.py)."""
+        from quadrants import _tensor
+
+        return _tensor.matrix_tensor(n, m, dtype, shape, **kwargs)
 
 
 class Vector(Matrix):
@@ -385,13 +393,21 @@ class Vector(Matrix):
               needs_dual=False, layout=None):
         from quadrants import _matrix_field
 
-        return _matrix_field.MatrixField.make(n, 1, 1, dtype, shape, order, name, offset)
+        return _matrix_field.MatrixField.make(n, 1, 1, dtype, shape, order, name, offset,
+                                              needs_grad, needs_dual)
 
     @classmethod
     def ndarray(cls, n, dtype, shape, needs_grad=False):
         from quadrants import _matrix_field
 
-        return _matrix_field.matrix_ndarray(MatrixType(n, 1, 1, dtype), shape)
+        return _matrix_field.matrix_ndarray(MatrixType(n, 1, 1, dtype), shape, needs_grad)
+
+    @classmethod
+    def tensor(cls, n, dtype, shape, **kwargs):
+        """A tensor of n-vectors on the backend chosen by ``backend=`` (quadrants/_tensor.py)."""
+        from quadrants import _tensor
+
+        return _tensor.vector_tensor(n, dtype, shape, **kwargs)
 
 
 def _arr(x):
@@ -497,7 +513,8 @@ class MatrixType:
         shape = kwargs.pop("shape", None)
         return _matrix_field.MatrixField.make(
             self.n, self.m, self.ndim, self.dtype, shape, kwargs.get("order"),
-            kwargs.get("name", ""), kwargs.get("offset"),
+            kwargs.get("name", ""), kwargs.get("offset"), kwargs.get("needs_grad", False),
+            kwargs.get("needs_dual", False),
         )
 
     def ndarray(self, shape=None, **kwargs):
@@ -507,7 +524,7 @@ class MatrixType:
             raise unpacked_error("T.ndarray()")
         from quadrants import _matrix_field
 
-        return _matrix_field.matrix_ndarray(self, shape)
+        return _matrix_field.matrix_ndarray(self, shape, kwargs.get("needs_grad", False))
 
     def __eq__(self, other):
         return (

@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from quadrants import _field, _ndarray, _types
+from quadrants._core import QuadrantsRuntimeError
 from quadrants._matrix import Matrix, MatrixType, Vector, _flatten_args
 
 
@@ -59,16 +60,45 @@ class MatrixField(_field.Field):
     _qd_matrix_field = True
 
     @classmethod
-    def make(cls, n, m, ndim, dtype, shape, order=None, name="", offset=None):
+    def make(cls, n, m, ndim, dtype, shape, order=None, name="", offset=None, needs_grad=False,
+             needs_dual=False):
         self = cls.__new__(cls)
         self.n, self.m, self.ndim = int(n), int(m), ndim
         self.dtype = _types.cook_dtype(dtype)
         self.name = name
         self._qd_fields = tuple(
-            _field.field(self.dtype, shape=shape, order=order, name=f"{name}[{k}]", offset=offset)
+            _field.field(self.dtype, shape=shape, order=order, name=f"{name}[{k}]", offset=offset,
+                         needs_grad=needs_grad, needs_dual=needs_dual)
             for k in range(self.n * self.m)
         )
+        # The gradient (dual) of every element field, gathered into a vector/matrix field.
+        self.grad = self._companion("grad")
+        self.dual = self._companion("dual")
         return self
+
+    def _companion(self, which):
+        parts = tuple(getattr(f, which) for f in self._qd_fields)
+        if any(part is None for part in parts):
+            return None
+        other = type(self).__new__(type(self))
+        other.n, other.m, other.ndim, other.dtype = self.n, self.m, self.ndim, self.dtype
+        other.name = f"{self.name}.{which}"
+        other._qd_fields = parts
+        other.grad = other.dual = None
+        return other
+
+    @property
+    def layout(self):
+        """The physical axis order of the element fields, or None when it is the identity."""
+        return self._qd_fields[0].layout
+
+    def has_grad(self):
+        """Whether gradient storage exists (the field was made with ``needs_grad=True``)."""
+        return self.grad is not None
+
+    def has_dual(self):
+        """Whether dual storage exists (the field was made with ``needs_dual=True``)."""
+        return self.dual is not None
 
     @property
     def shape(self):
@@ -96,7 +126,13 @@ class MatrixField(_field.Field):
     def get_scalar_field(self, i, j=0):
         return self._qd_fields[i * self.m + j]
 
-    def to_numpy(self, keep_dims=False, dtype=None):
+    def to_numpy(self, keep_dims=False, dtype=None, *, copy=True):
+        """The elements as one NumPy array ``shape + element_shape``. Always a copy: each
+        element lives in a field of its own, so ``copy=False`` raises ValueError."""
+        if copy is False:
+            raise ValueError(
+                "Zero-copy not available for vector/matrix fields (one field per element)"
+            )
         parts = [f.to_numpy(dtype=dtype) for f in self._qd_fields]
         stacked = np.stack(parts, axis=-1)
         return stacked.reshape(tuple(self.shape) + self._element_shape(keep_dims))
@@ -120,6 +156,13 @@ class MatrixField(_field.Field):
             f.fill(v)
 
     def copy_from(self, other):
+        if not isinstance(other, MatrixField):
+            raise TypeError("Cannot copy from a non-field object")
+        if other.shape != self.shape or other.element_shape != self.element_shape:
+            raise ValueError(
+                f"qd.field shape {self.shape + self.element_shape} does not match the source "
+                f"field shape {other.shape + other.element_shape}"
+            )
         for a, b in zip(self._qd_fields, other._qd_fields):
             a.copy_from(b)
 
@@ -148,9 +191,11 @@ class _ElementNdarray(_ndarray.Ndarray):
     are its two subclasses below, which are siblings as in the reference: a vector ndarray is a
     ``qd.VectorNdarray`` and not a ``qd.MatrixNdarray``."""
 
-    def __init__(self, mtype, shape):
+    def __init__(self, mtype, shape, needs_grad=False):
         element = (mtype.n,) if mtype.ndim == 1 else (mtype.n, mtype.m)
         super().__init__(_types.cook_dtype(mtype.dtype), tuple(shape) + element)
+        if needs_grad:
+            self.grad = type(self)(mtype, shape)
         self.shape = tuple(shape)
         self.element_shape = element
         self.n, self.m = mtype.n, mtype.m
@@ -228,12 +273,18 @@ class MatrixNdarray(_ElementNdarray):
     """An ndarray of matrices: ``qd.Matrix.ndarray(n, m, dtype, shape)``."""
 
 
-def matrix_ndarray(mtype, shape):
-    """A new zero-filled ndarray of vector/matrix type `mtype`."""
+def matrix_ndarray(mtype, shape, needs_grad=False):
+    """A new zero-filled ndarray of vector/matrix type `mtype` (with a gradient ndarray of the
+    same kind when `needs_grad`)."""
     from quadrants import _runtime
 
     _runtime.require_init()
     if not isinstance(mtype, MatrixType):
         raise TypeError(f"expected a vector or matrix type, got {mtype!r}")
     cls = VectorNdarray if mtype.ndim == 1 else MatrixNdarray
-    return cls(mtype, _ndarray._ndarray_shape(shape))
+    dtype = _types.cook_dtype(mtype.dtype)
+    if needs_grad and not dtype.is_real:
+        raise QuadrantsRuntimeError(
+            f"{dtype} is not supported for ndarray with `needs_grad=True` or `needs_dual=True`."
+        )
+    return cls(mtype, _ndarray._ndarray_shape(shape), needs_grad)

@@ -16,9 +16,8 @@ import weakref
 import numpy as np
 
 from quadrants import _device, _external, _runtime, _types
-from quadrants._annotations import Layout
 from quadrants._core import NdarrayBase, QuadrantsIndexError, QuadrantsRuntimeError
-from quadrants._field import _check_alive, _to_numpy
+from quadrants._field import _check_alive, _inverse, _to_numpy
 
 MAX_DIM_SIZE = 2**31 - 1
 
@@ -43,39 +42,60 @@ class Ndarray(NdarrayBase):
     memory of ``shape`` scalars of ``dtype``: ``dtype``, ``shape``, ``element_shape``
     (``()`` for scalar elements), ``layout``, ``grad`` (when created with ``needs_grad=True``).
     ``dtype`` and ``_qd_array`` live in the C base (NdarrayBase), where a kernel launch reads
-    them."""
+    them.
+
+    ``layout`` (``qd.tensor(..., layout=)``, scalar ndarrays only) is None or a permutation of
+    the axes: ``layout[p]`` is the canonical axis stored at physical position ``p``, outermost
+    first. The memory (``_host``, ``_qd_array``) then has the physical shape
+    ``tuple(shape[a] for a in layout)``; ``shape``, ``_data()`` and every Python-scope access
+    are canonical (``_data()`` is a transposed view of the memory), and kernels index it with
+    canonical indices (the compiler permutes them)."""
 
     _qd_ndarray = True
 
-    def __init__(self, dtype, shape, needs_grad=False):
+    def __init__(self, dtype, shape, needs_grad=False, layout=None):
+        if layout is not None and tuple(layout) == tuple(range(len(shape))):
+            layout = None
         self.dtype = dtype
         self.shape = shape
         self.element_shape = ()
-        self.layout = Layout.AOS
+        self.layout = None if layout is None else tuple(layout)
         self._generation = _runtime.generation()
-        self._host = np.zeros(shape, dtype=dtype.np_dtype)
+        physical = shape if layout is None else tuple(shape[axis] for axis in layout)
+        self._host = np.zeros(physical, dtype=dtype.np_dtype)
+        # the canonical view of the memory
+        self._view = self._host if layout is None else self._host.transpose(_inverse(layout))
         self._device = _device.allocate(self._host)  # CUDA: the memory; _host its mirror
         # what a launch passes: the NumPy array on the CPU, the DeviceBuffer on CUDA
         self._qd_array = self._host if self._device is None else self._device
-        self.grad = ScalarNdarray(dtype, shape) if needs_grad else None
+        self.grad = ScalarNdarray(dtype, shape, layout=layout) if needs_grad else None
         _live_ndarrays.add(self)
 
     def _data(self):
+        """The canonical view of the memory (on CUDA its host mirror), after the usual checks."""
         _check_alive(self, "qd.ndarray")
-        return self._host
+        return self._view
 
     def _pull(self):
         """_data() with the device's data copied into it first (CUDA)."""
         data = self._data()
-        _device.pull(self._device, data)
+        _device.pull(self._device, self._host)
         return data
+
+    def has_grad(self):
+        """Whether gradient storage exists (the ndarray was made with ``needs_grad=True``)."""
+        return self.grad is not None
+
+    def has_dual(self):
+        """Whether dual storage exists (never, for ndarrays)."""
+        return False
 
     def _push(self):
         """Copies the memory written through _data() to the device (CUDA)."""
         _device.push(self._device, self._host)
 
     def _release(self):
-        self._qd_array = self._host = self._device = None
+        self._qd_array = self._host = self._view = self._device = None
         self.grad = None
 
     @property
@@ -153,7 +173,7 @@ class Ndarray(NdarrayBase):
         _device.write_item(self._device, data, position)
 
     def __deepcopy__(self, memo=None):
-        result = ScalarNdarray(self.dtype, self.shape)
+        result = ScalarNdarray(self.dtype, self.shape, layout=self.layout)
         result.copy_from(self)
         return result
 
@@ -169,7 +189,8 @@ def ndarray(dtype, shape, needs_grad=False):
     """A new zero-filled ndarray of `dtype` (a scalar type) and `shape` (an int or a tuple)."""
     _runtime.require_init()
     if getattr(dtype, "_qd_matrix_type", False):
-        return dtype.ndarray(shape)  # vector/matrix elements (quadrants/_matrix_field.py)
+        # vector/matrix elements (quadrants/_matrix_field.py)
+        return dtype.ndarray(shape, needs_grad=needs_grad)
     shape = _ndarray_shape(shape)
     try:
         dtype = _types.cook_dtype(dtype)

@@ -32,7 +32,7 @@ def init(arch):
 def test_shapes(shape, expected):
     a = qd.ndarray(qd.f32, shape)
     assert a.shape == expected and a.ndim == len(expected)
-    assert a.element_shape == () and a.layout is qd.Layout.AOS
+    assert a.element_shape == () and a.layout is None
     assert a._qd_ndarray is True
     # the host memory (on CUDA the mirror of the DeviceBuffer in _qd_array)
     assert isinstance(a._data(), np.ndarray) and a._data().flags.c_contiguous
