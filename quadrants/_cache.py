@@ -203,7 +203,10 @@ class _Keyer:
         from quadrants._field import ScalarField
         from quadrants._kernel import BoundFunc, Func, Kernel
         from quadrants._annotations import NdarrayType, Template
+        from quadrants._tensor import TENSOR_TYPES
 
+        if type(v) in TENSOR_TYPES:
+            v = v._impl  # a wrapper stands for what it wraps
         if isinstance(v, ScalarField):
             if v._array is None and v._device is None:
                 raise Unkeyable("unplaced field")

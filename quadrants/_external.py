@@ -76,6 +76,15 @@ def _host_view(value):
     return np.asarray(value)
 
 
+def is_array(value):
+    """Whether `value` is another library's array that ``adapt`` takes (not a NumPy array)."""
+    return (
+        hasattr(value, "__cuda_array_interface__")
+        or _is_torch_tensor(value)
+        or hasattr(value, "__array_interface__")
+    )
+
+
 def adapt(value, on_cuda, callbacks):
     """`value` as what the launcher takes, when it is another library's array: a NumPy array
     (host memory, or a host copy whose data `callbacks` copy back after the call) or, on CUDA,

@@ -37,6 +37,11 @@ repeat of it from the arguments alone: Python float/int/bool scalars, C-contiguo
 and qd.ndarrays, templates keyed by identity or by int/str value; NumPy scalars, Fortran-ordered
 arrays, float/tuple/dataclass templates and keyword calls always take the Python path.
 
+A parameter annotated ``qd.Tensor`` takes its kind from each argument (``_tensor_param``): an
+ndarray (or NumPy / torch array) is an ndarray argument whose dtype, ndim and element come from
+the value, anything else -- a field, None -- a template. A ``qd.Tensor`` wrapper argument is
+replaced by what it wraps before anything else looks at it.
+
 ``@dataclasses.dataclass`` parameters are, for now, template values specialised member by
 member (the reference flattens them into one launch argument per member, ``<param>__<member>``;
 ndarray members therefore are not supported yet).
@@ -73,7 +78,7 @@ from quadrants._core import (
 )
 from quadrants._field import ScalarField
 from quadrants._ndarray import Ndarray
-from quadrants._tensor import TENSOR_TYPES
+from quadrants._tensor import TENSOR_TYPES, Tensor
 
 MAX_ARG_NUM = 512
 
@@ -84,6 +89,9 @@ NDARRAY = _core.ARG_KINDS["NDARRAY"]
 TEMPLATE = _core.ARG_KINDS["TEMPLATE"]
 DATACLASS = "dataclass"
 MATRIX = "matrix"  # a vector/matrix passed by value: one scalar argument per element
+# `x: qd.Tensor`: an ndarray (or NumPy / torch array) argument is passed as NDARRAY with the
+# value's dtype and dimensions, anything else (a field, None) as TEMPLATE.
+TENSOR = "tensor"
 
 _live_kernels = weakref.WeakSet()
 
@@ -133,6 +141,8 @@ def _classify(annotation):
         return SCALAR, annotation
     if annotation is Template or isinstance(annotation, Template):
         return TEMPLATE, annotation
+    if annotation is Tensor:
+        return TENSOR, annotation
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         _struct.check_dataclass(annotation)
         return DATACLASS, annotation
@@ -499,6 +509,8 @@ class Kernel(_core.Dispatcher, _Source):
         for index, (param, value) in enumerate(zip(params, args)):
             kind = param.kind
             steps = ("_impl",) if index in wrapped else ()
+            if kind is TENSOR:
+                kind, param = _tensor_param(param, value)
             if kind is SCALAR:
                 part, scalar = _scalar_leaf(index, param.annotation, value)
                 key.append(part)
@@ -608,6 +620,19 @@ def _array_letter(value, array):
     return "n" if array is value and type(value) is np.ndarray else "-"
 
 
+def _tensor_param(param, value):
+    """(kind, Param) a `qd.Tensor` parameter takes for `value`: an array is an ndarray argument
+    of any dtype and dimensions, anything else (a field, None) a template argument."""
+    if isinstance(value, (Ndarray, np.ndarray)) or _external.is_array(value):
+        if param is None:
+            return NDARRAY, None
+        return NDARRAY, Param(param.name, NDARRAY, _ANY_NDARRAY, param.default)
+    return TEMPLATE, param
+
+
+_ANY_NDARRAY = NdarrayType()
+
+
 def _desc(part, value):
     """The compile_kernel argument descriptor of one key part: a kind of the core's table and
     its facts; an ndarray's ends with the shape of its vector/matrix element, which every launch
@@ -651,6 +676,9 @@ def _flatten_dataclass(path, value, members, launch, pins, callbacks, cfg, fast,
             member_steps += ("_impl",)
         classified = _classify(annotation)
         kind = classified[0] if classified else TEMPLATE
+        if kind is TENSOR:
+            kind = _tensor_param(None, member)[0]
+            classified = (kind, _ANY_NDARRAY)
         if kind is DATACLASS and (
             dataclasses.is_dataclass(member) or _struct.is_struct_type(type(member))
         ):

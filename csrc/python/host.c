@@ -9,7 +9,9 @@
  * package: `_qd_dtype` (data types; the id is the scalar's index in ir/types.def),
  * `_qd_field_id` (fields), `_qd_ndarray` (ndarrays), `_qd_func` (@qd.func), `_qd_kernel`,
  * `_qd_builtin` (kernel-scope builtins, by name), `_qd_template`, `_qd_ndarray_annotation` and
- * the struct markers `_qd_struct_type`, `_qd_struct_value`, `_qd_struct_field`.
+ * the struct markers `_qd_struct_type`, `_qd_struct_value`, `_qd_struct_field`. A `qd.Tensor`
+ * wrapper (marker `_qd_tensor_impl`: the field or ndarray it wraps) stands for what it wraps:
+ * describing it rebinds its handle to the wrapped object.
  * Python exceptions raised by user code while tracing become QuadrantsCompilationError, as in the
  * reference ("wrapping rule", spec/api.md E).
  */
@@ -387,6 +389,14 @@ host_describe(void *self, QdCtx *ctx, QdHandle handle, QdHostValue *out)
         }
         out->kind = QD_HOST_OBJECT;
     } else {
+        PyObject *impl = PyType_Check(obj) ? NULL : marker(obj, "_qd_tensor_impl");
+        if (impl) {
+            /* steals impl; the wrapper's reference is dropped (obj is not used again) */
+            if (PyList_SetItem(h->handles, (Py_ssize_t)handle - 1, impl) < 0) {
+                return qd_py_host_error_from_exception(h, ctx);
+            }
+            return host_describe(self, ctx, handle, out);
+        }
         return describe_object(h, ctx, obj, out);
     }
     return 0;
