@@ -18,7 +18,8 @@ captures the source. A kernel call then:
    ``arg_descs`` has one entry per leaf argument, starting with its kind from the core's table
    (``_core.ARG_KINDS``, csrc/abi/args.def): ``("scalar", dtype_id)``, ``("ndarray", dtype_id,
    ndim, element_shape)`` (``element_shape``: ``()``, ``(n,)`` or ``(n, m)``, the last axes that
-   form one vector/matrix element, which every launch checks) or ``("template", value)``; a
+   form one vector/matrix element, which every launch checks; a fifth item is the physical
+   layout of an ndarray made by ``qd.tensor(..., layout=)``) or ``("template", value)``; a
    dataclass member's is ``(path, desc)``. ``options`` comes from
    ``_runtime.compile_options()``.
    The result ``compiled(*launch_args)`` is cached in the kernel until ``qd.reset``;
@@ -273,8 +274,6 @@ def _array_value(param, value, callbacks):
     if wanted_ndim is not None:
         wanted_ndim += getattr(param.annotation, "element_ndim", 0)  # vector/matrix elements
     if isinstance(value, Ndarray):
-        if value.layout is not None:
-            raise NotImplementedError("ndarrays with a layout cannot be passed to kernels yet")
         array = value._data()
         _matrix.check_element_shape(param.annotation, name, array.shape)
         if wanted_dtype is not None and value.dtype is not wanted_dtype:
@@ -598,10 +597,13 @@ def _scalar_leaf(where, annotation, value):
 def _ndarray_leaf(param, value, callbacks):
     """(key part, launch value) of an ndarray parameter or member: ``("a", dtype_id, ndim,
     element_shape)``, the element shape (the array's last axes that form one vector/matrix
-    element) from the annotation or, when it names none, from the value."""
+    element) from the annotation or, when it names none, from the value; an ndarray with a
+    physical layout (``qd.tensor(..., layout=)``) adds it as a fifth item."""
     dtype, array = _array_value(param, value, callbacks)
     element = _matrix.element_shape_of(param.annotation, value)
-    return ("a", dtype._qd_dtype, array.ndim, element), array
+    part = ("a", dtype._qd_dtype, array.ndim, element)
+    layout = value.layout if isinstance(value, Ndarray) else None
+    return (part if layout is None else part + (layout,)), array
 
 
 def _scalar_letter(part, value):
@@ -614,9 +616,11 @@ def _scalar_letter(part, value):
 
 def _array_letter(value, array):
     """The fast path's letter for an ndarray leaf: "q" for a qd.ndarray (any element type),
-    "n" for a C-contiguous NumPy array passed as it is, "-" for anything converted."""
+    "n" for a C-contiguous NumPy array passed as it is, "-" for anything converted and for an
+    ndarray with a physical layout (the fast path matches a qd.ndarray by its class, dtype and
+    memory, which do not tell one layout from another)."""
     if isinstance(value, Ndarray):
-        return "q" if array is value._qd_array else "-"
+        return "q" if array is value._qd_array and value.layout is None else "-"
     return "n" if array is value and type(value) is np.ndarray else "-"
 
 
@@ -636,11 +640,12 @@ _ANY_NDARRAY = NdarrayType()
 def _desc(part, value):
     """The compile_kernel argument descriptor of one key part: a kind of the core's table and
     its facts; an ndarray's ends with the shape of its vector/matrix element, which every launch
-    of the compiled kernel checks."""
+    of the compiled kernel checks, and the ndarray's physical layout when it has one (the kernel
+    permutes its indices)."""
     if part[0] == "s":
         return (SCALAR, part[1])
     if part[0] == "a":
-        return (NDARRAY, part[1], part[2], part[3])
+        return (NDARRAY, part[1], part[2], part[3]) + part[4:]
     return (TEMPLATE, value)
 
 

@@ -68,7 +68,7 @@ class Ndarray(NdarrayBase):
         self._device = _device.allocate(self._host)  # CUDA: the memory; _host its mirror
         # what a launch passes: the NumPy array on the CPU, the DeviceBuffer on CUDA
         self._qd_array = self._host if self._device is None else self._device
-        self.grad = ScalarNdarray(dtype, shape, layout=layout) if needs_grad else None
+        self.grad = scalar_ndarray(dtype, shape, layout=layout) if needs_grad else None
         _live_ndarrays.add(self)
 
     def _data(self):
@@ -173,7 +173,7 @@ class Ndarray(NdarrayBase):
         _device.write_item(self._device, data, position)
 
     def __deepcopy__(self, memo=None):
-        result = ScalarNdarray(self.dtype, self.shape, layout=self.layout)
+        result = scalar_ndarray(self.dtype, self.shape, layout=self.layout)
         result.copy_from(self)
         return result
 
@@ -183,6 +183,19 @@ class Ndarray(NdarrayBase):
 
 class ScalarNdarray(Ndarray):
     """An ndarray of scalars: what ``qd.ndarray(qd.f32, shape)`` returns."""
+
+
+class _PermutedNdarray(ScalarNdarray):
+    """A scalar ndarray with a physical layout. A class of its own so that the launch fast path
+    (csrc/python/dispatch.c), which recognises ``ScalarNdarray`` arguments by their type, dtype
+    and memory alone, never takes one for an unpermuted ndarray of the same dtype and rank."""
+
+
+def scalar_ndarray(dtype, shape, needs_grad=False, layout=None):
+    """A ScalarNdarray, or a _PermutedNdarray when `layout` is not the identity (checked)."""
+    if layout is None or tuple(layout) == tuple(range(len(shape))):
+        return ScalarNdarray(dtype, shape, needs_grad)
+    return _PermutedNdarray(dtype, shape, needs_grad, layout)
 
 
 def ndarray(dtype, shape, needs_grad=False):

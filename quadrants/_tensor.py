@@ -25,7 +25,7 @@ import operator
 from quadrants._annotations import Backend
 from quadrants._field import Field
 from quadrants._matrix_field import MatrixField, MatrixNdarray, VectorNdarray
-from quadrants._ndarray import Ndarray, ScalarNdarray
+from quadrants._ndarray import Ndarray
 
 
 class Tensor:
@@ -86,9 +86,13 @@ class Tensor:
     # --- element access (canonical indices) ---
 
     def __getitem__(self, key):
+        if self._impl.layout is not None and isinstance(self._impl, Ndarray):
+            _check_full_key(key, len(self._impl.shape))
         return self._impl[key]
 
     def __setitem__(self, key, value):
+        if self._impl.layout is not None and isinstance(self._impl, Ndarray):
+            _check_full_key(key, len(self._impl.shape))
         self._impl[key] = value
 
     # --- bulk access and interop ---
@@ -132,6 +136,20 @@ class Tensor:
             f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, "
             f"backend={self._backend().name}" + ("" if layout is None else f", layout={layout}")
             + ")"
+        )
+
+
+def _check_full_key(key, ndim):
+    """TypeError unless `key` has one index per axis (a permuted ndarray's wrapper, as in the
+    reference)."""
+    if isinstance(key, int):
+        if ndim != 1:
+            raise TypeError(
+                f"layout-tagged Tensor requires a full tuple key; got int for rank {ndim}"
+            )
+    elif len(tuple(key)) != ndim:
+        raise TypeError(
+            f"layout-tagged Tensor key has {len(tuple(key))} entries but rank is {ndim}"
         )
 
 
@@ -269,7 +287,7 @@ def tensor(dtype, shape, *, backend=Backend.NDARRAY, layout=None, **kwargs):
     array = _ndarray.ndarray(dtype, shape, needs_grad=needs_grad)
     if layout is not None:
         # the same checks made, allocate again with the memory in physical order
-        array = ScalarNdarray(array.dtype, array.shape, needs_grad, layout)
+        array = _ndarray.scalar_ndarray(array.dtype, array.shape, needs_grad, layout)
     return wrap(array)
 
 

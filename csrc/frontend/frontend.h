@@ -169,6 +169,11 @@ typedef struct QdKernelArg {
      * their extents. The code is compiled for these extents: every launch checks them. */
     uint32_t elem_ndim;
     uint32_t elem_shape[2];
+    /* NDARRAY with a physical layout (qd.tensor(..., layout=)): has_layout, and the canonical
+     * axis stored at each physical position, outermost first. The memory passed at launch has
+     * the physical shape; kernels index it with canonical indices. Scalar elements only. */
+    bool has_layout;
+    uint8_t layout[16];
     QdHandle value;    /* TEMPLATE: the argument's value */
 } QdKernelArg;
 

@@ -60,6 +60,8 @@ struct Expr {
     QdField *field;      /* FIELD: the QIR field (physical shape) */
     const struct FieldView *view; /* FIELD: canonical shape, order and offsets */
     uint32_t ndim;       /* NDARRAY, SHAPE */
+    const uint8_t *layout; /* NDARRAY, SHAPE: canonical axis at each physical position of a
+                              permuted ndarray (QdKernelArg.layout), NULL for the identity */
     Expr *items;         /* TUPLE: elements; DICT: values */
     Expr *keys;          /* DICT: keys */
     uint32_t nitems;     /* TUPLE, DICT: count */
@@ -219,6 +221,10 @@ int lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond);
 int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
 /* Expr for a host handle (describes it). */
 int lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
+/* The physical axis of ndarray e (EX_NDARRAY or EX_SHAPE) that holds canonical axis `axis`. */
+uint32_t lw_ndarray_axis(const Expr *e, uint32_t axis);
+/* The extent of canonical axis `axis` of ndarray e (an i32 `shape` instruction), or QD_NO_VALUE. */
+uint32_t lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis);
 int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
 /* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
 int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);

@@ -376,17 +376,16 @@ b_grouped(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
             it->end[d].ival = e->view->offset[d] + e->view->shape[d];
         }
     } else if (e->kind == EX_NDARRAY) {
+        /* Canonical indices; a permuted ndarray is walked in its physical order. */
         it->ndim = e->ndim;
         for (uint32_t d = 0; d < it->ndim; d++) {
-            QdInst *inst = lw_emit(lw, QD_OP_SHAPE, 1);
-            if (!inst) {
+            uint32_t extent = lw_ndarray_extent(lw, e, d);
+            if (extent == QD_NO_VALUE) {
                 return -1;
             }
-            inst->args[0] = e->id;
-            inst->imm.i = d;
+            it->axes[d] = e->layout ? e->layout[d] : d;
             it->begin[d].kind = EX_INT;
-            it->end[d] = value_of(qd_inst_set_result(lw->f, inst, qd_type_scalar(QD_TY_I32), NULL),
-                                  qd_type_scalar(QD_TY_I32));
+            it->end[d] = value_of(extent, qd_type_scalar(QD_TY_I32));
         }
     } else {
         return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.grouped takes qd.ndrange(...), a field or an ndarray");

@@ -1065,6 +1065,7 @@ lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
         out->kind = EX_SHAPE;
         out->id = base.id;
         out->ndim = base.ndim;
+        out->layout = base.layout;
         return 0;
     }
     if (base.kind == EX_FIELD && strcmp(attr, "shape") == 0) {
@@ -1130,6 +1131,29 @@ lower_sequence(Lowerer *lw, const QdAst *node, Expr *out)
 }
 
 /***** subscripts *****/
+
+uint32_t
+lw_ndarray_axis(const Expr *e, uint32_t axis)
+{
+    for (uint32_t p = 0; e->layout && p < e->ndim; p++) {
+        if (e->layout[p] == axis) {
+            return p;
+        }
+    }
+    return axis;
+}
+
+uint32_t
+lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis)
+{
+    QdInst *inst = lw_emit(lw, QD_OP_SHAPE, 1);
+    if (!inst) {
+        return QD_NO_VALUE;
+    }
+    inst->args[0] = e->id;
+    inst->imm.i = lw_ndarray_axis(e, axis);
+    return qd_inst_set_result(lw->f, inst, qd_type_scalar(QD_TY_I32), NULL);
+}
 
 /* Flattens the index of x[...] into a list of Exprs (tuples and grouped vectors expand). */
 static int
@@ -1252,14 +1276,11 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
             hi_id = lw_const_int(lw, ty, hi);
             qd_sbuf_printf(&shape, "%s%lld", i ? ", " : "", (long long)base->view->shape[i]);
         } else {
-            QdInst *sh = lw_emit(lw, QD_OP_SHAPE, 1);
-            if (!sh) {
+            hi_id = lw_ndarray_extent(lw, base, i);
+            if (hi_id == QD_NO_VALUE) {
                 qd_sbuf_free(&shape);
                 return -1;
             }
-            sh->args[0] = base->id;
-            sh->imm.i = i;
-            hi_id = qd_inst_set_result(lw->f, sh, qd_type_scalar(QD_TY_I32), NULL);
             if (ty->kind != QD_TY_I32) {
                 RETURN_IF_ERROR(lw_convert_id(lw, node, &hi_id, ty));
             }
@@ -1417,9 +1438,11 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
             RETURN_IF_ERROR(check_bounds(lw, node, base, idx, n));
         }
         if (!is_field) {
+            /* Canonical indices, in the physical order of a permuted ndarray. */
             ids[k++] = base->id;
-            for (uint32_t i = 0; i < n; i++) {
-                RETURN_IF_ERROR(index_value(lw, index, &idx[i], true, &ids[k++]));
+            for (uint32_t p = 0; p < n; p++) {
+                uint32_t axis = base->layout ? base->layout[p] : p;
+                RETURN_IF_ERROR(index_value(lw, index, &idx[axis], true, &ids[k++]));
             }
         } else {
             /* Canonical indices, shifted by the field's offsets, in physical order. */
@@ -1468,14 +1491,8 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         if (n != 1 || idx[0].kind != EX_INT || idx[0].ival < 0 || idx[0].ival >= (int64_t)base->ndim) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "shape index must be a constant in [0, %u)", base->ndim);
         }
-        QdInst *inst = lw_emit(lw, QD_OP_SHAPE, 1);
-        if (!inst) {
-            return -1;
-        }
-        inst->args[0] = base->id;
-        inst->imm.i = idx[0].ival;
         const QdType *i32 = qd_type_scalar(QD_TY_I32);
-        *out = value_expr(qd_inst_set_result(lw->f, inst, i32, NULL), i32);
+        *out = value_expr(lw_ndarray_extent(lw, base, (uint32_t)idx[0].ival), i32);
         return out->id == QD_NO_VALUE ? -1 : 0;
     }
     if (base->kind == EX_TUPLE || base->kind == EX_DICT) {

@@ -438,6 +438,14 @@ arg_expr(Lowerer *lw, const QdAst *param, const QdKernelArg *arg, Expr *e)
             e->cols = arg->elem_ndim == 2 ? arg->elem_shape[1] : 1;
         }
         e->id = ty ? qd_func_add_param(lw->f, ty, arg->name) : QD_NO_VALUE;
+        if (arg->has_layout && arg->ndim > 0) {
+            uint8_t *layout = qd_arena_alloc(lw->arena, arg->ndim);
+            if (!layout) {
+                return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+            }
+            memcpy(layout, arg->layout, arg->ndim);
+            e->layout = layout;
+        }
         break;
     }
     case QD_ARG_TEMPLATE:

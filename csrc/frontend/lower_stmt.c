@@ -881,20 +881,19 @@ iter_of(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it)
         it->kind = IT_NDRANGE;
         it->ndim = e->kind == EX_FIELD ? e->view->ndim : e->ndim;
         for (uint32_t d = 0; d < it->ndim; d++) {
-            it->axes[d] = d;
+            /* canonical indices; a permuted ndarray is walked in its physical order */
+            it->axes[d] = e->kind == EX_NDARRAY && e->layout ? e->layout[d] : d;
             it->begin[d].kind = EX_INT;
             if (e->kind == EX_FIELD) {
                 it->begin[d].ival = e->view->offset[d];
                 it->end[d].kind = EX_INT;
                 it->end[d].ival = e->view->offset[d] + e->view->shape[d];
             } else {
-                QdInst *inst = lw_emit(lw, QD_OP_SHAPE, 1);
-                if (!inst) {
+                uint32_t extent = lw_ndarray_extent(lw, e, d);
+                if (extent == QD_NO_VALUE) {
                     return -1;
                 }
-                inst->args[0] = e->id;
-                inst->imm.i = d;
-                it->end[d] = i32_value(qd_inst_set_result(lw->f, inst, qd_type_scalar(QD_TY_I32), NULL));
+                it->end[d] = i32_value(extent);
             }
         }
         return 0;

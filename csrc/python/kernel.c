@@ -456,9 +456,9 @@ option_int(PyObject *options, const char *name, long dflt, long *out)
     return 0;
 }
 
-/* The element axes of an ndarray descriptor ("ndarray", dtype, ndim[, element_shape]): a tuple
- * of 0 to 2 extents that end the array's shape, checked by every launch. 0, or -1 with
- * ValueError. */
+/* The element axes of an ndarray descriptor ("ndarray", dtype, ndim[, element_shape[,
+ * layout]]): a tuple of 0 to 2 extents that end the array's shape, checked by every launch.
+ * 0, or -1 with ValueError. */
 static int
 parse_element_axes(PyObject *desc, QdKernelArg *arg)
 {
@@ -486,8 +486,41 @@ parse_element_axes(PyObject *desc, QdKernelArg *arg)
     return 0;
 }
 
+/* The physical layout of an ndarray descriptor ("ndarray", dtype, ndim, element_shape, layout):
+ * a permutation of range(ndim), canonical axis per physical position; absent or None for the
+ * identity. Scalar elements only. 0, or -1 with ValueError. */
+static int
+parse_layout(PyObject *desc, QdKernelArg *arg)
+{
+    arg->has_layout = false;
+    if (PyTuple_GET_SIZE(desc) < 5 || PyTuple_GET_ITEM(desc, 4) == Py_None) {
+        return 0;
+    }
+    PyObject *layout = PyTuple_GET_ITEM(desc, 4);
+    if (!PyTuple_Check(layout) || PyTuple_GET_SIZE(layout) != (Py_ssize_t)arg->ndim ||
+        arg->elem_ndim != 0) {
+        PyErr_SetString(PyExc_ValueError, "bad layout in ndarray descriptor");
+        return -1;
+    }
+    uint32_t seen = 0;
+    for (uint32_t p = 0; p < arg->ndim; p++) {
+        long axis = PyLong_AsLong(PyTuple_GET_ITEM(layout, p));
+        if (axis < 0 || axis >= (long)arg->ndim || (seen & (1u << axis))) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "bad layout in ndarray descriptor");
+            }
+            return -1;
+        }
+        seen |= 1u << axis;
+        arg->layout[p] = (uint8_t)axis;
+    }
+    arg->has_layout = true;
+    return 0;
+}
+
 /* One argument descriptor (a tuple whose first item, `text`, names a kind of abi/args.def) into
- * *arg: ("scalar", dtype), ("ndarray", dtype, ndim[, element_shape]), ("template", value).
+ * *arg: ("scalar", dtype), ("ndarray", dtype, ndim[, element_shape[, layout]]),
+ * ("template", value).
  * 0, or -1 with an exception. */
 static int
 parse_arg_desc(QdPyHost *h, PyObject *d, const char *text, QdKernelArg *arg)
@@ -523,7 +556,10 @@ parse_arg_desc(QdPyHost *h, PyObject *d, const char *text, QdKernelArg *arg)
             return -1;
         }
         arg->ndim = (uint32_t)ndim;
-        return parse_element_axes(d, arg);
+        if (parse_element_axes(d, arg) < 0) {
+            return -1;
+        }
+        return parse_layout(d, arg);
     }
     }
     return 0;
