@@ -26,7 +26,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _core, _device, _external, _runtime, _types
+from quadrants import _core, _device, _dlpack, _external, _runtime, _types
 from quadrants._core import QuadrantsRuntimeError, QuadrantsSyntaxError
 
 MAX_FIELD_DIMS = 12
@@ -235,7 +235,7 @@ class Field:
     __slots__ = ()
 
 
-class ScalarField(Field):
+class ScalarField(Field, _dlpack.Exportable):
     """A scalar field: an n-d array living in Quadrants memory, indexed ``x[i, j]``.
 
     Attributes for the compiler: ``_qd_field_id`` (unique in the process), ``dtype``, ``shape``,
@@ -373,8 +373,14 @@ class ScalarField(Field):
 
     def to_numpy(self, dtype=None, *, copy=True):
         """The elements as a NumPy array of ``shape``. ``copy=False`` returns a view of the
-        field's memory (no dtype conversion possible); ``copy=None`` a view when possible."""
+        field's memory (CPU only, no dtype conversion possible); ``copy=None`` a view when
+        possible."""
+        copy = _dlpack.numpy_copy(self._device, copy)
         return _to_numpy(self._pull(), dtype, copy)
+
+    def _dlpack_view(self):
+        """(canonical NumPy view, DeviceBuffer or None): what a DLPack export describes."""
+        return self._data(), self._device
 
     def from_numpy(self, arr):
         """Copies a NumPy array of exactly ``shape`` into the field, converting its dtype."""
@@ -389,9 +395,14 @@ class ScalarField(Field):
         _types.copy_converting(view, arr)
         self._push()
 
-    def to_torch(self, device=None):
-        """The elements as a new torch tensor (a copy), on `device` when given."""
-        return _external.to_torch(self.to_numpy(), device)
+    def to_torch(self, device=None, *, copy=True):
+        """The elements as a torch tensor, on `device` when given: a copy, or with ``copy=False``
+        a view of the memory through DLPack (``copy=None``: a view when possible; never for a
+        0-d field, as in the reference)."""
+        return _dlpack.to_torch(
+            self._data(), self._device, self.dtype, device, copy,
+            lambda: _external.to_torch(self.to_numpy(), device), is_0d_field=not self.shape,
+        )
 
     def from_torch(self, tensor):
         """Copies torch tensor `tensor` (same shape) into the field, converting its dtype."""

@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from quadrants import _field, _ndarray, _types
+from quadrants import _dlpack, _field, _ndarray, _types
 from quadrants._core import QuadrantsRuntimeError
 from quadrants._matrix import Matrix, MatrixType, Vector, _flatten_args
 
@@ -136,6 +136,23 @@ class MatrixField(_field.Field):
         parts = [f.to_numpy(dtype=dtype) for f in self._qd_fields]
         stacked = np.stack(parts, axis=-1)
         return stacked.reshape(tuple(self.shape) + self._element_shape(keep_dims))
+
+    def to_torch(self, device=None, *, copy=True):
+        """The elements as a new torch tensor ``shape + element_shape`` (always a copy:
+        ``copy=False`` raises ValueError)."""
+        from quadrants import _external
+
+        return _external.to_torch(self.to_numpy(copy=copy), device)
+
+    def from_torch(self, tensor):
+        from quadrants import _external
+
+        self.from_numpy(_external.torch_to_numpy(tensor))
+
+    __dlpack__ = to_dlpack = _dlpack.no_export("vector/matrix fields")
+
+    def __dlpack_device__(self):
+        return _dlpack.device_of(self._qd_fields[0]._device)
 
     def from_numpy(self, arr):
         arr = np.asarray(arr)

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from quadrants import _device, _external, _runtime, _types
+from quadrants import _device, _dlpack, _external, _runtime, _types
 from quadrants._core import NdarrayBase, QuadrantsIndexError, QuadrantsRuntimeError
 from quadrants._field import _check_alive, _inverse, _to_numpy
 
@@ -36,7 +36,7 @@ def _ndarray_shape(shape):
     return tuple(int(d) for d in dims)
 
 
-class Ndarray(NdarrayBase):
+class Ndarray(NdarrayBase, _dlpack.Exportable):
     """The base of every ndarray (``qd.Ndarray``): ``qd.ScalarNdarray`` here,
     ``qd.VectorNdarray`` and ``qd.MatrixNdarray`` in quadrants/_matrix_field.py. It holds the
     memory of ``shape`` scalars of ``dtype``: ``dtype``, ``shape``, ``element_shape``
@@ -108,8 +108,14 @@ class Ndarray(NdarrayBase):
         self._push()
 
     def to_numpy(self, dtype=None, *, copy=True):
-        """The elements as a NumPy array. ``copy=False`` returns a view of the memory."""
+        """The elements as a NumPy array (canonical axes). ``copy=False`` returns a view of the
+        memory (CPU only; ValueError otherwise), ``copy=None`` a view when possible."""
+        copy = _dlpack.numpy_copy(self._device, copy)
         return _to_numpy(self._pull(), dtype, copy)
+
+    def _dlpack_view(self):
+        """(canonical NumPy view, DeviceBuffer or None): what a DLPack export describes."""
+        return self._data(), self._device
 
     def from_numpy(self, arr):
         """Copies NumPy array `arr` (same shape) into the ndarray, converting its dtype."""
@@ -123,9 +129,13 @@ class Ndarray(NdarrayBase):
         _types.copy_converting(data, arr)
         self._push()
 
-    def to_torch(self, device=None):
-        """The elements as a new torch tensor (a copy), on `device` when given."""
-        return _external.to_torch(self.to_numpy(), device)
+    def to_torch(self, device=None, *, copy=True):
+        """The elements as a torch tensor, on `device` when given: a copy, or with ``copy=False``
+        a view of the memory through DLPack (``copy=None``: a view when possible)."""
+        return _dlpack.to_torch(
+            self._data(), self._device, self.dtype, device, copy,
+            lambda: _external.to_torch(self.to_numpy(), device),
+        )
 
     def from_torch(self, tensor):
         """Copies torch tensor `tensor` (same shape) into the ndarray, converting its dtype."""

@@ -112,6 +112,12 @@ class Tensor:
     def to_dlpack(self, versioned=False):
         return self._impl.to_dlpack(versioned=versioned)
 
+    def __dlpack__(self, **kwargs):
+        return self._impl.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._impl.__dlpack_device__()
+
     def fill(self, value):
         self._impl.fill(value)
 

@@ -3,7 +3,7 @@
  * Adds to quadrants._core (qd_py_cuda_add, from module.c):
  *     cuda_available() -> bool        driver loads, cuInit succeeds, at least one device
  *     cuda_unavailable_reason() -> str | None
- *     cuda_device_info() -> dict      name, compute_capability (major, minor), sm_count,
+ *     cuda_device_info() -> dict      ordinal, name, compute_capability (major, minor), sm_count,
  *                                     max_threads_per_sm, max_shared_memory_per_block,
  *                                     total_memory, driver_version, target_sm (the PTX target)
  *     cuda_sync()                     waits for all launched work (qd.sync on CUDA)
@@ -11,7 +11,8 @@
  *     cuda_libdevice_paths() -> list  where libdevice.10.bc is looked for, in order
  *     DeviceBuffer(shape, itemsize)   device memory (cuda_py.h), zero-filled; methods
  *                                     upload(buffer), download(buffer), read(offset, n) -> bytes,
- *                                     write(offset, bytes), copy_from(other)
+ *                                     write(offset, bytes), copy_from(other),
+ *                                     to_dlpack(...) (python/dlpack.c)
  * Every failure is a QuadrantsRuntimeError carrying the driver's error name (cuda.h). Copies
  * release the GIL: a download waits for the kernels launched before it.
  *
@@ -406,6 +407,8 @@ static PyMethodDef buffer_methods[] = {
     {"read", (PyCFunction)(void (*)(void))buffer_read, METH_FASTCALL, "read(offset, n) -> bytes"},
     {"write", (PyCFunction)(void (*)(void))buffer_write, METH_FASTCALL, "write(offset, data)"},
     {"copy_from", (PyCFunction)buffer_copy_from, METH_O, "device-to-device copy"},
+    {"to_dlpack", qd_py_device_buffer_to_dlpack, METH_VARARGS,
+     "to_dlpack(dtype_code, bits, shape, strides, versioned): a DLPack capsule over the memory"},
     {"wrap", (PyCFunction)buffer_wrap, METH_VARARGS | METH_CLASS,
      "wrap(ptr, shape, itemsize, owner): another library's device memory, kept alive by owner"},
     {NULL, NULL, 0, NULL},
@@ -496,7 +499,8 @@ cuda_device_info(PyObject *module, PyObject *unused)
         raise_ctx(module, &ctx);
         return NULL;
     }
-    return Py_BuildValue("{s:s,s:(ii),s:i,s:i,s:i,s:n,s:i,s:i}", "name", d->name,
+    return Py_BuildValue("{s:i,s:s,s:(ii),s:i,s:i,s:i,s:n,s:i,s:i}", "ordinal", d->ordinal,
+                         "name", d->name,
                          "compute_capability", d->cc_major, d->cc_minor, "sm_count", d->sm_count,
                          "max_threads_per_sm", d->max_threads_per_sm,
                          "max_shared_memory_per_block", d->max_shared_memory_per_block,

@@ -25,6 +25,12 @@ typedef struct DeviceBufferObject {
                                            object keeping it alive (strong); NULL: ours */
 } DeviceBufferObject;
 
+/***** dlpack.c *****/
+
+/* DeviceBuffer.to_dlpack(dtype_code, bits, shape, strides, versioned): a DLPack capsule over
+ * the buffer's memory (new reference; NULL with an exception). */
+PyObject *qd_py_device_buffer_to_dlpack(PyObject *self, PyObject *args);
+
 /***** cuda_kernel.c: quadrants._core.CudaKernel *****/
 
 /* One task of a CudaKernel, as the launcher runs it. */
