@@ -104,6 +104,7 @@ from quadrants import simt
 from quadrants._ndarray import Ndarray, ScalarNdarray, ndarray
 from quadrants._matrix_field import MatrixField, MatrixNdarray, VectorNdarray
 from quadrants._tensor import MatrixTensor, Tensor, VectorTensor, tensor, wrap
+from quadrants._buffer_view import BufferView
 from quadrants._runtime import (
     amdgpu,
     arm64,
@@ -268,6 +269,7 @@ __all__ = [
     "MatrixTensor",
     "tensor",
     "wrap",
+    "BufferView",
     "field",
     "ndarray",
     "root",

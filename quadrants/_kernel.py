@@ -60,6 +60,7 @@ import weakref
 import numpy as np
 
 from quadrants import (
+    _buffer_view,
     _cache,
     _core,
     _device,
@@ -93,6 +94,7 @@ MATRIX = "matrix"  # a vector/matrix passed by value: one scalar argument per el
 # `x: qd.Tensor`: an ndarray (or NumPy / torch array) argument is passed as NDARRAY with the
 # value's dtype and dimensions, anything else (a field, None) as TEMPLATE.
 TENSOR = "tensor"
+BUFFER_VIEW = "buffer_view"  # qd.BufferView: an ndarray window (quadrants/_buffer_view.py)
 
 _live_kernels = weakref.WeakSet()
 
@@ -144,6 +146,8 @@ def _classify(annotation):
         return TEMPLATE, annotation
     if annotation is Tensor:
         return TENSOR, annotation
+    if _buffer_view.is_annotation(annotation):
+        return BUFFER_VIEW, annotation
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         _struct.check_dataclass(annotation)
         return DATACLASS, annotation
@@ -520,6 +524,9 @@ class Kernel(_core.Dispatcher, _Source):
                 key.append(part)
                 launch.append(array)
                 fast.append((_array_letter(value, array), index, steps))
+            elif kind is BUFFER_VIEW:
+                key.append(_buffer_view.launch(param, value, launch, callbacks, _array_value))
+                fast.extend(("-", index, steps) for _ in range(_buffer_view.LAUNCH_VALUES))
             elif kind is MATRIX:
                 members = _matrix.flatten_argument(param.name, param.annotation, value, launch)
                 key.append(("d", tuple((path, part) for path, part, _ in members)))
@@ -569,6 +576,8 @@ class Kernel(_core.Dispatcher, _Source):
                 # A dataclass: one argument per leaf member, named "param.member".
                 for path, member_part, member_value in member_values[index]:
                     descs.append((path, _desc(member_part, member_value)))
+            elif part[0] == "v":
+                descs.extend(_buffer_view.descs(self._params[index].name, part))
             else:
                 descs.append(_desc(part, value))
         options = _runtime.compile_options()

@@ -260,6 +260,8 @@ class _ElementNdarray(_ndarray.Ndarray):
         return key
 
     def __getitem__(self, key):
+        if isinstance(key, slice):
+            raise TypeError("a qd.BufferView of a vector/matrix ndarray is not supported")
         key = self._outer(key)
         values = self._pull()[key].reshape(-1).tolist()
         return _element(self, key, values, self.dtype, self.element_shape)

@@ -156,7 +156,7 @@ class Ndarray(NdarrayBase, _dlpack.Exportable):
         if key is None:
             key = ()
         elif isinstance(key, slice):
-            raise NotImplementedError("slicing a qd.ndarray (BufferView) is not supported yet")
+            raise TypeError("a slice of an ndarray is a qd.BufferView, not an element")
         elif not isinstance(key, (tuple, list)):
             key = (key,)
         key = tuple(key)
@@ -174,6 +174,10 @@ class Ndarray(NdarrayBase, _dlpack.Exportable):
         return data, tuple(int(index) for index in key)
 
     def __getitem__(self, key):
+        if isinstance(key, slice):
+            from quadrants import _buffer_view
+
+            return _buffer_view.slice_ndarray(self, key)
         data, position = self._index(key)
         return _types.to_python_value(_device.read_item(self._device, data, position), self.dtype)
 

@@ -225,6 +225,10 @@ int lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 uint32_t lw_ndarray_axis(const Expr *e, uint32_t axis);
 /* The extent of canonical axis `axis` of ndarray e (an i32 `shape` instruction), or QD_NO_VALUE. */
 uint32_t lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis);
+/* base[idx...] of a field or ndarray as an lvalue; `where` (the index expression) is blamed for
+ * bad indices. */
+int lw_subscript_indices(Lowerer *lw, const QdAst *node, const QdAst *where, const Expr *base,
+                         Expr *idx, uint32_t n, Expr *out);
 int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
 /* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
 int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
@@ -372,6 +376,17 @@ int lw_matrix_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base
 int lw_matrix_as_tuple(Lowerer *lw, const Expr *m, Expr *out);
 /* determinant() / inverse() of square matrix m (lower_matrix_linalg.c). */
 int lw_matrix_linalg_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *m, Expr *out);
+/* qd.BufferView arguments (lower_buffer_view.c): a dict of members arr, offset, size and a
+ * marker. */
+bool lw_is_buffer_view(const Expr *e);
+int lw_buffer_view_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+                             Expr *out);
+int lw_buffer_view_attribute(Lowerer *lw, const QdAst *node, const Expr *base, const char *attr,
+                             Expr *out);
+/* view.subview(offset, size) with `nargs` positional `args`. */
+int lw_buffer_view_subview(Lowerer *lw, const QdAst *node, const Expr *view, const Expr *args,
+                           uint32_t nargs, Expr *out);
+
 /* Vector/matrix fields and ndarray elements (lower_matrix_field.c). */
 int lw_matrix_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
                               Expr *out);

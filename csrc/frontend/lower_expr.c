@@ -1050,6 +1050,9 @@ lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
     if (base.kind == EX_MATRIX) {
         return lw_matrix_attribute(lw, node, &base, out);
     }
+    if (lw_is_buffer_view(&base)) {
+        return lw_buffer_view_attribute(lw, node, &base, attr, out);
+    }
     if (base.kind == EX_DICT) {
         /* A member of a (flattened) dataclass argument. */
         for (uint32_t i = 0; i < base.nitems; i++) {
@@ -1397,6 +1400,82 @@ lower_dict(Lowerer *lw, const QdAst *node, Expr *out)
     return 0;
 }
 
+/* base[idx[0], ..., idx[n-1]] of a field or ndarray `base`, as an lvalue; `where` is the index
+ * expression, blamed for bad indices. */
+int
+lw_subscript_indices(Lowerer *lw, const QdAst *node, const QdAst *where, const Expr *base,
+                     Expr *idx, uint32_t n, Expr *out)
+{
+    uint32_t ndim = base->kind == EX_FIELD ? base->field->ndim : base->ndim;
+    if (n != ndim) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "%s with %u dimensions is indexed with %u indices%s",
+                        base->kind == EX_FIELD ? "Field" : "Ndarray", ndim, n,
+                        ndim == 0 ? " (use x[None] for a 0-d value)" : "");
+    }
+    bool is_field = base->kind == EX_FIELD;
+    uint32_t ids[17];
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n && !is_field; i++) {
+        if (idx[i].kind == EX_INT && idx[i].ival < 0) {
+            return lw_error(lw, node, QD_ERR_SYNTAX,
+                            "Negative indices are not supported on ndarrays (index %lld)",
+                            (long long)idx[i].ival);
+        }
+    }
+    if (lw->opt->bounds_check) {
+        RETURN_IF_ERROR(check_bounds(lw, node, base, idx, n));
+    }
+    if (!is_field) {
+        /* Canonical indices, in the physical order of a permuted ndarray. */
+        ids[k++] = base->id;
+        for (uint32_t p = 0; p < n; p++) {
+            uint32_t axis = base->layout ? base->layout[p] : p;
+            RETURN_IF_ERROR(index_value(lw, where, &idx[axis], true, &ids[k++]));
+        }
+    } else {
+        /* Canonical indices, shifted by the field's offsets, in physical order. */
+        const FieldView *view = base->view;
+        bool wide = is_wide_container(base);
+        uint32_t canon[16];
+        for (uint32_t i = 0; i < n; i++) {
+            Expr ix = idx[i];
+            if (view->offset[i]) {
+                Expr off = {0};
+                off.kind = EX_INT;
+                off.ival = view->offset[i];
+                RETURN_IF_ERROR(lw_binary(lw, where, QD_BIN_SUB, &ix, &off, &ix));
+            }
+            RETURN_IF_ERROR(index_value(lw, where, &ix, wide, &canon[i]));
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            ids[k++] = canon[view->order[i] < n ? view->order[i] : i];
+        }
+    }
+    QdInst *inst = lw_emit(lw, is_field ? QD_OP_FIELD_PTR : QD_OP_ELEM_PTR, k);
+    if (!inst) {
+        return -1;
+    }
+    if (k) {
+        memcpy(inst->args, ids, sizeof(uint32_t) * k); /* a 0-d field has no operands */
+    }
+    if (is_field) {
+        inst->imm.field = base->field;
+    }
+    const QdType *elem = is_field ? base->field->elem : base->ty;
+    const QdType *pty = qd_type_ptr(lw->m, elem, QD_SPACE_GLOBAL);
+    if (!pty || qd_inst_set_result(lw->f, inst, pty, NULL) == QD_NO_VALUE) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_LVALUE;
+    out->id = inst->result;
+    out->ty = elem;
+    out->space = QD_SPACE_GLOBAL;
+    out->is_global = true;
+    return 0;
+}
+
 int
 lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
@@ -1417,74 +1496,10 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
     }
     if (base->kind == EX_FIELD || base->kind == EX_NDARRAY) {
         RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
-        uint32_t ndim = base->kind == EX_FIELD ? base->field->ndim : base->ndim;
-        if (n != ndim) {
-            return lw_error(lw, node, QD_ERR_SYNTAX,
-                            "%s with %u dimensions is indexed with %u indices%s",
-                            base->kind == EX_FIELD ? "Field" : "Ndarray", ndim, n,
-                            ndim == 0 ? " (use x[None] for a 0-d value)" : "");
-        }
-        bool is_field = base->kind == EX_FIELD;
-        uint32_t ids[17];
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < n && !is_field; i++) {
-            if (idx[i].kind == EX_INT && idx[i].ival < 0) {
-                return lw_error(lw, node, QD_ERR_SYNTAX,
-                                "Negative indices are not supported on ndarrays (index %lld)",
-                                (long long)idx[i].ival);
-            }
-        }
-        if (lw->opt->bounds_check) {
-            RETURN_IF_ERROR(check_bounds(lw, node, base, idx, n));
-        }
-        if (!is_field) {
-            /* Canonical indices, in the physical order of a permuted ndarray. */
-            ids[k++] = base->id;
-            for (uint32_t p = 0; p < n; p++) {
-                uint32_t axis = base->layout ? base->layout[p] : p;
-                RETURN_IF_ERROR(index_value(lw, index, &idx[axis], true, &ids[k++]));
-            }
-        } else {
-            /* Canonical indices, shifted by the field's offsets, in physical order. */
-            const FieldView *view = base->view;
-            bool wide = is_wide_container(base);
-            uint32_t canon[16];
-            for (uint32_t i = 0; i < n; i++) {
-                Expr ix = idx[i];
-                if (view->offset[i]) {
-                    Expr off = {0};
-                    off.kind = EX_INT;
-                    off.ival = view->offset[i];
-                    RETURN_IF_ERROR(lw_binary(lw, index, QD_BIN_SUB, &ix, &off, &ix));
-                }
-                RETURN_IF_ERROR(index_value(lw, index, &ix, wide, &canon[i]));
-            }
-            for (uint32_t i = 0; i < n; i++) {
-                ids[k++] = canon[view->order[i] < n ? view->order[i] : i];
-            }
-        }
-        QdInst *inst = lw_emit(lw, is_field ? QD_OP_FIELD_PTR : QD_OP_ELEM_PTR, k);
-        if (!inst) {
-            return -1;
-        }
-        if (k) {
-            memcpy(inst->args, ids, sizeof(uint32_t) * k); /* a 0-d field has no operands */
-        }
-        if (is_field) {
-            inst->imm.field = base->field;
-        }
-        const QdType *elem = is_field ? base->field->elem : base->ty;
-        const QdType *pty = qd_type_ptr(lw->m, elem, QD_SPACE_GLOBAL);
-        if (!pty || qd_inst_set_result(lw->f, inst, pty, NULL) == QD_NO_VALUE) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-        }
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_LVALUE;
-        out->id = inst->result;
-        out->ty = elem;
-        out->space = QD_SPACE_GLOBAL;
-        out->is_global = true;
-        return 0;
+        return lw_subscript_indices(lw, node, index, base, idx, n, out);
+    }
+    if (lw_is_buffer_view(base)) {
+        return lw_buffer_view_subscript(lw, node, base, index, out);
     }
     RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
     if (base->kind == EX_SHAPE) {
@@ -1507,6 +1522,12 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         QdHandle h;
         RETURN_IF_ERROR(lw->host->getitem(lw->host->self, lw->ctx, base->h, (uint32_t)idx[0].ival, &h));
         return lw_from_handle(lw, node, h, out);
+    }
+    if (base->kind == EX_PYOBJ && base->hkind == QD_HOST_CALLABLE &&
+        node->kind == QD_AST_SUBSCRIPT && node->pynode) {
+        /* A class or other callable subscripted at compile time (a generic annotation such as
+         * qd.BufferView[qd.f32] on a func parameter): Python evaluates it. */
+        return lw_static_eval(lw, node, out);
     }
     return lw_error(lw, node, QD_ERR_SYNTAX, "this value cannot be indexed in a kernel");
 }

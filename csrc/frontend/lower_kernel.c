@@ -515,7 +515,7 @@ bind_kernel_params(Lowerer *lw, const QdAst *def, const QdKernelArg *args, uint3
                 next++;
             }
         }
-        if (e.kind == EX_DICT && param->x) {
+        if (e.kind == EX_DICT && param->x && !lw_is_buffer_view(&e)) {
             Expr ann;
             RETURN_IF_ERROR(lw_param_annotation(lw, param, &ann));
             RETURN_IF_ERROR(lw_matrix_param(lw, param, &ann, &e)); /* vectors passed by value */

@@ -310,6 +310,12 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
     if (strncmp(fn->str, "matrix.", 7) == 0 && fn->items) {
         return lw_matrix_method(lw, node, fn->str + 7, &fn->items[0], c, out);
     }
+    if (strcmp(fn->str, "buffer_view.subview") == 0 && fn->items) {
+        if (c->nkw) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "subview() takes positional arguments");
+        }
+        return lw_buffer_view_subview(lw, node, &fn->items[0], c->pos, c->npos, out);
+    }
     if (strcmp(fn->str, "Matrix") == 0 || strcmp(fn->str, "Vector") == 0 ||
         strncmp(fn->str, "Matrix.", 7) == 0) {
         return lw_matrix_builtin(lw, node, fn->str, c, out);

@@ -167,7 +167,7 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
         if (rc != 0) {
             return rc < 0 ? -1 : lw_store(lw, target, &lv, value); /* obj.r[i], r unpacked */
         }
-        if (base.kind == EX_TUPLE || base.kind == EX_DICT) {
+        if (base.kind == EX_TUPLE || (base.kind == EX_DICT && !lw_is_buffer_view(&base))) {
             /* An element of a kernel-scope list or dict: rebound to the new value. */
             Expr *item = lw_container_item(lw, target, &base, target->y);
             if (!item) {

@@ -173,8 +173,10 @@ def test_element_access_errors():
         a[0, -1]
     with pytest.raises(TypeError):
         a[0, 1.0]
-    with pytest.raises(NotImplementedError, match="BufferView"):
-        qd.ndarray(qd.f32, 8)[2:4]
+    view = qd.ndarray(qd.f32, 8)[2:4]  # a slice is a window (tests/python/test_buffer_view.py)
+    assert isinstance(view, qd.BufferView) and (view.offset, view.size) == (2, 2)
+    with pytest.raises(TypeError, match="a slice of an ndarray is a qd.BufferView"):
+        a[0:1] = 0
     with pytest.raises(TypeError):
         a[0, 0] = "x"
 
