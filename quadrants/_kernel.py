@@ -7,7 +7,8 @@ captures the source. A kernel call then:
 1. binds the arguments (positional or by name; ``qd_stream=`` is accepted and ignored);
 2. checks and converts each one by its parameter's annotation and builds the specialisation
    key, one entry per parameter: ``("s", dtype_id)`` scalar, ``("a", dtype_id, ndim,
-   element_shape)`` array,
+   element_shape)`` array (``"g"`` for a qd.ndarray with a gradient: it is launched with it, as
+   ``x.grad``),
    ``("t", template_key)`` template. Template keys take ints/floats/bools/strings by value (with
    their type), fields by ``_qd_field_id``, other objects by identity (the compiled entry keeps
    them alive, so an id is never reused while its entry exists);
@@ -521,9 +522,15 @@ class Kernel(_core.Dispatcher, _Source):
                 fast.append((_scalar_letter(part, value), index, steps))
             elif kind is NDARRAY:
                 part, array = _ndarray_leaf(param, value, callbacks)
-                key.append(part)
                 launch.append(array)
                 fast.append((_array_letter(value, array), index, steps))
+                grad = value.grad if isinstance(value, Ndarray) else None
+                if grad is not None:
+                    # "g": also launched with its gradient ndarray, the kernel's `x.grad`
+                    part = ("g",) + part[1:]
+                    launch.append(grad._qd_array)
+                    fast.append(("-", index, steps))
+                key.append(part)
             elif kind is BUFFER_VIEW:
                 key.append(_buffer_view.launch(param, value, launch, callbacks, _array_value))
                 fast.extend(("-", index, steps) for _ in range(_buffer_view.LAUNCH_VALUES))
@@ -578,6 +585,11 @@ class Kernel(_core.Dispatcher, _Source):
                     descs.append((path, _desc(member_part, member_value)))
             elif part[0] == "v":
                 descs.extend(_buffer_view.descs(self._params[index].name, part))
+            elif part[0] == "g":
+                # an ndarray and its gradient (same dtype, shape and layout): "x", "x.grad"
+                desc = _desc(("a",) + part[1:], value)
+                descs.append(desc)
+                descs.append((self._params[index].name + ".grad", desc))
             else:
                 descs.append(_desc(part, value))
         options = _runtime.compile_options()

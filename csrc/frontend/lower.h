@@ -62,6 +62,8 @@ struct Expr {
     uint32_t ndim;       /* NDARRAY, SHAPE */
     const uint8_t *layout; /* NDARRAY, SHAPE: canonical axis at each physical position of a
                               permuted ndarray (QdKernelArg.layout), NULL for the identity */
+    const Expr *grad;    /* NDARRAY: the gradient ndarray (`x.grad`) of a kernel argument made
+                            with needs_grad=True, else NULL */
     Expr *items;         /* TUPLE: elements; DICT: values */
     Expr *keys;          /* DICT: keys */
     uint32_t nitems;     /* TUPLE, DICT: count */

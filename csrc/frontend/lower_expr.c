@@ -1099,9 +1099,18 @@ lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
         }
         return lw_from_handle(lw, node, h, out);
     }
+    if (base.kind == EX_NDARRAY && strcmp(attr, "grad") == 0) {
+        if (!base.grad) {
+            return lw_error(lw, node, QD_ERR_SYNTAX,
+                            "this ndarray has no gradient: create it with needs_grad=True");
+        }
+        *out = *base.grad;
+        return 0;
+    }
     if (base.kind == EX_NDARRAY) {
         return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "ndarray attribute '%s' is not available in kernels (only .shape)", attr);
+                        "ndarray attribute '%s' is not available in kernels (only .shape, .grad)",
+                        attr);
     }
     if (base.kind == EX_SHARED && strcmp(attr, "shape") == 0) {
         /* a SharedArray's shape: a compile-time tuple of its extents */

@@ -504,6 +504,17 @@ bind_kernel_params(Lowerer *lw, const QdAst *def, const QdKernelArg *args, uint3
         Expr e = {0};
         if (next < nargs && strcmp(args[next].name, param->name) == 0) {
             RETURN_IF_ERROR(arg_expr(lw, param, &args[next++], &e));
+            if (e.kind == EX_NDARRAY && next < nargs && args[next].kind == QD_ARG_NDARRAY &&
+                strncmp(args[next].name, param->name, plen) == 0 &&
+                strcmp(args[next].name + plen, ".grad") == 0) {
+                /* the gradient of an ndarray argument made with needs_grad=True */
+                Expr *grad = QD_NEW(lw->arena, Expr);
+                if (!grad) {
+                    return lw_nomem(lw);
+                }
+                RETURN_IF_ERROR(arg_expr(lw, param, &args[next++], grad));
+                e.grad = grad;
+            }
         } else {
             /* A flattened dataclass: the members, in order, as attributes of one value. */
             e.kind = EX_DICT;

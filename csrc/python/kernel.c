@@ -578,7 +578,8 @@ parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, uint32_t n, PyO
     }
     int rc = 0;
     Py_ssize_t consumed = 0;          /* kernel parameters described so far */
-    const char *last_root = NULL;     /* parameter of the previous dataclass member */
+    const char *last_root = NULL;     /* parameter of the previous dataclass member, or the
+                                         previous parameter (its gradient, "x.grad", follows) */
     size_t last_root_len = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         PyObject *d = PyList_GET_ITEM(descs, i);
@@ -603,8 +604,9 @@ parse_arg_descs(QdPyHost *h, PyObject *descs, QdKernelArg *args, uint32_t n, PyO
                     : funcdef == NULL ? PyUnicode_FromString("")
                                       : NULL;
             consumed++;
-            last_root = NULL;
             name = pname ? PyUnicode_AsUTF8(pname) : NULL;
+            last_root = name;
+            last_root_len = name ? strlen(name) : 0;
         }
         const char *text = NULL;
         if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 2 || !name ||

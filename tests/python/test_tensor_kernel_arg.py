@@ -206,17 +206,61 @@ def test_scalar_tensor_0d(backend):
     assert t[None] == 12
 
 
-def test_kernel_writes_field_grad():
-    # field backend: the gradient field is reached through the argument (a template)
-    a = qd.tensor(qd.f32, (4,), backend=qd.Backend.FIELD, needs_grad=True)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kernel_reaches_grad(backend):
+    """``x.grad`` in a kernel: the gradient field (a template), or the gradient ndarray launched
+    beside the ndarray."""
+    a = qd.tensor(qd.f32, (4,), backend=backend, needs_grad=True)
 
     @qd.kernel
     def write_grad(x: qd.Tensor):
         for i in range(4):
             x.grad[i] = i * 100.0
+            x[i] = x.grad[i] + 1
 
     write_grad(a)
+    write_grad(a)
     np.testing.assert_array_equal(a.grad.to_numpy(), [0, 100, 200, 300])
+    np.testing.assert_array_equal(a.to_numpy(), [1, 101, 201, 301])
+
+
+def test_ndarray_grad_variants():
+    rng = np.random.default_rng()
+
+    @qd.kernel
+    def axpy_into_grad(x: qd.types.ndarray(), s: qd.f32):
+        for I in qd.grouped(x):
+            x.grad[I] = x[I] * s
+
+    for layout in (None, (1, 0)):
+        t = qd.tensor(qd.f32, (3, 5), layout=layout, needs_grad=True)
+        data = rng.standard_normal((3, 5)).astype(np.float32)
+        t.from_numpy(data)
+        axpy_into_grad(t, 2.0)
+        np.testing.assert_allclose(t.grad.to_numpy(), data * 2, rtol=1e-6)
+
+    @qd.kernel
+    def vec_grad(x: qd.Tensor):
+        for i in range(x.shape[0]):
+            x.grad[i] = [i, 2 * i, 3]
+
+    v = qd.Vector.tensor(3, qd.f32, 4, needs_grad=True)
+    vec_grad(v)
+    np.testing.assert_array_equal(v.grad.to_numpy(), [[i, 2 * i, 3] for i in range(4)])
+
+    @qd.kernel
+    def fill(x: qd.types.ndarray(dtype=qd.f32, ndim=1), value: qd.f32):
+        for i in x:
+            x[i] = value
+
+    plain, with_grad = qd.ndarray(qd.f32, 4), qd.ndarray(qd.f32, 4, needs_grad=True)
+    for value in (1.0, 2.0):  # calls alternating with and without a gradient
+        fill(plain, value)
+        fill(with_grad, value + 10)
+    np.testing.assert_array_equal(plain.to_numpy(), [2] * 4)
+    np.testing.assert_array_equal(with_grad.to_numpy(), [12] * 4)
+    with pytest.raises(qd.QuadrantsSyntaxError, match="has no gradient: create it with needs_grad"):
+        vec_grad(qd.Vector.tensor(3, qd.f32, 4))
 
 
 def test_wrong_element_type_through_tensor():
