@@ -195,3 +195,22 @@ def test_host_index_errors():
     f = qd.tensor(qd.f32, (3, 4), layout=(1, 0), backend=qd.Backend.FIELD)
     with pytest.raises(AssertionError):
         f[0, 4]
+
+
+def test_offline_cache_keeps_layouts_apart(arch):
+    """Kernels loaded from the offline cache after a re-init still index each layout right (the
+    layout is part of the cache key)."""
+
+    @qd.kernel
+    def fill(x: qd.types.ndarray(dtype=qd.i32, ndim=2)):
+        for i, j in x:
+            x[i, j] = i * 100 + j
+
+    expected = _expected((4, 7))
+    for _ in range(2):  # the second round loads both specialisations from the cache
+        for layout in ((1, 0), None):
+            t = qd.tensor(qd.i32, (4, 7), layout=layout)
+            fill(t)
+            np.testing.assert_array_equal(t.to_numpy(), expected)
+        qd.reset()
+        qd.init(arch=getattr(qd, arch), offline_cache=True)
