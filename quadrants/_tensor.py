@@ -285,8 +285,9 @@ def tensor(dtype, shape, *, backend=Backend.NDARRAY, layout=None, **kwargs):
     _check_kwargs(kwargs, "qd.tensor", _SCALAR_KWARGS)
     backend = _backend(backend)
     needs_grad = kwargs.get("needs_grad", False)
+    ndim = len(_shape_tuple(shape))  # TypeError for a shape that is neither an int nor a tuple
     if layout is not None:
-        layout = _layout(layout, len(_shape_tuple(shape)))
+        layout = _layout(layout, ndim)
     if backend is Backend.FIELD:
         order = None if layout is None else "".join(chr(ord("i") + axis) for axis in layout)
         return wrap(_field.field(dtype, shape, order=order, needs_grad=needs_grad))

@@ -204,3 +204,5 @@ def test_errors():
         qd.tensor(qd.f32, 3, backend=qd.Backend.FIELD).from_numpy(np.zeros(4))
     with pytest.raises(qd.QuadrantsRuntimeError, match=r"\(0,\) is not a valid shape for ndarray"):
         qd.tensor(qd.f32, (0,))
+    with pytest.raises(TypeError, match="'NoneType' object is not iterable"):
+        qd.tensor(qd.f32, None)
