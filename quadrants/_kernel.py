@@ -636,12 +636,11 @@ def _scalar_letter(part, value):
 
 
 def _array_letter(value, array):
-    """The fast path's letter for an ndarray leaf: "q" for a qd.ndarray (any element type),
-    "n" for a C-contiguous NumPy array passed as it is, "-" for anything converted and for an
-    ndarray with a physical layout (the fast path matches a qd.ndarray by its class, dtype and
-    memory, which do not tell one layout from another)."""
+    """The fast path's letter for an ndarray leaf: "q" for a qd.ndarray (any element type and
+    physical layout: the fast path matches its class, dtype, layout and memory), "n" for a
+    C-contiguous NumPy array passed as it is, "-" for anything converted."""
     if isinstance(value, Ndarray):
-        return "q" if array is value._qd_array and value.layout is None else "-"
+        return "q" if array is value._qd_array else "-"
     return "n" if array is value and type(value) is np.ndarray else "-"
 
 

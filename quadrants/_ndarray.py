@@ -200,9 +200,9 @@ class ScalarNdarray(Ndarray):
 
 
 class _PermutedNdarray(ScalarNdarray):
-    """A scalar ndarray with a physical layout. A class of its own so that the launch fast path
-    (csrc/python/dispatch.c), which recognises ``ScalarNdarray`` arguments by their type, dtype
-    and memory alone, never takes one for an unpermuted ndarray of the same dtype and rank."""
+    """A scalar ndarray with a physical layout (its ``layout``, a C member of NdarrayBase, is what
+    the launch fast path compares; the class of its own keeps ``type(x) is ScalarNdarray``
+    meaning the canonical order)."""
 
 
 def scalar_ndarray(dtype, shape, needs_grad=False, layout=None):

@@ -86,6 +86,7 @@ typedef struct Slot {
     PyObject *object; /* NUMPY: the dtype; QD_NDARRAY: the DataType; VALUE, OBJECT: the argument
                        * (strong; for OBJECT this pins it, so its address is never reused) */
     PyObject *type;   /* QD_NDARRAY, VALUE, OBJECT: the leaf's exact type (strong); else NULL */
+    PyObject *layout; /* QD_NDARRAY: its `layout` (strong; NULL for None) */
 } Slot;
 
 typedef struct Entry {
@@ -106,14 +107,16 @@ typedef struct DispatcherObject {
     int next_victim;             /* entry replaced when the table is full */
 } DispatcherObject;
 
-/* quadrants._core.NdarrayBase, the base of qd.ndarray: the two attributes a launch reads --
- * `_qd_array` (what is launched: a NumPy array or a DeviceBuffer) and `dtype` -- are C members,
- * which the fast path reads from the object itself rather than through the attribute protocol
- * and the instance dict. */
+/* quadrants._core.NdarrayBase, the base of qd.ndarray: the attributes a launch reads --
+ * `_qd_array` (what is launched: a NumPy array or a DeviceBuffer), `dtype` and `layout` (None,
+ * or the permutation of axes its memory is stored in) -- are C members, which the fast path
+ * reads from the object itself rather than through the attribute protocol and the instance
+ * dict. */
 typedef struct NdarrayBaseObject {
     PyObject_HEAD
-    PyObject *array; /* `_qd_array` */
-    PyObject *dtype; /* `dtype` */
+    PyObject *array;  /* `_qd_array` */
+    PyObject *dtype;  /* `dtype` */
+    PyObject *layout; /* `layout` (NULL reads as None) */
 } NdarrayBaseObject;
 
 /***** entries *****/
@@ -129,6 +132,7 @@ entry_free(Entry *entry)
         Slot *slot = &entry->slots[i];
         Py_XDECREF(slot->object);
         Py_XDECREF(slot->type);
+        Py_XDECREF(slot->layout);
         for (uint32_t k = 0; slot->steps && k < slot->nsteps; k++) {
             Py_XDECREF(slot->steps[k].type);
             Py_XDECREF(slot->steps[k].name);
@@ -176,6 +180,35 @@ device_buffer_matches(PyObject *array, int ndim, const QdPyElementAxes *element)
            qd_py_element_axes_match(element, shape, (uint32_t)ndim);
 }
 
+/* Whether two ndarray layouts are equal: the same object, both None (or NULL), or tuples of the
+ * same exact ints. Runs no Python code. */
+static bool
+layouts_equal(PyObject *a, PyObject *b)
+{
+    a = a == Py_None ? NULL : a;
+    b = b == Py_None ? NULL : b;
+    if (a == b) {
+        return true;
+    }
+    if (!a || !b || !PyTuple_CheckExact(a) || !PyTuple_CheckExact(b) ||
+        PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b)) {
+        return false;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); i++) {
+        PyObject *x = PyTuple_GET_ITEM(a, i), *y = PyTuple_GET_ITEM(b, i);
+        if (!PyLong_CheckExact(x) || !PyLong_CheckExact(y)) {
+            return false;
+        }
+        int overflow_x, overflow_y;
+        long vx = PyLong_AsLongAndOverflow(x, &overflow_x);
+        long vy = PyLong_AsLongAndOverflow(y, &overflow_y);
+        if (overflow_x || overflow_y || vx != vy) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Whether leaf `arg` (borrowed) matches `slot`. Runs no Python code and leaves no exception
  * set. */
 static bool
@@ -207,6 +240,9 @@ slot_matches(const DispatcherObject *self, const Slot *slot, PyObject *arg)
         }
         array = ((const NdarrayBaseObject *)arg)->array;
         dtype = ((const NdarrayBaseObject *)arg)->dtype;
+        if (!layouts_equal(((const NdarrayBaseObject *)arg)->layout, slot->layout)) {
+            return false; /* the same memory in another axis order is another kernel */
+        }
         if (array && dtype == slot->object &&
             device_buffer_matches(array, slot->ndim, &slot->element)) {
             return true; /* CUDA: the qd.ndarray's memory is a DeviceBuffer */
@@ -582,6 +618,7 @@ slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg, PyObject
         slot->type = Py_NewRef((PyObject *)Py_TYPE(arg));
         array = Py_XNewRef(((const NdarrayBaseObject *)arg)->array);
         slot->object = Py_XNewRef(((const NdarrayBaseObject *)arg)->dtype);
+        slot->layout = Py_XNewRef(((const NdarrayBaseObject *)arg)->layout);
         if (!array || !slot->object) {
             break;
         }
@@ -904,6 +941,7 @@ dispatcher_traverse(PyObject *op, visitproc visit, void *arg)
         for (Py_ssize_t i = 0; i < entry->nslots; i++) {
             Py_VISIT(entry->slots[i].object);
             Py_VISIT(entry->slots[i].type);
+            Py_VISIT(entry->slots[i].layout);
             for (uint32_t k = 0; k < entry->slots[i].nsteps; k++) {
                 Py_VISIT(entry->slots[i].steps[k].type);
             }
@@ -987,6 +1025,7 @@ ndarray_base_traverse(PyObject *op, visitproc visit, void *arg)
     Py_VISIT(Py_TYPE(op));
     Py_VISIT(self->array);
     Py_VISIT(self->dtype);
+    Py_VISIT(self->layout);
     return 0;
 }
 
@@ -996,6 +1035,7 @@ ndarray_base_clear(PyObject *op)
     NdarrayBaseObject *self = (NdarrayBaseObject *)op;
     Py_CLEAR(self->array);
     Py_CLEAR(self->dtype);
+    Py_CLEAR(self->layout);
     return 0;
 }
 
@@ -1013,6 +1053,8 @@ static PyMemberDef ndarray_base_members[] = {
     {"_qd_array", T_OBJECT, offsetof(NdarrayBaseObject, array), 0,
      "what a launch passes: the NumPy array (CPU) or DeviceBuffer (CUDA)"},
     {"dtype", T_OBJECT, offsetof(NdarrayBaseObject, dtype), 0, "the element type"},
+    {"layout", T_OBJECT, offsetof(NdarrayBaseObject, layout), 0,
+     "None, or the permutation of axes the memory is stored in"},
     {NULL, 0, 0, 0, NULL},
 };
 

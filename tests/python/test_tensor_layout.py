@@ -214,3 +214,33 @@ def test_offline_cache_keeps_layouts_apart(arch):
             np.testing.assert_array_equal(t.to_numpy(), expected)
         qd.reset()
         qd.init(arch=getattr(qd, arch), offline_cache=True)
+
+
+def test_permuted_ndarrays_take_the_fast_path_by_layout(monkeypatch):
+    """Repeat calls with permuted ndarrays launch from C; an ndarray of the same class, dtype and
+    physical shape but another axis order matches no entry made for the first (3-D: several
+    permutations share a class)."""
+    from quadrants import _kernel
+
+    slow = []
+    original = _kernel.Kernel._launch
+
+    def counting(self, args, kwargs):
+        slow.append(args)
+        return original(self, args, kwargs)
+
+    monkeypatch.setattr(_kernel.Kernel, "_launch", counting)
+
+    @qd.kernel
+    def fill(x: qd.types.ndarray(dtype=qd.i32, ndim=3)):
+        for i, j, k in x:
+            x[i, j, k] = i * 10000 + j * 100 + k
+
+    expected = _expected((3, 3, 3))
+    a = qd.tensor(qd.i32, (3, 3, 3), layout=(1, 0, 2))
+    b = qd.tensor(qd.i32, (3, 3, 3), layout=(0, 2, 1))
+    for _ in range(3):
+        for t in (a, b):
+            fill(t)
+            np.testing.assert_array_equal(t.to_numpy(), expected)
+    assert len(slow) == 2 and len(fill._compiled) == 2
