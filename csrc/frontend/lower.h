@@ -232,6 +232,9 @@ uint32_t lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis);
 int lw_subscript_indices(Lowerer *lw, const QdAst *node, const QdAst *where, const Expr *base,
                          Expr *idx, uint32_t n, Expr *out);
 int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
+/* The extents of ndarray shape `shape` (EX_SHAPE) as a tuple of i32 values read at the current
+ * insertion point: `n, m = arr.shape`, `qd.ndrange(*arr.shape)`. */
+int lw_shape_tuple(Lowerer *lw, const Expr *shape, Expr *out);
 /* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
 int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 /* The slot of a compile-time container (tuple, list, dict) that `index` selects, or NULL with

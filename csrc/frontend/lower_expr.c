@@ -1167,6 +1167,15 @@ lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis)
     return qd_inst_set_result(lw->f, inst, qd_type_scalar(QD_TY_I32), NULL);
 }
 
+/* Extent d of ndarray shape `shape` (EX_SHAPE): an i32 read at the current insertion point. */
+static int
+shape_axis(Lowerer *lw, const Expr *shape, uint32_t d, Expr *out)
+{
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    *out = value_expr(lw_ndarray_extent(lw, shape, d), i32);
+    return out->id == QD_NO_VALUE ? -1 : 0;
+}
+
 /* Flattens the index of x[...] into a list of Exprs (tuples and grouped vectors expand). */
 static int
 collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
@@ -1512,12 +1521,16 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
     }
     RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
     if (base->kind == EX_SHAPE) {
-        if (n != 1 || idx[0].kind != EX_INT || idx[0].ival < 0 || idx[0].ival >= (int64_t)base->ndim) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "shape index must be a constant in [0, %u)", base->ndim);
+        /* A negative index counts from the end, as on the tuple the reference makes. */
+        int64_t d = n == 1 && idx[0].kind == EX_INT ? idx[0].ival : INT64_MIN;
+        if (d < 0 && d != INT64_MIN) {
+            d += base->ndim;
         }
-        const QdType *i32 = qd_type_scalar(QD_TY_I32);
-        *out = value_expr(lw_ndarray_extent(lw, base, (uint32_t)idx[0].ival), i32);
-        return out->id == QD_NO_VALUE ? -1 : 0;
+        if (d < 0 || d >= (int64_t)base->ndim) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "shape index must be a constant in [-%u, %u)",
+                            base->ndim, base->ndim);
+        }
+        return shape_axis(lw, base, (uint32_t)d, out);
     }
     if (base->kind == EX_TUPLE || base->kind == EX_DICT) {
         Expr *item = find_item(lw, node, base, idx, n);
@@ -1539,6 +1552,23 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         return lw_static_eval(lw, node, out);
     }
     return lw_error(lw, node, QD_ERR_SYNTAX, "this value cannot be indexed in a kernel");
+}
+
+int
+lw_shape_tuple(Lowerer *lw, const Expr *shape, Expr *out)
+{
+    Expr t = {0};
+    t.kind = EX_TUPLE;
+    t.nitems = shape->ndim;
+    t.items = QD_NEW_ARRAY(lw->arena, Expr, shape->ndim ? shape->ndim : 1);
+    if (!t.items) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t d = 0; d < shape->ndim; d++) {
+        RETURN_IF_ERROR(shape_axis(lw, shape, d, &t.items[d]));
+    }
+    *out = t;
+    return 0;
 }
 
 /***** comprehensions (compile-time) *****/
