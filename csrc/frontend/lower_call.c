@@ -1171,6 +1171,8 @@ b_len(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     out->kind = EX_INT;
     if (x->kind == EX_TUPLE || x->kind == EX_DICT) {
         out->ival = x->nitems;
+    } else if (x->kind == EX_SHAPE) {
+        out->ival = x->ndim;
     } else if (x->kind == EX_FIELD && x->view->ndim > 0) {
         out->ival = x->view->shape[0];
     } else if (x->kind == EX_STR) {
@@ -1288,29 +1290,68 @@ matrix_call(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
 
 /***** calls *****/
 
+/* The values a starred argument `*value` stands for: the items of a tuple or list, the elements of
+ * a vector, the extents of an ndarray's shape (`qd.ndrange(*arr.shape)`). */
+static int
+starred_items(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    Expr v;
+    RETURN_IF_ERROR(lw_expr(lw, node->x, &v));
+    if (v.kind == EX_SHAPE) {
+        return lw_shape_tuple(lw, &v, out);
+    }
+    if (v.kind == EX_MATRIX && v.is_vector) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_TUPLE;
+        out->items = v.items;
+        out->nitems = v.nitems;
+        return 0;
+    }
+    if (v.kind != EX_TUPLE) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "a starred argument must be a tuple, a list, a vector "
+                                                 "or an ndarray's shape");
+    }
+    *out = v;
+    return 0;
+}
+
 static int
 eval_args(Lowerer *lw, const QdAst *node, CallArgs *c)
 {
     c->node = node;
     c->npos = node->a.len;
     c->nkw = node->b.len;
+    /* Starred arguments are expanded first: they decide how many positional values there are. */
+    Expr *starred = QD_NEW_ARRAY(lw->arena, Expr, c->npos + 1);
+    if (!starred) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t i = 0; i < node->a.len; i++) {
+        if (node->a.items[i]->kind == QD_AST_STARRED) {
+            RETURN_IF_ERROR(starred_items(lw, node->a.items[i], &starred[i]));
+            c->npos += starred[i].nitems - 1;
+        }
+    }
     c->pos = QD_NEW_ARRAY(lw->arena, Expr, c->npos + c->nkw + 1);
     c->kw = QD_NEW_ARRAY(lw->arena, const QdAst *, c->nkw + 1);
     if (!c->pos || !c->kw) {
         return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
     }
     c->kwv = c->pos + c->npos;
-    for (uint32_t i = 0; i < c->npos; i++) {
+    for (uint32_t i = 0, k = 0; i < node->a.len; i++) {
         const QdAst *a = node->a.items[i];
         if (a->kind == QD_AST_STARRED) {
-            return lw_error(lw, a, QD_ERR_SYNTAX, "starred arguments are not supported here");
-        }
-        if (a->kind == QD_AST_JOINED_STR) {
-            c->pos[i].kind = EX_STR; /* only print() takes f-strings; it reads the node itself */
-            c->pos[i].str = "";
+            for (uint32_t j = 0; j < starred[i].nitems; j++) {
+                c->pos[k++] = starred[i].items[j];
+            }
             continue;
         }
-        RETURN_IF_ERROR(lw_expr(lw, a, &c->pos[i]));
+        if (a->kind == QD_AST_JOINED_STR) {
+            c->pos[k].kind = EX_STR; /* only print() takes f-strings; it reads the node itself */
+            c->pos[k++].str = "";
+            continue;
+        }
+        RETURN_IF_ERROR(lw_expr(lw, a, &c->pos[k++]));
     }
     for (uint32_t i = 0; i < c->nkw; i++) {
         c->kw[i] = node->b.items[i];

@@ -291,7 +291,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     }
     QdAst *def = NULL;
     RETURN_IF_ERROR(lw->host->func_ast(lw->host->self, lw->ctx, fn->h, lw->arena, &def));
-    uint32_t npos = call->a.len + nbound;
+    uint32_t npos = nargs - call->b.len; /* starred arguments may have expanded (nbound included) */
     FuncFrame frame = {0};
     frame.scope = fn->h;
     frame.file = def->cst.sval;

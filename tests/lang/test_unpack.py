@@ -1,5 +1,5 @@
 """Unpacking assignments of vectors and ndarray shapes: `w, x, y, z = quat`, `n, m = arr.shape`,
-and the reference's errors for what cannot be unpacked."""
+`qd.ndrange(*arr.shape)`, len(arr.shape), and the reference's errors for what cannot be unpacked."""
 
 import warnings
 
@@ -126,6 +126,42 @@ def test_shape_bound_to_a_name_then_unpacked():
         return a * 10000 + b * 100 + c + sh[-1] * 0
 
     assert k(np.zeros((3, 5, 7), np.float32)) == 30507
+
+
+def test_shape_len_and_negative_index():
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 3]) -> qd.i32:
+        return len(x.shape) * 100 + x.shape[-1] * 10 + x.shape[-3]
+
+    assert k(np.zeros((2, 4, 6), np.float32)) == 362
+
+
+def test_ndrange_of_starred_shape():
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 2], out: NDArray[qd.f32, 2]):
+        for i, j in qd.ndrange(*x.shape):
+            out[i, j] = x[i, j] * 2.0
+
+    x = rng.standard_normal((rng.integers(1, 20), rng.integers(1, 20))).astype(np.float32)
+    out = np.zeros_like(x)
+    k(x, out)
+    np.testing.assert_allclose(out, 2 * x)
+
+
+def test_starred_tuple_and_vector_arguments():
+    @qd.func
+    def f(a, b, c):
+        return a * 100 + b * 10 + c
+
+    @qd.kernel
+    def k(x: NDArray[qd.i32, 1]) -> qd.i32:
+        t = (x[0], x[1])
+        v = qd.Vector([x[1], x[2]])
+        return f(*t, x[2]) * 1000 + f(x[0], *v)
+
+    x = rng.integers(0, 9, 3).astype(np.int32)
+    a, b, c = (int(v) for v in x)
+    assert k(x) == (a * 100 + b * 10 + c) * 1000 + (a * 100 + b * 10 + c)
 
 
 def test_shape_unpack_count_mismatch():
