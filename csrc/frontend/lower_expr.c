@@ -1526,9 +1526,12 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         if (d < 0 && d != INT64_MIN) {
             d += base->ndim;
         }
+        if (d == INT64_MIN) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "a shape index must be a compile-time integer");
+        }
         if (d < 0 || d >= (int64_t)base->ndim) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "shape index must be a constant in [-%u, %u)",
-                            base->ndim, base->ndim);
+            return lw_error(lw, node, QD_ERR_COMPILATION,
+                            "IndexError: shape index out of range (the ndarray has %u axes)", base->ndim);
         }
         return shape_axis(lw, base, (uint32_t)d, out);
     }

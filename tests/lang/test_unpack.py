@@ -179,5 +179,5 @@ def test_shape_index_out_of_range():
     def k(x: NDArray[qd.f32, 2]) -> qd.i32:
         return x.shape[2]
 
-    with pytest.raises(qd.QuadrantsSyntaxError, match="shape index"):
+    with pytest.raises(qd.QuadrantsCompilationError, match="IndexError: shape index out of range"):
         k(np.zeros((2, 2), np.float32))
