@@ -886,6 +886,35 @@ lower_compare(Lowerer *lw, const QdAst *node, Expr *out)
  * into its region, and merges both values through a local slot of their promoted type. */
 typedef int (*SideFn)(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data);
 
+/* Tuples on both sides of a runtime `x if c else y` become vectors, as in the reference: each of
+ * its scalar type, built in its own region; merging then promotes both to one element type. */
+static int
+tuples_as_vectors(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
+{
+    if (vals[0].kind != EX_TUPLE || vals[1].kind != EX_TUPLE || vals[0].nitems != vals[1].nitems ||
+        vals[0].nitems == 0) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "both branches of a conditional expression must be tuples of one length, or "
+                        "values of one shape");
+    }
+    for (int s = 0; s < 2; s++) {
+        for (uint32_t i = 0; i < vals[s].nitems; i++) {
+            const Expr *item = &vals[s].items[i];
+            if (!lw_is_compile_time_scalar(item) && item->kind != EX_VALUE && item->kind != EX_LVALUE) {
+                return lw_error(lw, node, QD_ERR_TYPE,
+                                "the tuples of a conditional expression must hold scalars");
+            }
+        }
+    }
+    for (int s = 0; s < 2; s++) {
+        lw->cur = ifi->regions[s];
+        Expr v;
+        RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, vals[s].items, vals[s].nitems, 1, true, NULL, &v));
+        vals[s] = v;
+    }
+    return 0;
+}
+
 static int
 merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void *data, Expr *out)
 {
@@ -902,6 +931,9 @@ merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void 
     for (int s = 0; s < 2 && rc == 0; s++) {
         lw->cur = ifi->regions[s];
         rc = side(lw, node, s, &vals[s], data);
+    }
+    if (rc == 0 && (vals[0].kind == EX_TUPLE || vals[1].kind == EX_TUPLE)) {
+        rc = tuples_as_vectors(lw, node, ifi, vals);
     }
     if (rc == 0 && (vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
         rc = lw_matrix_merge(lw, node, ifi, vals, out); /* element by element */
