@@ -1308,8 +1308,8 @@ starred_items(Lowerer *lw, const QdAst *node, Expr *out)
         return 0;
     }
     if (v.kind != EX_TUPLE) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "a starred argument must be a tuple, a list, a vector "
-                                                 "or an ndarray's shape");
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "a starred argument must be a tuple, a list, a vector or an ndarray's shape");
     }
     *out = v;
     return 0;

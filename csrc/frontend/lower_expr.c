@@ -894,13 +894,15 @@ tuples_as_vectors(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
     if (vals[0].kind != EX_TUPLE || vals[1].kind != EX_TUPLE || vals[0].nitems != vals[1].nitems ||
         vals[0].nitems == 0) {
         return lw_error(lw, node, QD_ERR_TYPE,
-                        "both branches of a conditional expression must be tuples of one length, or "
-                        "values of one shape");
+                        "both branches of a conditional expression must be tuples of one "
+                        "length, or values of one shape");
     }
     for (int s = 0; s < 2; s++) {
         for (uint32_t i = 0; i < vals[s].nitems; i++) {
             const Expr *item = &vals[s].items[i];
-            if (!lw_is_compile_time_scalar(item) && item->kind != EX_VALUE && item->kind != EX_LVALUE) {
+            bool is_scalar = lw_is_compile_time_scalar(item) || item->kind == EX_VALUE ||
+                             item->kind == EX_LVALUE;
+            if (!is_scalar) {
                 return lw_error(lw, node, QD_ERR_TYPE,
                                 "the tuples of a conditional expression must hold scalars");
             }
@@ -909,7 +911,8 @@ tuples_as_vectors(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
     for (int s = 0; s < 2; s++) {
         lw->cur = ifi->regions[s];
         Expr v;
-        RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, vals[s].items, vals[s].nitems, 1, true, NULL, &v));
+        RETURN_IF_ERROR(
+            lw_matrix_from_scalars(lw, node, vals[s].items, vals[s].nitems, 1, true, NULL, &v));
         vals[s] = v;
     }
     return 0;
@@ -1559,11 +1562,13 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
             d += base->ndim;
         }
         if (d == INT64_MIN) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "a shape index must be a compile-time integer");
+            return lw_error(lw, node, QD_ERR_SYNTAX,
+                            "a shape index must be a compile-time integer");
         }
         if (d < 0 || d >= (int64_t)base->ndim) {
             return lw_error(lw, node, QD_ERR_COMPILATION,
-                            "IndexError: shape index out of range (the ndarray has %u axes)", base->ndim);
+                            "IndexError: shape index out of range (the ndarray has %u axes)",
+                            base->ndim);
         }
         return shape_axis(lw, base, (uint32_t)d, out);
     }
