@@ -102,7 +102,26 @@ typedef enum QdHostKind {
     QD_HOST_MATRIX_FIELD,  /* a vector/matrix field (one scalar field per element) */
     QD_HOST_CALLABLE,      /* any other Python callable (called at trace time) */
     QD_HOST_OBJECT,        /* anything else (modules, classes, instances) */
+    QD_HOST_RUNTIME,       /* a stand-in made by make_runtime for a runtime value: ival = index */
 } QdHostKind;
+
+/* What a stand-in for a runtime value knows at compile time (make_runtime). */
+typedef enum QdRuntimeKind {
+    QD_RUNTIME_SCALAR,  /* a scalar: dtype */
+    QD_RUNTIME_VECTOR,  /* a vector: n, dtype */
+    QD_RUNTIME_MATRIX,  /* a matrix: n, m, dtype */
+    QD_RUNTIME_NDARRAY, /* an ndarray: dtype, shape (a tuple of stand-ins of its extents) */
+    QD_RUNTIME_OTHER,   /* anything else (a struct, a shared array): no facts */
+} QdRuntimeKind;
+
+typedef struct QdRuntimeFacts {
+    uint32_t index;     /* the frontend's number for the value; describe gives it back */
+    QdRuntimeKind kind; /* what it is */
+    QdTypeKind dtype;   /* element / scalar type; QD_TY_COUNT_ when unknown */
+    uint32_t n, m;      /* VECTOR: n; MATRIX: n rows, m columns */
+    QdHandle shape;     /* NDARRAY: tuple of stand-ins of the extents; 0 otherwise */
+    const char *name;   /* the variable it was read from (for messages), or NULL */
+} QdRuntimeFacts;
 
 /* What the host says about a value. Strings stay valid for the compilation. */
 typedef struct QdHostValue {
@@ -149,6 +168,9 @@ typedef struct QdHost {
     int (*make_tuple)(void *self, QdCtx *ctx, const QdHandle *items, uint32_t n, QdHandle *out);
     /* A str handle; s NULL gives None. */
     int (*make_str)(void *self, QdCtx *ctx, const char *s, QdHandle *out);
+    /* A stand-in for a runtime value inside static evaluation: it answers compile-time questions
+     * (a vector's n, an element dtype) and describes as QD_HOST_RUNTIME with facts->index. */
+    int (*make_runtime)(void *self, QdCtx *ctx, const QdRuntimeFacts *facts, QdHandle *out);
     /* Prints at trace time (qd.static_print). */
     int (*print)(void *self, QdCtx *ctx, const char *text);
     /* Emits a Python warning (category "QuadrantsCastWarning", "SyntaxWarning", "UserWarning"). */

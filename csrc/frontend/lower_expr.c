@@ -393,6 +393,8 @@ lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
         return lw_struct_from_instance(lw, node, h, out);
     case QD_HOST_MATRIX:
         return lw_matrix_from_instance(lw, node, h, out);
+    case QD_HOST_RUNTIME:
+        return lw_static_value(lw, node, hv.ival, out); /* a stand-in back from Python */
     case QD_HOST_BUILTIN:
         e.kind = EX_BUILTIN;
         e.str = hv.str;
@@ -1202,9 +1204,8 @@ lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis)
     return qd_inst_set_result(lw->f, inst, qd_type_scalar(QD_TY_I32), NULL);
 }
 
-/* Extent d of ndarray shape `shape` (EX_SHAPE): an i32 read at the current insertion point. */
-static int
-shape_axis(Lowerer *lw, const Expr *shape, uint32_t d, Expr *out)
+int
+lw_shape_axis(Lowerer *lw, const Expr *shape, uint32_t d, Expr *out)
 {
     const QdType *i32 = qd_type_scalar(QD_TY_I32);
     *out = value_expr(lw_ndarray_extent(lw, shape, d), i32);
@@ -1570,7 +1571,7 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
                             "IndexError: shape index out of range (the ndarray has %u axes)",
                             base->ndim);
         }
-        return shape_axis(lw, base, (uint32_t)d, out);
+        return lw_shape_axis(lw, base, (uint32_t)d, out);
     }
     if (base->kind == EX_TUPLE || base->kind == EX_DICT) {
         Expr *item = find_item(lw, node, base, idx, n);
@@ -1605,7 +1606,7 @@ lw_shape_tuple(Lowerer *lw, const Expr *shape, Expr *out)
         return lw_nomem(lw);
     }
     for (uint32_t d = 0; d < shape->ndim; d++) {
-        RETURN_IF_ERROR(shape_axis(lw, shape, d, &t.items[d]));
+        RETURN_IF_ERROR(lw_shape_axis(lw, shape, d, &t.items[d]));
     }
     *out = t;
     return 0;

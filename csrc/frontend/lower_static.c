@@ -1,0 +1,195 @@
+/* frontend/lower_static.c -- `qd.static(expr)`: Python evaluation at compile time.
+ *
+ * The host evaluates the expression's Python AST in the function's globals, with the kernel's
+ * variables that the expression names bound as locals. A compile-time variable is bound to its
+ * Python value. A runtime one is bound to a stand-in (host make_runtime) that knows the facts the
+ * compiler knows -- a vector's n, a matrix's n and m, the element dtype, an ndarray's shape as
+ * stand-ins of its extents -- so that `qd.static(v.n)` and `qd.static(len(arr.shape))` work, as
+ * in the reference, where such values are Python objects of the tracer. A stand-in passes through
+ * tuples, lists, enumerate and zip unchanged and turns back into its runtime value when the result
+ * comes back (lw_from_handle -> lw_static_value): `for k, x in qd.static(enumerate((a, b)))` binds
+ * x to a, then b. Each stand-in is an index into lw->statics, valid for the whole compilation.
+ * The result itself must be compile-time: a bare stand-in is the reference's ValueError.
+ */
+#include "lower.h"
+
+#include <string.h>
+
+/* The names of NAME nodes under `node` (interned, duplicates allowed): the only variables the
+ * expression can read. */
+typedef QdVec(const char *) NameVec;
+
+static int
+collect_names(Lowerer *lw, const QdAst *node, NameVec *names)
+{
+    if (!node) {
+        return 0;
+    }
+    if (node->kind == QD_AST_NAME && node->name) {
+        const char *name = qd_intern(lw->m, node->name);
+        if (!name || qd_vec_push(lw->arena, names, name) < 0) {
+            return lw_nomem(lw);
+        }
+    }
+    RETURN_IF_ERROR(collect_names(lw, node->x, names));
+    RETURN_IF_ERROR(collect_names(lw, node->y, names));
+    RETURN_IF_ERROR(collect_names(lw, node->z, names));
+    for (uint32_t i = 0; i < node->a.len; i++) {
+        RETURN_IF_ERROR(collect_names(lw, node->a.items[i], names));
+    }
+    for (uint32_t i = 0; i < node->b.len; i++) {
+        RETURN_IF_ERROR(collect_names(lw, node->b.items[i], names));
+    }
+    return 0;
+}
+
+static bool
+names_contain(const NameVec *names, const char *name)
+{
+    for (uint32_t i = 0; i < names->len; i++) {
+        if (names->data[i] == name) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/***** stand-ins *****/
+
+/* A new stand-in for runtime value e (or extent `axis` of its shape when axis >= 0). */
+static int
+make_stand_in(Lowerer *lw, const Expr *e, int32_t axis, const char *name, QdHandle *out)
+{
+    QdRuntimeFacts facts = {0};
+    facts.index = lw->statics.len;
+    facts.kind = QD_RUNTIME_OTHER;
+    facts.dtype = QD_TY_COUNT_;
+    facts.name = name;
+    StaticValue sv = {*e, axis};
+    if (qd_vec_push(lw->arena, &lw->statics, sv) < 0) {
+        return lw_nomem(lw);
+    }
+    if (axis >= 0) {
+        facts.kind = QD_RUNTIME_SCALAR;
+        facts.dtype = QD_TY_I32;
+    } else if (e->kind == EX_VALUE || e->kind == EX_LVALUE) {
+        facts.kind = QD_RUNTIME_SCALAR;
+        facts.dtype = e->ty ? e->ty->kind : QD_TY_COUNT_;
+    } else if (e->kind == EX_MATRIX) {
+        facts.kind = e->is_vector ? QD_RUNTIME_VECTOR : QD_RUNTIME_MATRIX;
+        facts.dtype = e->ty ? e->ty->kind : QD_TY_COUNT_;
+        facts.n = e->rows;
+        facts.m = e->cols;
+    } else if (e->kind == EX_NDARRAY) {
+        facts.kind = QD_RUNTIME_NDARRAY;
+        facts.dtype = e->ty ? e->ty->kind : QD_TY_COUNT_;
+        QdHandle *axes = QD_NEW_ARRAY(lw->arena, QdHandle, e->ndim ? e->ndim : 1);
+        if (!axes) {
+            return lw_nomem(lw);
+        }
+        for (uint32_t d = 0; d < e->ndim; d++) {
+            RETURN_IF_ERROR(make_stand_in(lw, e, (int32_t)d, name, &axes[d]));
+        }
+        RETURN_IF_ERROR(lw->host->make_tuple(lw->host->self, lw->ctx, axes, e->ndim, &facts.shape));
+    }
+    return lw->host->make_runtime(lw->host->self, lw->ctx, &facts, out);
+}
+
+/* The Python value a variable is bound to for static evaluation. */
+static int
+static_handle(Lowerer *lw, const QdAst *node, const Expr *e, const char *name, QdHandle *out)
+{
+    if (e->h) {
+        *out = e->h;
+        return 0;
+    }
+    if (lw_is_compile_time_scalar(e) || e->kind == EX_NONE || e->kind == EX_STR) {
+        return lw_to_handle(lw, node, e, out);
+    }
+    if (e->kind == EX_TUPLE || e->kind == EX_SHAPE) {
+        /* A list of values (some runtime), or an ndarray's shape: a tuple of stand-ins. */
+        uint32_t n = e->kind == EX_TUPLE ? e->nitems : e->ndim;
+        QdHandle *items = QD_NEW_ARRAY(lw->arena, QdHandle, n ? n : 1);
+        if (!items) {
+            return lw_nomem(lw);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            RETURN_IF_ERROR(e->kind == EX_TUPLE
+                                ? static_handle(lw, node, &e->items[i], name, &items[i])
+                                : make_stand_in(lw, e, (int32_t)i, name, &items[i]));
+        }
+        return lw->host->make_tuple(lw->host->self, lw->ctx, items, n, out);
+    }
+    return make_stand_in(lw, e, -1, name, out);
+}
+
+int
+lw_static_value(Lowerer *lw, const QdAst *node, int64_t index, Expr *out)
+{
+    if (index < 0 || index >= (int64_t)lw->statics.len) {
+        return lw_error(lw, node, QD_ERR_INTERNAL, "stand-in %lld of an earlier compilation",
+                        (long long)index);
+    }
+    const StaticValue *sv = &lw->statics.data[index];
+    if (sv->axis >= 0) {
+        return lw_shape_axis(lw, &sv->e, (uint32_t)sv->axis, out); /* read here, when used */
+    }
+    *out = sv->e;
+    return 0;
+}
+
+/***** evaluation *****/
+
+int
+lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    if (!node->pynode) {
+        return lw_expr(lw, node, out);
+    }
+    if (node->kind == QD_AST_NAME) {
+        /* A kernel-scope list or tuple (possibly of runtime values) stays what it is. */
+        const char *name = qd_intern(lw->m, node->name);
+        Var *v = name ? lw_lookup_local(lw, name) : NULL;
+        if (v && v->e.kind == EX_TUPLE) {
+            *out = v->e;
+            return 0;
+        }
+        if (v && v->e.kind == EX_MATRIX) {
+            return lw_matrix_as_tuple(lw, &v->e, out); /* for x in qd.static(v) */
+        }
+    }
+    NameVec used = {0};
+    RETURN_IF_ERROR(collect_names(lw, node, &used));
+    uint32_t base = lw->frame->vars_base;
+    uint32_t cap = used.len;
+    const char **names = QD_NEW_ARRAY(lw->arena, const char *, cap ? cap : 1);
+    QdHandle *values = QD_NEW_ARRAY(lw->arena, QdHandle, cap ? cap : 1);
+    if (!names || !values) {
+        return lw_nomem(lw);
+    }
+    uint32_t n = 0;
+    for (uint32_t i = lw->vars.len; i-- > base && n < cap;) {
+        const Var *v = &lw->vars.data[i];
+        bool seen = false;
+        for (uint32_t k = 0; k < n; k++) {
+            seen |= names[k] == v->name;
+        }
+        if (seen || !names_contain(&used, v->name)) {
+            continue; /* shadowed by an inner binding, or not read by the expression */
+        }
+        RETURN_IF_ERROR(static_handle(lw, node, &v->e, v->name, &values[n]));
+        names[n] = v->name;
+        n++;
+    }
+    QdHandle result;
+    RETURN_IF_ERROR(lw->host->eval(lw->host->self, lw->ctx, lw->frame->scope, node->pynode, names,
+                                   values, n, &result));
+    QdHostValue hv;
+    RETURN_IF_ERROR(lw->host->describe(lw->host->self, lw->ctx, result, &hv));
+    if (hv.kind == QD_HOST_RUNTIME) {
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "ValueError: Input to qd.static must be compile-time constants or global "
+                        "pointers, instead of a runtime value");
+    }
+    return lw_from_handle(lw, node, result, out);
+}

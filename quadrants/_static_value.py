@@ -1,0 +1,116 @@
+"""Stand-ins for a kernel's runtime values while ``qd.static(...)`` runs Python at compile time.
+
+The compiler binds each runtime variable that a ``qd.static`` expression names to a ``RuntimeValue``
+(csrc/frontend/lower_static.c makes them through the host). It knows what the compiler knows:
+
+- a vector: ``n``, ``get_shape() == (n,)``, ``len()``, ``ndim == 1``, ``dtype``;
+- a matrix: ``n``, ``m``, ``get_shape() == (n, m)``, ``len()``, ``ndim == 2``, ``dtype``;
+- a scalar: ``dtype``;
+- an ndarray: ``shape`` (a tuple of stand-ins of its extents, so ``len(arr.shape)`` works), ``ndim``,
+  ``dtype``.
+
+A stand-in may be put in tuples and lists, enumerated, zipped and indexed: when the result of
+``qd.static`` comes back to the compiler, each stand-in in it is the runtime value again, so
+``for k, x in qd.static(enumerate((a, b)))`` unrolls over ``a`` and ``b``. Its value exists only at
+run time: arithmetic, comparisons and truth testing raise ``TypeError``.
+"""
+
+from quadrants._types import _BY_ID
+
+class RuntimeValue:
+    """A runtime value seen from compile-time Python code (see the module docstring)."""
+
+    __slots__ = ("_qd_runtime_index", "_kind", "_dtype_id", "_shape", "_name")
+
+    def __init__(self, index, kind, dtype_id, shape, name):
+        self._qd_runtime_index = index  # the compiler's number for the value
+        self._kind = kind  # "scalar", "vector", "matrix", "ndarray" or "value"
+        self._dtype_id = dtype_id  # element type id, or -1
+        self._shape = shape  # vector (n,), matrix (n, m), ndarray: tuple of stand-ins; else None
+        self._name = name  # the variable, for messages
+
+    def _what(self):
+        return f"runtime {self._kind} '{self._name}'" if self._name else f"a runtime {self._kind}"
+
+    @property
+    def dtype(self):
+        dtype = _BY_ID.get(self._dtype_id)
+        if dtype is None:
+            raise AttributeError(f"{self._what()} has no known dtype")
+        return dtype
+
+    def get_shape(self):
+        if self._kind not in ("vector", "matrix"):
+            raise TypeError(f"Getting shape of non-tensor type: {self._what()}")
+        return self._shape
+
+    @property
+    def n(self):
+        if self._kind not in ("vector", "matrix"):
+            raise TypeError(f"Getting n of non-tensor type: {self._what()}")
+        return self._shape[0]
+
+    @property
+    def m(self):
+        if self._kind != "matrix":
+            raise TypeError(f"Getting m of tensor type < 2D: {self._what()}")
+        return self._shape[1]
+
+    @property
+    def ndim(self):
+        if self._kind not in ("vector", "matrix", "ndarray"):
+            raise AttributeError(f"{self._what()} has no ndim")
+        return len(self._shape)
+
+    @property
+    def shape(self):
+        if self._kind not in ("vector", "matrix", "ndarray"):
+            raise AttributeError(f"{self._what()} has no shape")
+        return self._shape
+
+    def __len__(self):
+        if self._kind not in ("vector", "matrix"):
+            raise TypeError(f"len() of {self._what()}")
+        return self._shape[0]
+
+    def __bool__(self):
+        raise TypeError(
+            f"{self._what()} has no truth value at compile time; use a runtime `if` instead of qd.static"
+        )
+
+    def __repr__(self):
+        return f"<{self._what()}>"
+
+    def _no_arithmetic(self, *_args):
+        raise TypeError(
+            f"{self._what()} cannot be computed with inside qd.static(): its value exists only at run time"
+        )
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _no_arithmetic
+    __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = _no_arithmetic
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = _no_arithmetic
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _no_arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = _no_arithmetic
+    __int__ = __float__ = __index__ = _no_arithmetic
+
+    def __eq__(self, other):
+        if other is self:
+            return True
+        return self._no_arithmetic()
+
+    def __ne__(self, other):
+        if other is self:
+            return False
+        return self._no_arithmetic()
+
+    __hash__ = object.__hash__
+
+
+def _make(index, kind, dtype_id, n, m, shape, name):
+    """Called by the compiler's host (csrc/python/host.c): `shape` is an ndarray's tuple of extents."""
+    if kind == "vector":
+        shape = (n,)
+    elif kind == "matrix":
+        shape = (n, m)
+    return RuntimeValue(index, kind, dtype_id, shape, name)
