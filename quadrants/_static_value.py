@@ -7,7 +7,8 @@ The compiler binds each runtime variable that a ``qd.static`` expression names t
 - a matrix: ``n``, ``m``, ``get_shape() == (n, m)``, ``len()``, ``ndim == 2``, ``dtype``;
 - a scalar: ``dtype``;
 - an ndarray: ``shape`` (a tuple of stand-ins of its extents, so ``len(arr.shape)`` works), ``ndim``,
-  ``dtype``.
+  ``dtype``; it may also be the result (``v = qd.static(state.vel)`` aliases the ndarray);
+- a struct or dataclass value: its members, as attributes.
 
 A stand-in may be put in tuples and lists, enumerated, zipped and indexed: when the result of
 ``qd.static`` comes back to the compiler, each stand-in in it is the runtime value again, so
@@ -107,8 +108,31 @@ class RuntimeValue:
     __hash__ = object.__hash__
 
 
-def _make(index, kind, dtype_id, n, m, shape, name):
-    """Called by the compiler's host (csrc/python/host.c): `shape` is an ndarray's tuple of extents."""
+class RuntimeStruct(RuntimeValue):
+    """A struct or dataclass value: its members are attributes (stand-ins, or Python values of the
+    compile-time ones), so ``qd.static(state.vel)`` is the ndarray member itself."""
+
+    __slots__ = ("_members",)
+
+    def __init__(self, index, members, name):
+        super().__init__(index, "struct", -1, None, name)
+        self._members = members
+
+    def __getattribute__(self, attr):
+        members = object.__getattribute__(self, "_members")
+        if attr in members:
+            return members[attr]
+        return object.__getattribute__(self, attr)
+
+    def __dir__(self):
+        return list(self._members)
+
+
+def _make(index, kind, dtype_id, n, m, shape, members, name):
+    """Called by the compiler's host (csrc/python/host.c): `shape` is an ndarray's tuple of extents,
+    `members` a struct's members by name."""
+    if kind == "struct":
+        return RuntimeStruct(index, members, name)
     if kind == "vector":
         shape = (n,)
     elif kind == "matrix":

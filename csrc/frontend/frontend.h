@@ -111,7 +111,8 @@ typedef enum QdRuntimeKind {
     QD_RUNTIME_VECTOR,  /* a vector: n, dtype */
     QD_RUNTIME_MATRIX,  /* a matrix: n, m, dtype */
     QD_RUNTIME_NDARRAY, /* an ndarray: dtype, shape (a tuple of stand-ins of its extents) */
-    QD_RUNTIME_OTHER,   /* anything else (a struct, a shared array): no facts */
+    QD_RUNTIME_STRUCT,  /* a struct or dataclass value: its members, by name */
+    QD_RUNTIME_OTHER,   /* anything else (a shared array): no facts */
 } QdRuntimeKind;
 
 typedef struct QdRuntimeFacts {
@@ -120,6 +121,9 @@ typedef struct QdRuntimeFacts {
     QdTypeKind dtype;   /* element / scalar type; QD_TY_COUNT_ when unknown */
     uint32_t n, m;      /* VECTOR: n; MATRIX: n rows, m columns */
     QdHandle shape;     /* NDARRAY: tuple of stand-ins of the extents; 0 otherwise */
+    uint32_t nmembers;  /* STRUCT: how many members */
+    const char *const *member_names; /* STRUCT: their names */
+    const QdHandle *member_values;   /* STRUCT: their values (stand-ins or Python values) */
     const char *name;   /* the variable it was read from (for messages), or NULL */
 } QdRuntimeFacts;
 

@@ -56,6 +56,9 @@ names_contain(const NameVec *names, const char *name)
 
 /***** stand-ins *****/
 
+static int static_handle(Lowerer *lw, const QdAst *node, const Expr *e, const char *name,
+                         QdHandle *out);
+
 /* A new stand-in for runtime value e (or extent `axis` of its shape when axis >= 0). */
 static int
 make_stand_in(Lowerer *lw, const Expr *e, int32_t axis, const char *name, QdHandle *out)
@@ -91,6 +94,25 @@ make_stand_in(Lowerer *lw, const Expr *e, int32_t axis, const char *name, QdHand
             RETURN_IF_ERROR(make_stand_in(lw, e, (int32_t)d, name, &axes[d]));
         }
         RETURN_IF_ERROR(lw->host->make_tuple(lw->host->self, lw->ctx, axes, e->ndim, &facts.shape));
+    } else if (e->kind == EX_STRUCT || e->kind == EX_DICT) {
+        /* `qd.static(state.vel)`: each member named by its key, a stand-in or a Python value. */
+        const char **names = QD_NEW_ARRAY(lw->arena, const char *, e->nitems ? e->nitems : 1);
+        QdHandle *values = QD_NEW_ARRAY(lw->arena, QdHandle, e->nitems ? e->nitems : 1);
+        if (!names || !values) {
+            return lw_nomem(lw);
+        }
+        facts.kind = QD_RUNTIME_STRUCT;
+        for (uint32_t i = 0; i < e->nitems; i++) {
+            if (e->keys[i].kind != EX_STR) {
+                continue;
+            }
+            names[facts.nmembers] = e->keys[i].str;
+            RETURN_IF_ERROR(static_handle(lw, NULL, &e->items[i], e->keys[i].str,
+                                          &values[facts.nmembers]));
+            facts.nmembers++;
+        }
+        facts.member_names = names;
+        facts.member_values = values;
     }
     return lw->host->make_runtime(lw->host->self, lw->ctx, &facts, out);
 }
@@ -186,7 +208,11 @@ lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
                                    values, n, &result));
     QdHostValue hv;
     RETURN_IF_ERROR(lw->host->describe(lw->host->self, lw->ctx, result, &hv));
-    if (hv.kind == QD_HOST_RUNTIME) {
+    bool is_array = hv.kind == QD_HOST_RUNTIME && hv.ival >= 0 && hv.ival < lw->statics.len &&
+                    lw->statics.data[hv.ival].axis < 0 &&
+                    lw->statics.data[hv.ival].e.kind == EX_NDARRAY;
+    if (hv.kind == QD_HOST_RUNTIME && !is_array) {
+        /* An ndarray may be the result (an alias, as in the reference); other runtime values not. */
         return lw_error(lw, node, QD_ERR_COMPILATION,
                         "ValueError: Input to qd.static must be compile-time constants or global "
                         "pointers, instead of a runtime value");

@@ -352,7 +352,7 @@ host_describe(void *self, QdCtx *ctx, QdHandle handle, QdHostValue *out)
     if (!obj) {
         return qd_error(ctx, (QdLoc){0}, QD_ERR_INTERNAL, "bad handle %u", handle);
     }
-    if (h->runtime_type && Py_TYPE(obj) == (PyTypeObject *)h->runtime_type) {
+    if (h->runtime_type && PyObject_TypeCheck(obj, (PyTypeObject *)h->runtime_type)) {
         /* A stand-in made by host_make_runtime, coming back: the frontend's index. */
         PyObject *index = PyObject_GetAttrString(obj, "_qd_runtime_index");
         out->kind = QD_HOST_RUNTIME;
@@ -647,15 +647,25 @@ host_make_runtime(void *self, QdCtx *ctx, const QdRuntimeFacts *facts, QdHandle 
     static const char *const kinds[] = {
         [QD_RUNTIME_SCALAR] = "scalar",   [QD_RUNTIME_VECTOR] = "vector",
         [QD_RUNTIME_MATRIX] = "matrix",   [QD_RUNTIME_NDARRAY] = "ndarray",
-        [QD_RUNTIME_OTHER] = "value",
+        [QD_RUNTIME_STRUCT] = "struct",   [QD_RUNTIME_OTHER] = "value",
     };
     QdPyHost *h = self;
     RETURN_IF_ERROR(import_runtime_value(h, ctx));
     PyObject *shape = facts->shape ? qd_py_host_get(h, facts->shape) : Py_None; /* borrowed */
+    PyObject *members = PyDict_New();
+    for (uint32_t i = 0; members && i < facts->nmembers; i++) {
+        PyObject *m = qd_py_host_get(h, facts->member_values[i]); /* borrowed */
+        if (PyDict_SetItemString(members, facts->member_names[i], m ? m : Py_None) < 0) {
+            Py_CLEAR(members);
+        }
+    }
     int dtype = facts->dtype == QD_TY_COUNT_ ? -1 : (int)facts->dtype;
-    PyObject *v = PyObject_CallFunction(h->runtime_make, "IsiIIOz", (unsigned)facts->index,
-                                        kinds[facts->kind], dtype, (unsigned)facts->n,
-                                        (unsigned)facts->m, shape ? shape : Py_None, facts->name);
+    PyObject *v = members ? PyObject_CallFunction(h->runtime_make, "IsiIIOOz", (unsigned)facts->index,
+                                                  kinds[facts->kind], dtype, (unsigned)facts->n,
+                                                  (unsigned)facts->m, shape ? shape : Py_None,
+                                                  members, facts->name)
+                          : NULL;
+    Py_XDECREF(members);
     return add_new(h, ctx, v, out);
 }
 

@@ -2,6 +2,8 @@
 a matrix's n and m, an ndarray's number of axes), and runtime values carried through static tuples,
 enumerate and zip back into the kernel (Genesis unrolls `for k, i in qd.static(enumerate((i_x, i_y)))`)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -157,3 +159,48 @@ def test_m_of_a_vector_is_an_error():
 
     with pytest.raises(qd.QuadrantsCompilationError, match="Getting m of tensor type < 2D"):
         k(1.0)
+
+
+def test_static_len_of_ndarray_parameter_shape_in_func():
+    """Genesis picks the index of an offset array by its number of axes this way."""
+
+    @qd.func
+    def offset(i: int, b: int, off: qd.types.ndarray()):
+        index = [b, i] if qd.static(len(off.shape) == 2) else i
+        return off[index]
+
+    @qd.kernel
+    def k2(off: NDArray[qd.f32, 2]) -> qd.f32:
+        return offset(2, 1, off)
+
+    @qd.kernel
+    def k1(off: NDArray[qd.f32, 1]) -> qd.f32:
+        return offset(2, 1, off)
+
+    x2 = rng.standard_normal((3, 4)).astype(np.float32)
+    x1 = rng.standard_normal(4).astype(np.float32)
+    assert k2(x2) == x2[1, 2]
+    assert k1(x1) == x1[2]
+
+
+@dataclasses.dataclass
+class State:
+    vel: NDArray[qd.f32, 2]
+    pos: NDArray[qd.f32, 1]
+
+
+def test_static_member_of_a_dataclass_argument():
+    @qd.func
+    def read(st: State, i: int):
+        v = qd.static(st.vel)  # an alias of the ndarray member
+        return v[i, 0] * qd.static(len(st.pos.shape) * 10)
+
+    @qd.kernel
+    def k(st: State, out: NDArray[qd.f32, 1]):
+        for i in range(out.shape[0]):
+            out[i] = read(st, i)
+
+    vel = rng.standard_normal((5, 2)).astype(np.float32)
+    out = np.zeros(5, np.float32)
+    k(State(vel=vel, pos=np.zeros(3, np.float32)), out)
+    np.testing.assert_allclose(out, vel[:, 0] * 10)
