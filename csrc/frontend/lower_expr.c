@@ -888,34 +888,61 @@ lower_compare(Lowerer *lw, const QdAst *node, Expr *out)
  * into its region, and merges both values through a local slot of their promoted type. */
 typedef int (*SideFn)(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data);
 
-/* Tuples on both sides of a runtime `x if c else y` become vectors, as in the reference: each of
- * its scalar type, built in its own region; merging then promotes both to one element type. */
-static int
-tuples_as_vectors(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
+static bool
+is_scalar_value(const Expr *e)
 {
-    if (vals[0].kind != EX_TUPLE || vals[1].kind != EX_TUPLE || vals[0].nitems != vals[1].nitems ||
-        vals[0].nitems == 0) {
-        return lw_error(lw, node, QD_ERR_TYPE,
-                        "both branches of a conditional expression must be tuples of one "
-                        "length, or values of one shape");
-    }
+    return lw_is_compile_time_scalar(e) || e->kind == EX_VALUE || e->kind == EX_LVALUE;
+}
+
+/* The branches of a runtime `x if c else y` where one is a tuple or a matrix, made matrices of
+ * one shape in their own regions, as the reference's select does: a tuple of scalars is a
+ * vector of its promoted type, a scalar facing a vector or matrix is broadcast to its shape.
+ * Merging then promotes both to one element type. */
+static int
+branches_as_matrices(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
+{
     for (int s = 0; s < 2; s++) {
+        if (vals[s].kind != EX_TUPLE) {
+            continue;
+        }
         for (uint32_t i = 0; i < vals[s].nitems; i++) {
-            const Expr *item = &vals[s].items[i];
-            bool is_scalar = lw_is_compile_time_scalar(item) || item->kind == EX_VALUE ||
-                             item->kind == EX_LVALUE;
-            if (!is_scalar) {
+            if (!is_scalar_value(&vals[s].items[i])) {
                 return lw_error(lw, node, QD_ERR_TYPE,
                                 "the tuples of a conditional expression must hold scalars");
             }
         }
-    }
-    for (int s = 0; s < 2; s++) {
-        lw->cur = ifi->regions[s];
+        if (vals[s].nitems == 0) {
+            return lw_error(lw, node, QD_ERR_TYPE, "a conditional expression of an empty tuple");
+        }
         Expr v;
+        lw->cur = ifi->regions[s];
         RETURN_IF_ERROR(
             lw_matrix_from_scalars(lw, node, vals[s].items, vals[s].nitems, 1, true, NULL, &v));
         vals[s] = v;
+    }
+    for (int s = 0; s < 2; s++) {
+        const Expr *other = &vals[1 - s];
+        if (!is_scalar_value(&vals[s]) || other->kind != EX_MATRIX) {
+            continue;
+        }
+        Expr *copies = QD_NEW_ARRAY(lw->arena, Expr, other->nitems);
+        Expr v;
+        if (!copies) {
+            return lw_nomem(lw);
+        }
+        lw->cur = ifi->regions[s];
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, &vals[s], &v)); /* loaded once */
+        for (uint32_t i = 0; i < other->nitems; i++) {
+            copies[i] = v;
+        }
+        RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, copies, other->rows, other->cols,
+                                               other->is_vector, NULL, &vals[s]));
+    }
+    if (vals[0].kind != EX_MATRIX || vals[1].kind != EX_MATRIX || vals[0].rows != vals[1].rows ||
+        vals[0].cols != vals[1].cols) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "both branches of a conditional expression must be tuples or vectors of "
+                        "one length, matrices of one shape, or scalars");
     }
     return 0;
 }
@@ -937,8 +964,9 @@ merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void 
         lw->cur = ifi->regions[s];
         rc = side(lw, node, s, &vals[s], data);
     }
-    if (rc == 0 && (vals[0].kind == EX_TUPLE || vals[1].kind == EX_TUPLE)) {
-        rc = tuples_as_vectors(lw, node, ifi, vals);
+    if (rc == 0 && (vals[0].kind == EX_TUPLE || vals[1].kind == EX_TUPLE ||
+                    vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
+        rc = branches_as_matrices(lw, node, ifi, vals);
     }
     if (rc == 0 && (vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
         rc = lw_matrix_merge(lw, node, ifi, vals, out); /* element by element */
