@@ -12,11 +12,25 @@ The compiler binds each runtime variable that a ``qd.static`` expression names t
 
 A stand-in may be put in tuples and lists, enumerated, zipped and indexed: when the result of
 ``qd.static`` comes back to the compiler, each stand-in in it is the runtime value again, so
-``for k, x in qd.static(enumerate((a, b)))`` unrolls over ``a`` and ``b``. Its value exists only at
-run time: arithmetic, comparisons and truth testing raise ``TypeError``.
+``for k, x in qd.static(enumerate((a, b)))`` unrolls over ``a`` and ``b``. Arithmetic and
+comparisons on stand-ins make a ``RuntimeOp`` that the compiler carries out at run time, so
+``qd.static((a, a + 1))`` is a tuple of two runtime values. The value itself exists only at run
+time: truth testing and ``int()``/``float()`` raise ``TypeError``.
 """
 
 from quadrants._types import _BY_ID
+
+def _binary(op):
+    """The forward and reflected methods of binary operator `op`."""
+
+    def forward(self, other):
+        return RuntimeOp(op, (self, other))
+
+    def reflected(self, other):
+        return RuntimeOp(op, (other, self))
+
+    return forward, reflected
+
 
 class RuntimeValue:
     """A runtime value seen from compile-time Python code (see the module docstring)."""
@@ -82,30 +96,55 @@ class RuntimeValue:
     def __repr__(self):
         return f"<{self._what()}>"
 
-    def _no_arithmetic(self, *_args):
-        raise TypeError(
-            f"{self._what()} cannot be computed with inside qd.static(): its value exists only at run time"
-        )
+    def _no_conversion(self, *_args):
+        raise TypeError(f"{self._what()} has no value at compile time: it exists only at run time")
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
-    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _no_arithmetic
-    __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = _no_arithmetic
-    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = _no_arithmetic
-    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _no_arithmetic
-    __lt__ = __le__ = __gt__ = __ge__ = _no_arithmetic
-    __int__ = __float__ = __index__ = _no_arithmetic
+    __int__ = __float__ = __index__ = __complex__ = _no_conversion
 
-    def __eq__(self, other):
-        if other is self:
-            return True
-        return self._no_arithmetic()
+    # Arithmetic and comparisons build a RuntimeOp: the operation, done at run time where the
+    # result is used (only inside a tuple or list: a runtime result of qd.static is an error).
+    __add__, __radd__ = _binary("add")
+    __sub__, __rsub__ = _binary("sub")
+    __mul__, __rmul__ = _binary("mul")
+    __truediv__, __rtruediv__ = _binary("truediv")
+    __floordiv__, __rfloordiv__ = _binary("floordiv")
+    __mod__, __rmod__ = _binary("mod")
+    __pow__, __rpow__ = _binary("pow")
+    __matmul__, __rmatmul__ = _binary("matmul")
+    __and__, __rand__ = _binary("and")
+    __or__, __ror__ = _binary("or")
+    __xor__, __rxor__ = _binary("xor")
+    __lshift__, __rlshift__ = _binary("lshift")
+    __rshift__, __rrshift__ = _binary("rshift")
+    __lt__ = _binary("lt")[0]
+    __le__ = _binary("le")[0]
+    __gt__ = _binary("gt")[0]
+    __ge__ = _binary("ge")[0]
+    __eq__ = _binary("eq")[0]
+    __ne__ = _binary("ne")[0]
 
-    def __ne__(self, other):
-        if other is self:
-            return False
-        return self._no_arithmetic()
+    def __neg__(self):
+        return RuntimeOp("neg", (self,))
+
+    def __pos__(self):
+        return RuntimeOp("pos", (self,))
+
+    def __invert__(self):
+        return RuntimeOp("invert", (self,))
 
     __hash__ = object.__hash__
+
+
+class RuntimeOp(RuntimeValue):
+    """An operation on runtime values inside qd.static (`a + 1`, `-v`, `a < b`): the compiler does it
+    where the result is used, with the kernel's typing rules."""
+
+    __slots__ = ("_op", "_operands")
+
+    def __init__(self, op, operands):
+        super().__init__(-1, "expression", -1, None, None)
+        self._op = op  # "add", "neg", "lt", ... (csrc/frontend/lower_static.c lists them)
+        self._operands = operands  # stand-ins, operations or Python values
 
 
 class RuntimeStruct(RuntimeValue):

@@ -103,6 +103,8 @@ typedef enum QdHostKind {
     QD_HOST_CALLABLE,      /* any other Python callable (called at trace time) */
     QD_HOST_OBJECT,        /* anything else (modules, classes, instances) */
     QD_HOST_RUNTIME,       /* a stand-in made by make_runtime for a runtime value: ival = index */
+    QD_HOST_RUNTIME_OP,    /* an operation on stand-ins: str = its name ("add", "neg", "lt"...),
+                              attribute _operands = the tuple of operands */
 } QdHostKind;
 
 /* What a stand-in for a runtime value knows at compile time (make_runtime). */

@@ -276,6 +276,8 @@ int lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const stru
 int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);
 /* The runtime value behind stand-in number `index` (a QD_HOST_RUNTIME handle coming back). */
 int lw_static_value(Lowerer *lw, const QdAst *node, int64_t index, Expr *out);
+/* Carries out operation `name` on stand-ins (a QD_HOST_RUNTIME_OP handle h coming back). */
+int lw_static_op(Lowerer *lw, const QdAst *node, QdHandle h, const char *name, Expr *out);
 
 /***** lower_simt.c *****/
 

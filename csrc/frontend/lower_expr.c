@@ -395,6 +395,8 @@ lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
         return lw_matrix_from_instance(lw, node, h, out);
     case QD_HOST_RUNTIME:
         return lw_static_value(lw, node, hv.ival, out); /* a stand-in back from Python */
+    case QD_HOST_RUNTIME_OP:
+        return lw_static_op(lw, node, h, hv.str, out); /* an operation on stand-ins */
     case QD_HOST_BUILTIN:
         e.kind = EX_BUILTIN;
         e.str = hv.str;

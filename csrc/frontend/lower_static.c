@@ -160,6 +160,48 @@ lw_static_value(Lowerer *lw, const QdAst *node, int64_t index, Expr *out)
     return 0;
 }
 
+/* The operations a RuntimeOp may name (quadrants/_static_value.py), as the kernel's operators. */
+static const struct {
+    const char *name; /* RuntimeOp._op */
+    int arity;        /* 1 unary, 2 binary, 3 comparison */
+    int op;           /* QdAstOp */
+} static_ops[] = {
+    {"add", 2, QD_BIN_ADD},       {"sub", 2, QD_BIN_SUB},          {"mul", 2, QD_BIN_MUL},
+    {"truediv", 2, QD_BIN_DIV},   {"floordiv", 2, QD_BIN_FLOORDIV}, {"mod", 2, QD_BIN_MOD},
+    {"pow", 2, QD_BIN_POW},       {"matmul", 2, QD_BIN_MATMUL},    {"and", 2, QD_BIN_BITAND},
+    {"or", 2, QD_BIN_BITOR},      {"xor", 2, QD_BIN_BITXOR},       {"lshift", 2, QD_BIN_LSHIFT},
+    {"rshift", 2, QD_BIN_RSHIFT}, {"lt", 3, QD_CMP_LT},            {"le", 3, QD_CMP_LE},
+    {"gt", 3, QD_CMP_GT},         {"ge", 3, QD_CMP_GE},            {"eq", 3, QD_CMP_EQ},
+    {"ne", 3, QD_CMP_NE},         {"neg", 1, QD_UNARY_MINUS},      {"pos", 1, QD_UNARY_PLUS},
+    {"invert", 1, QD_UNARY_INVERT},
+};
+
+int
+lw_static_op(Lowerer *lw, const QdAst *node, QdHandle h, const char *name, Expr *out)
+{
+    for (size_t i = 0; i < QD_ARRAY_LEN(static_ops); i++) {
+        if (strcmp(static_ops[i].name, name) != 0) {
+            continue;
+        }
+        uint32_t n = static_ops[i].arity == 1 ? 1 : 2;
+        QdHandle operands, item;
+        Expr e[2];
+        if (lw->host->getattr(lw->host->self, lw->ctx, h, "_operands", &operands) != 0) {
+            return lw_error(lw, node, QD_ERR_INTERNAL, "a runtime operation without operands");
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            RETURN_IF_ERROR(lw->host->getitem(lw->host->self, lw->ctx, operands, k, &item));
+            RETURN_IF_ERROR(lw_from_handle(lw, node, item, &e[k]));
+        }
+        switch (static_ops[i].arity) {
+        case 1: return lw_unary(lw, node, static_ops[i].op, &e[0], out);
+        case 2: return lw_binary(lw, node, static_ops[i].op, &e[0], &e[1], out);
+        default: return lw_compare(lw, node, static_ops[i].op, &e[0], &e[1], out);
+        }
+    }
+    return lw_error(lw, node, QD_ERR_INTERNAL, "unknown runtime operation '%s'", name);
+}
+
 /***** evaluation *****/
 
 int
@@ -211,7 +253,7 @@ lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
     bool is_array = hv.kind == QD_HOST_RUNTIME && hv.ival >= 0 && hv.ival < lw->statics.len &&
                     lw->statics.data[hv.ival].axis < 0 &&
                     lw->statics.data[hv.ival].e.kind == EX_NDARRAY;
-    if (hv.kind == QD_HOST_RUNTIME && !is_array) {
+    if ((hv.kind == QD_HOST_RUNTIME && !is_array) || hv.kind == QD_HOST_RUNTIME_OP) {
         /* An ndarray may be the result (an alias, as in the reference); other runtime values not. */
         return lw_error(lw, node, QD_ERR_COMPILATION,
                         "ValueError: Input to qd.static must be compile-time constants or global "

@@ -358,6 +358,14 @@ host_describe(void *self, QdCtx *ctx, QdHandle handle, QdHostValue *out)
         out->kind = QD_HOST_RUNTIME;
         out->ival = index ? PyLong_AsLongLong(index) : -1;
         Py_XDECREF(index);
+        if (out->ival < 0 && !PyErr_Occurred()) {
+            /* An operation on stand-ins (a RuntimeOp): its name; the operands are an attribute. */
+            PyObject *op = PyObject_GetAttrString(obj, "_op");
+            const char *name = op && PyUnicode_Check(op) ? PyUnicode_AsUTF8(op) : NULL;
+            out->kind = QD_HOST_RUNTIME_OP;
+            out->str = name ? qd_arena_strdup(h->arena, name) : "?";
+            Py_XDECREF(op);
+        }
         return PyErr_Occurred() ? qd_py_host_error_from_exception(h, ctx) : 0;
     }
     if (obj == Py_None) {

@@ -133,22 +133,43 @@ def test_runtime_value_as_the_static_result_is_an_error():
         k(1)
 
 
-def test_computing_with_a_runtime_value_in_static_is_an_error():
+def test_operations_on_runtime_values_in_static_tuples():
+    """`a + 1` on a stand-in is done at run time, with the kernel's typing, where it is used."""
+
+    @qd.kernel
+    def k(a: qd.i32, x: qd.f32) -> qd.f32:
+        t = 0.0
+        for v in qd.static((a, a + 1, 2 * a - 3, -x, x / 2, a // 2, a % 3, a < 4)):
+            t = t * 10 + v
+        return t
+
+    for a, x in ((5, 1.5), (-7, -2.25), (3, 0.5)):
+        items = (a, a + 1, 2 * a - 3, -x, x / 2, a // 2, a % 3, float(a < 4))
+        t = 0.0
+        for v in items:
+            t = t * 10 + v
+        assert k(a, x) == pytest.approx(t, rel=1e-6)
+
+
+def test_runtime_results_and_truth_in_static_are_errors():
     @qd.kernel
     def arithmetic(a: qd.i32) -> qd.i32:
         return qd.static(a + 1)
 
     @qd.kernel
     def truth(a: qd.i32) -> qd.i32:
-        r = 0
-        if qd.static(a):
-            r = 1
-        return r
+        return qd.static(1 if a > 0 else 2)
 
-    with pytest.raises(qd.QuadrantsCompilationError, match="exists only at run time"):
-        arithmetic(1)
+    @qd.kernel
+    def conversion(a: qd.i32) -> qd.i32:
+        return qd.static(range(a))[0]
+
     with pytest.raises(qd.QuadrantsCompilationError, match="Input to qd.static must be compile-time"):
+        arithmetic(1)
+    with pytest.raises(qd.QuadrantsCompilationError, match="no truth value at compile time"):
         truth(1)
+    with pytest.raises(qd.QuadrantsCompilationError, match="exists only at run time"):
+        conversion(1)
 
 
 def test_m_of_a_vector_is_an_error():
