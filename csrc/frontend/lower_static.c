@@ -254,7 +254,7 @@ lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
                     lw->statics.data[hv.ival].axis < 0 &&
                     lw->statics.data[hv.ival].e.kind == EX_NDARRAY;
     if ((hv.kind == QD_HOST_RUNTIME && !is_array) || hv.kind == QD_HOST_RUNTIME_OP) {
-        /* An ndarray may be the result (an alias, as in the reference); other runtime values not. */
+        /* An ndarray may be the result (an alias, as in the reference); no other runtime value. */
         return lw_error(lw, node, QD_ERR_COMPILATION,
                         "ValueError: Input to qd.static must be compile-time constants or global "
                         "pointers, instead of a runtime value");

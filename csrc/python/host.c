@@ -668,11 +668,12 @@ host_make_runtime(void *self, QdCtx *ctx, const QdRuntimeFacts *facts, QdHandle 
         }
     }
     int dtype = facts->dtype == QD_TY_COUNT_ ? -1 : (int)facts->dtype;
-    PyObject *v = members ? PyObject_CallFunction(h->runtime_make, "IsiIIOOz", (unsigned)facts->index,
-                                                  kinds[facts->kind], dtype, (unsigned)facts->n,
-                                                  (unsigned)facts->m, shape ? shape : Py_None,
-                                                  members, facts->name)
-                          : NULL;
+    PyObject *v = NULL;
+    if (members) {
+        v = PyObject_CallFunction(h->runtime_make, "IsiIIOOz", (unsigned)facts->index,
+                                  kinds[facts->kind], dtype, (unsigned)facts->n, (unsigned)facts->m,
+                                  shape ? shape : Py_None, members, facts->name);
+    }
     Py_XDECREF(members);
     return add_new(h, ctx, v, out);
 }
