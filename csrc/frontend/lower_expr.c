@@ -1255,18 +1255,22 @@ collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
     if (e.kind == EX_NONE) {
         return 0;
     }
-    if (e.kind != EX_TUPLE) {
+    /* A vector index (a runtime `(i, j) if c else (j, i)`, a qd.Vector) is one index per
+     * component, like a tuple. */
+    bool is_vector = e.kind == EX_MATRIX && e.is_vector;
+    if (e.kind != EX_TUPLE && !is_vector) {
         out[(*n)++] = e;
         return 0;
     }
     for (uint32_t i = 0; i < e.nitems; i++) {
         const Expr *item = &e.items[i];
-        uint32_t count = item->kind == EX_TUPLE ? item->nitems : 1;
+        bool expands = item->kind == EX_TUPLE || (item->kind == EX_MATRIX && item->is_vector);
+        uint32_t count = expands ? item->nitems : 1;
         if (*n + count > 16) {
             return lw_error(lw, index, QD_ERR_SYNTAX, "too many indices");
         }
         for (uint32_t k = 0; k < count; k++) {
-            out[(*n)++] = item->kind == EX_TUPLE ? item->items[k] : *item;
+            out[(*n)++] = expands ? item->items[k] : *item;
         }
     }
     return 0;
