@@ -20,6 +20,7 @@ time: truth testing and ``int()``/``float()`` raise ``TypeError``.
 
 from quadrants._types import _BY_ID
 
+
 def _binary(op):
     """The forward and reflected methods of binary operator `op`."""
 

@@ -395,6 +395,9 @@ int lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, 
 int lw_matrix_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 int lw_matrix_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value);
 int lw_matrix_as_tuple(Lowerer *lw, const Expr *m, Expr *out);
+/* items[start:stop:step] of a compile-time sequence of len items, for SLICE node `slice`. */
+int lw_slice_items(Lowerer *lw, const QdAst *node, const QdAst *slice, const Expr *items,
+                   uint32_t len, Expr *out);
 /* determinant() / inverse() of square matrix m (lower_matrix_linalg.c). */
 int lw_matrix_linalg_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *m, Expr *out);
 /* qd.BufferView arguments (lower_buffer_view.c): a dict of members arr, offset, size and a

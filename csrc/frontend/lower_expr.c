@@ -1589,6 +1589,14 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
     if (lw_is_buffer_view(base)) {
         return lw_buffer_view_subscript(lw, node, base, index, out);
     }
+    if (index->kind == QD_AST_SLICE && (base->kind == EX_TUPLE || base->kind == EX_SHAPE)) {
+        /* t[1:], arr.shape[:-1]: a shorter tuple, as Python slices the reference's list. */
+        Expr seq = *base;
+        if (base->kind == EX_SHAPE) {
+            RETURN_IF_ERROR(lw_shape_tuple(lw, base, &seq));
+        }
+        return lw_slice_items(lw, node, index, seq.items, seq.nitems, out);
+    }
     RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
     if (base->kind == EX_SHAPE) {
         /* A negative index counts from the end, as on the tuple the reference makes. */

@@ -4,12 +4,14 @@
  * variables that the expression names bound as locals. A compile-time variable is bound to its
  * Python value. A runtime one is bound to a stand-in (host make_runtime) that knows the facts the
  * compiler knows -- a vector's n, a matrix's n and m, the element dtype, an ndarray's shape as
- * stand-ins of its extents -- so that `qd.static(v.n)` and `qd.static(len(arr.shape))` work, as
- * in the reference, where such values are Python objects of the tracer. A stand-in passes through
- * tuples, lists, enumerate and zip unchanged and turns back into its runtime value when the result
- * comes back (lw_from_handle -> lw_static_value): `for k, x in qd.static(enumerate((a, b)))` binds
- * x to a, then b. Each stand-in is an index into lw->statics, valid for the whole compilation.
- * The result itself must be compile-time: a bare stand-in is the reference's ValueError.
+ * stand-ins of its extents, a struct's members -- so that `qd.static(v.n)` and
+ * `qd.static(len(arr.shape))` work, as in the reference, where such values are Python objects of
+ * the tracer. A stand-in passes through tuples, lists, enumerate and zip unchanged and turns back
+ * into its runtime value when the result comes back (lw_from_handle -> lw_static_value):
+ * `for k, x in qd.static(enumerate((a, b)))` binds x to a, then b. Arithmetic on stand-ins comes
+ * back as an operation (lw_static_op) done with the kernel's operators. Each stand-in is an index
+ * into lw->statics, valid for the whole compilation. The result itself must be compile-time (or
+ * an ndarray, an alias): a bare runtime value is the reference's ValueError.
  */
 #include "lower.h"
 

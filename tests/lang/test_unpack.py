@@ -181,3 +181,26 @@ def test_shape_index_out_of_range():
 
     with pytest.raises(qd.QuadrantsCompilationError, match="IndexError: shape index out of range"):
         k(np.zeros((2, 2), np.float32))
+
+
+def test_slices_of_tuples_and_shapes():
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 4], out: NDArray[qd.i32, 1]):
+        t = (x.shape[0], 20, 30, 40, 50)
+        parts = (t[::-1], t[1:-1], t[::2], t[-2:], t[3:1:-1], x.shape[1:], x.shape[:-1][::-2])
+        i = 0
+        for p in qd.static(parts):
+            out[i] = len(p)
+            i += 1
+            for v in qd.static(p):
+                out[i] = v
+                i += 1
+
+    x = np.zeros((2, 3, 4, 5), np.float32)
+    out = np.zeros(40, np.int32)
+    k(x, out)
+    t = (2, 20, 30, 40, 50)
+    expected = []
+    for p in (t[::-1], t[1:-1], t[::2], t[-2:], t[3:1:-1], x.shape[1:], x.shape[:-1][::-2]):
+        expected += [len(p), *p]
+    assert list(out[: len(expected)]) == expected
