@@ -98,6 +98,7 @@ from quadrants._field import (
 )
 from quadrants._kernel import data_oriented, func, kernel, pyfunc, real_func
 from quadrants._struct import Struct, StructField, dataclass
+from quadrants._perf_dispatch import perf_dispatch
 from quadrants._matrix import Matrix, Vector
 from quadrants import math
 from quadrants import simt
@@ -255,6 +256,7 @@ __all__ = [
     "data_oriented",
     "dataclass",
     "Struct",
+    "perf_dispatch",
     # tensors
     "Field",
     "ScalarField",

@@ -102,7 +102,32 @@ typedef enum QdHostKind {
     QD_HOST_MATRIX_FIELD,  /* a vector/matrix field (one scalar field per element) */
     QD_HOST_CALLABLE,      /* any other Python callable (called at trace time) */
     QD_HOST_OBJECT,        /* anything else (modules, classes, instances) */
+    QD_HOST_RUNTIME,       /* a stand-in made by make_runtime for a runtime value: ival = index */
+    QD_HOST_RUNTIME_OP,    /* an operation on stand-ins: str = its name ("add", "neg", "lt"...),
+                              attribute _operands = the tuple of operands */
 } QdHostKind;
+
+/* What a stand-in for a runtime value knows at compile time (make_runtime). */
+typedef enum QdRuntimeKind {
+    QD_RUNTIME_SCALAR,  /* a scalar: dtype */
+    QD_RUNTIME_VECTOR,  /* a vector: n, dtype */
+    QD_RUNTIME_MATRIX,  /* a matrix: n, m, dtype */
+    QD_RUNTIME_NDARRAY, /* an ndarray: dtype, shape (a tuple of stand-ins of its extents) */
+    QD_RUNTIME_STRUCT,  /* a struct or dataclass value: its members, by name */
+    QD_RUNTIME_OTHER,   /* anything else (a shared array): no facts */
+} QdRuntimeKind;
+
+typedef struct QdRuntimeFacts {
+    uint32_t index;     /* the frontend's number for the value; describe gives it back */
+    QdRuntimeKind kind; /* what it is */
+    QdTypeKind dtype;   /* element / scalar type; QD_TY_COUNT_ when unknown */
+    uint32_t n, m;      /* VECTOR: n; MATRIX: n rows, m columns */
+    QdHandle shape;     /* NDARRAY: tuple of stand-ins of the extents; 0 otherwise */
+    uint32_t nmembers;  /* STRUCT: how many members */
+    const char *const *member_names; /* STRUCT: their names */
+    const QdHandle *member_values;   /* STRUCT: their values (stand-ins or Python values) */
+    const char *name;   /* the variable it was read from (for messages), or NULL */
+} QdRuntimeFacts;
 
 /* What the host says about a value. Strings stay valid for the compilation. */
 typedef struct QdHostValue {
@@ -149,6 +174,9 @@ typedef struct QdHost {
     int (*make_tuple)(void *self, QdCtx *ctx, const QdHandle *items, uint32_t n, QdHandle *out);
     /* A str handle; s NULL gives None. */
     int (*make_str)(void *self, QdCtx *ctx, const char *s, QdHandle *out);
+    /* A stand-in for a runtime value inside static evaluation: it answers compile-time questions
+     * (a vector's n, an element dtype) and describes as QD_HOST_RUNTIME with facts->index. */
+    int (*make_runtime)(void *self, QdCtx *ctx, const QdRuntimeFacts *facts, QdHandle *out);
     /* Prints at trace time (qd.static_print). */
     int (*print)(void *self, QdCtx *ctx, const char *text);
     /* Emits a Python warning (category "QuadrantsCastWarning", "SyntaxWarning", "UserWarning"). */

@@ -125,6 +125,12 @@ typedef struct FuncFrame {
     struct FuncFrame *parent; /* caller */
 } FuncFrame;
 
+/* A runtime value handed to Python as a stand-in during static evaluation (lower_static.c). */
+typedef struct StaticValue {
+    Expr e;       /* the value; for an axis, the ndarray (EX_NDARRAY or EX_SHAPE) */
+    int32_t axis; /* >= 0: extent `axis` of e's shape, read where the stand-in comes back */
+} StaticValue;
+
 typedef struct Lowerer {
     QdCtx *ctx;               /* errors */
     QdModule *m;              /* module receiving the kernel */
@@ -151,6 +157,7 @@ typedef struct Lowerer {
     int static_loops;         /* static loops around the current statement in this frame, with no
                                  runtime control flow in between (0 = break/continue are runtime) */
     QdLoc loc;                /* location of the node being lowered */
+    QdVec(StaticValue) statics; /* runtime values behind qd.static's stand-ins, by index */
 } Lowerer;
 
 /***** lower_kernel.c *****/
@@ -232,6 +239,11 @@ uint32_t lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis);
 int lw_subscript_indices(Lowerer *lw, const QdAst *node, const QdAst *where, const Expr *base,
                          Expr *idx, uint32_t n, Expr *out);
 int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
+/* The extents of ndarray shape `shape` (EX_SHAPE) as a tuple of i32 values read at the current
+ * insertion point: `n, m = arr.shape`, `qd.ndrange(*arr.shape)`. */
+int lw_shape_tuple(Lowerer *lw, const Expr *shape, Expr *out);
+/* Extent d of the shape of `shape` (EX_SHAPE or EX_NDARRAY): an i32 read at the insertion point. */
+int lw_shape_axis(Lowerer *lw, const Expr *shape, uint32_t d, Expr *out);
 /* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
 int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 /* The slot of a compile-time container (tuple, list, dict) that `index` selects, or NULL with
@@ -252,13 +264,20 @@ int lw_format_message(Lowerer *lw, const QdAst *msg, QdSbuf *fmt, QdIdVec *args)
 int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
 /* min / max (QD_OP_MIN, QD_OP_MAX) of two scalars. */
 int lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b, Expr *out);
-/* Evaluates `qd.static(arg)`-style compile-time expressions through the host. */
-int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);
 
 /* Calls builtin `name` (the kernel-scope builtin table) with the given arguments. */
 struct MatrixCall;
 int lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
                     Expr *out);
+
+/***** lower_static.c *****/
+
+/* Evaluates `qd.static(arg)`-style compile-time expressions through the host. */
+int lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out);
+/* The runtime value behind stand-in number `index` (a QD_HOST_RUNTIME handle coming back). */
+int lw_static_value(Lowerer *lw, const QdAst *node, int64_t index, Expr *out);
+/* Carries out operation `name` on stand-ins (a QD_HOST_RUNTIME_OP handle h coming back). */
+int lw_static_op(Lowerer *lw, const QdAst *node, QdHandle h, const char *name, Expr *out);
 
 /***** lower_simt.c *****/
 
@@ -376,6 +395,9 @@ int lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, 
 int lw_matrix_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 int lw_matrix_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value);
 int lw_matrix_as_tuple(Lowerer *lw, const Expr *m, Expr *out);
+/* items[start:stop:step] of a compile-time sequence of len items, for SLICE node `slice`. */
+int lw_slice_items(Lowerer *lw, const QdAst *node, const QdAst *slice, const Expr *items,
+                   uint32_t len, Expr *out);
 /* determinant() / inverse() of square matrix m (lower_matrix_linalg.c). */
 int lw_matrix_linalg_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *m, Expr *out);
 /* qd.BufferView arguments (lower_buffer_view.c): a dict of members arr, offset, size and a

@@ -80,82 +80,6 @@ dtype_arg(const Expr *e)
 
 /***** compile-time evaluation *****/
 
-/* A handle for a compile-time view of e: runtime values become 0 (the host binds a stand-in
- * that fails when used), so that `len(values)` works on a list of runtime values. */
-static int
-lenient_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out)
-{
-    if (e->h) {
-        *out = e->h;
-        return 0;
-    }
-    if (lw_is_compile_time_scalar(e)) {
-        return lw_to_handle(lw, node, e, out);
-    }
-    if (e->kind != EX_TUPLE) {
-        *out = 0;
-        return 0;
-    }
-    QdHandle *items = QD_NEW_ARRAY(lw->arena, QdHandle, e->nitems ? e->nitems : 1);
-    if (!items) {
-        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-    }
-    for (uint32_t i = 0; i < e->nitems; i++) {
-        RETURN_IF_ERROR(lenient_handle(lw, node, &e->items[i], &items[i]));
-    }
-    return lw->host->make_tuple(lw->host->self, lw->ctx, items, e->nitems, out);
-}
-
-/* Binds every compile-time variable in scope (innermost wins) for a host evaluation. */
-int
-lw_static_eval(Lowerer *lw, const QdAst *node, Expr *out)
-{
-    if (!node->pynode) {
-        return lw_expr(lw, node, out);
-    }
-    if (node->kind == QD_AST_NAME) {
-        /* A kernel-scope list or tuple (possibly of runtime values) stays what it is. */
-        const char *name = qd_intern(lw->m, node->name);
-        Var *v = name ? lw_lookup_local(lw, name) : NULL;
-        if (v && v->e.kind == EX_TUPLE) {
-            *out = v->e;
-            return 0;
-        }
-        if (v && v->e.kind == EX_MATRIX) {
-            return lw_matrix_as_tuple(lw, &v->e, out); /* for x in qd.static(v) */
-        }
-    }
-    uint32_t base = lw->frame->vars_base;
-    uint32_t cap = lw->vars.len - base;
-    const char **names = QD_NEW_ARRAY(lw->arena, const char *, cap ? cap : 1);
-    QdHandle *values = QD_NEW_ARRAY(lw->arena, QdHandle, cap ? cap : 1);
-    if (!names || !values) {
-        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-    }
-    uint32_t n = 0;
-    for (uint32_t i = lw->vars.len; i-- > base;) {
-        const Var *v = &lw->vars.data[i];
-        bool seen = false;
-        for (uint32_t k = 0; k < n; k++) {
-            seen |= names[k] == v->name;
-        }
-        if (seen) {
-            continue;
-        }
-        QdHandle h = v->e.h;
-        if (!h && (lw_is_compile_time_scalar(&v->e) || v->e.kind == EX_TUPLE)) {
-            RETURN_IF_ERROR(lenient_handle(lw, node, &v->e, &h));
-        }
-        names[n] = v->name;
-        values[n] = h; /* 0: a runtime variable; the host makes using it an error */
-        n++;
-    }
-    QdHandle result;
-    RETURN_IF_ERROR(lw->host->eval(lw->host->self, lw->ctx, lw->frame->scope, node->pynode, names,
-                                   values, n, &result));
-    return lw_from_handle(lw, node, result, out);
-}
-
 static int
 b_static(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
 {
@@ -1171,6 +1095,8 @@ b_len(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     out->kind = EX_INT;
     if (x->kind == EX_TUPLE || x->kind == EX_DICT) {
         out->ival = x->nitems;
+    } else if (x->kind == EX_SHAPE) {
+        out->ival = x->ndim;
     } else if (x->kind == EX_FIELD && x->view->ndim > 0) {
         out->ival = x->view->shape[0];
     } else if (x->kind == EX_STR) {
@@ -1288,29 +1214,68 @@ matrix_call(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
 
 /***** calls *****/
 
+/* The values a starred argument `*value` stands for: the items of a tuple or list, the elements of
+ * a vector, the extents of an ndarray's shape (`qd.ndrange(*arr.shape)`). */
+static int
+starred_items(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    Expr v;
+    RETURN_IF_ERROR(lw_expr(lw, node->x, &v));
+    if (v.kind == EX_SHAPE) {
+        return lw_shape_tuple(lw, &v, out);
+    }
+    if (v.kind == EX_MATRIX && v.is_vector) {
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_TUPLE;
+        out->items = v.items;
+        out->nitems = v.nitems;
+        return 0;
+    }
+    if (v.kind != EX_TUPLE) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "a starred argument must be a tuple, a list, a vector or an ndarray's shape");
+    }
+    *out = v;
+    return 0;
+}
+
 static int
 eval_args(Lowerer *lw, const QdAst *node, CallArgs *c)
 {
     c->node = node;
     c->npos = node->a.len;
     c->nkw = node->b.len;
+    /* Starred arguments are expanded first: they decide how many positional values there are. */
+    Expr *starred = QD_NEW_ARRAY(lw->arena, Expr, c->npos + 1);
+    if (!starred) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t i = 0; i < node->a.len; i++) {
+        if (node->a.items[i]->kind == QD_AST_STARRED) {
+            RETURN_IF_ERROR(starred_items(lw, node->a.items[i], &starred[i]));
+            c->npos += starred[i].nitems - 1;
+        }
+    }
     c->pos = QD_NEW_ARRAY(lw->arena, Expr, c->npos + c->nkw + 1);
     c->kw = QD_NEW_ARRAY(lw->arena, const QdAst *, c->nkw + 1);
     if (!c->pos || !c->kw) {
         return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
     }
     c->kwv = c->pos + c->npos;
-    for (uint32_t i = 0; i < c->npos; i++) {
+    for (uint32_t i = 0, k = 0; i < node->a.len; i++) {
         const QdAst *a = node->a.items[i];
         if (a->kind == QD_AST_STARRED) {
-            return lw_error(lw, a, QD_ERR_SYNTAX, "starred arguments are not supported here");
-        }
-        if (a->kind == QD_AST_JOINED_STR) {
-            c->pos[i].kind = EX_STR; /* only print() takes f-strings; it reads the node itself */
-            c->pos[i].str = "";
+            for (uint32_t j = 0; j < starred[i].nitems; j++) {
+                c->pos[k++] = starred[i].items[j];
+            }
             continue;
         }
-        RETURN_IF_ERROR(lw_expr(lw, a, &c->pos[i]));
+        if (a->kind == QD_AST_JOINED_STR) {
+            c->pos[k].kind = EX_STR; /* only print() takes f-strings; it reads the node itself */
+            c->pos[k++].str = "";
+            continue;
+        }
+        RETURN_IF_ERROR(lw_expr(lw, a, &c->pos[k++]));
     }
     for (uint32_t i = 0; i < c->nkw; i++) {
         c->kw[i] = node->b.items[i];

@@ -393,6 +393,10 @@ lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
         return lw_struct_from_instance(lw, node, h, out);
     case QD_HOST_MATRIX:
         return lw_matrix_from_instance(lw, node, h, out);
+    case QD_HOST_RUNTIME:
+        return lw_static_value(lw, node, hv.ival, out); /* a stand-in back from Python */
+    case QD_HOST_RUNTIME_OP:
+        return lw_static_op(lw, node, h, hv.str, out); /* an operation on stand-ins */
     case QD_HOST_BUILTIN:
         e.kind = EX_BUILTIN;
         e.str = hv.str;
@@ -886,6 +890,65 @@ lower_compare(Lowerer *lw, const QdAst *node, Expr *out)
  * into its region, and merges both values through a local slot of their promoted type. */
 typedef int (*SideFn)(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data);
 
+static bool
+is_scalar_value(const Expr *e)
+{
+    return lw_is_compile_time_scalar(e) || e->kind == EX_VALUE || e->kind == EX_LVALUE;
+}
+
+/* The branches of a runtime `x if c else y` where one is a tuple or a matrix, made matrices of
+ * one shape in their own regions, as the reference's select does: a tuple of scalars is a
+ * vector of its promoted type, a scalar facing a vector or matrix is broadcast to its shape.
+ * Merging then promotes both to one element type. */
+static int
+branches_as_matrices(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
+{
+    for (int s = 0; s < 2; s++) {
+        if (vals[s].kind != EX_TUPLE) {
+            continue;
+        }
+        for (uint32_t i = 0; i < vals[s].nitems; i++) {
+            if (!is_scalar_value(&vals[s].items[i])) {
+                return lw_error(lw, node, QD_ERR_TYPE,
+                                "the tuples of a conditional expression must hold scalars");
+            }
+        }
+        if (vals[s].nitems == 0) {
+            return lw_error(lw, node, QD_ERR_TYPE, "a conditional expression of an empty tuple");
+        }
+        Expr v;
+        lw->cur = ifi->regions[s];
+        RETURN_IF_ERROR(
+            lw_matrix_from_scalars(lw, node, vals[s].items, vals[s].nitems, 1, true, NULL, &v));
+        vals[s] = v;
+    }
+    for (int s = 0; s < 2; s++) {
+        const Expr *other = &vals[1 - s];
+        if (!is_scalar_value(&vals[s]) || other->kind != EX_MATRIX) {
+            continue;
+        }
+        Expr *copies = QD_NEW_ARRAY(lw->arena, Expr, other->nitems);
+        Expr v;
+        if (!copies) {
+            return lw_nomem(lw);
+        }
+        lw->cur = ifi->regions[s];
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, &vals[s], &v)); /* loaded once */
+        for (uint32_t i = 0; i < other->nitems; i++) {
+            copies[i] = v;
+        }
+        RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, copies, other->rows, other->cols,
+                                               other->is_vector, NULL, &vals[s]));
+    }
+    if (vals[0].kind != EX_MATRIX || vals[1].kind != EX_MATRIX || vals[0].rows != vals[1].rows ||
+        vals[0].cols != vals[1].cols) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "both branches of a conditional expression must be tuples or vectors of "
+                        "one length, matrices of one shape, or scalars");
+    }
+    return 0;
+}
+
 static int
 merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void *data, Expr *out)
 {
@@ -902,6 +965,10 @@ merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void 
     for (int s = 0; s < 2 && rc == 0; s++) {
         lw->cur = ifi->regions[s];
         rc = side(lw, node, s, &vals[s], data);
+    }
+    if (rc == 0 && (vals[0].kind == EX_TUPLE || vals[1].kind == EX_TUPLE ||
+                    vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
+        rc = branches_as_matrices(lw, node, ifi, vals);
     }
     if (rc == 0 && (vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
         rc = lw_matrix_merge(lw, node, ifi, vals, out); /* element by element */
@@ -1167,6 +1234,14 @@ lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis)
     return qd_inst_set_result(lw->f, inst, qd_type_scalar(QD_TY_I32), NULL);
 }
 
+int
+lw_shape_axis(Lowerer *lw, const Expr *shape, uint32_t d, Expr *out)
+{
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    *out = value_expr(lw_ndarray_extent(lw, shape, d), i32);
+    return out->id == QD_NO_VALUE ? -1 : 0;
+}
+
 /* Flattens the index of x[...] into a list of Exprs (tuples and grouped vectors expand). */
 static int
 collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
@@ -1180,18 +1255,22 @@ collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
     if (e.kind == EX_NONE) {
         return 0;
     }
-    if (e.kind != EX_TUPLE) {
+    /* A vector index (a runtime `(i, j) if c else (j, i)`, a qd.Vector) is one index per
+     * component, like a tuple. */
+    bool is_vector = e.kind == EX_MATRIX && e.is_vector;
+    if (e.kind != EX_TUPLE && !is_vector) {
         out[(*n)++] = e;
         return 0;
     }
     for (uint32_t i = 0; i < e.nitems; i++) {
         const Expr *item = &e.items[i];
-        uint32_t count = item->kind == EX_TUPLE ? item->nitems : 1;
+        bool expands = item->kind == EX_TUPLE || (item->kind == EX_MATRIX && item->is_vector);
+        uint32_t count = expands ? item->nitems : 1;
         if (*n + count > 16) {
             return lw_error(lw, index, QD_ERR_SYNTAX, "too many indices");
         }
         for (uint32_t k = 0; k < count; k++) {
-            out[(*n)++] = item->kind == EX_TUPLE ? item->items[k] : *item;
+            out[(*n)++] = expands ? item->items[k] : *item;
         }
     }
     return 0;
@@ -1510,14 +1589,31 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
     if (lw_is_buffer_view(base)) {
         return lw_buffer_view_subscript(lw, node, base, index, out);
     }
+    if (index->kind == QD_AST_SLICE && (base->kind == EX_TUPLE || base->kind == EX_SHAPE)) {
+        /* t[1:], arr.shape[:-1]: a shorter tuple, as Python slices the reference's list. */
+        Expr seq = *base;
+        if (base->kind == EX_SHAPE) {
+            RETURN_IF_ERROR(lw_shape_tuple(lw, base, &seq));
+        }
+        return lw_slice_items(lw, node, index, seq.items, seq.nitems, out);
+    }
     RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
     if (base->kind == EX_SHAPE) {
-        if (n != 1 || idx[0].kind != EX_INT || idx[0].ival < 0 || idx[0].ival >= (int64_t)base->ndim) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "shape index must be a constant in [0, %u)", base->ndim);
+        /* A negative index counts from the end, as on the tuple the reference makes. */
+        int64_t d = n == 1 && idx[0].kind == EX_INT ? idx[0].ival : INT64_MIN;
+        if (d < 0 && d != INT64_MIN) {
+            d += base->ndim;
         }
-        const QdType *i32 = qd_type_scalar(QD_TY_I32);
-        *out = value_expr(lw_ndarray_extent(lw, base, (uint32_t)idx[0].ival), i32);
-        return out->id == QD_NO_VALUE ? -1 : 0;
+        if (d == INT64_MIN) {
+            return lw_error(lw, node, QD_ERR_SYNTAX,
+                            "a shape index must be a compile-time integer");
+        }
+        if (d < 0 || d >= (int64_t)base->ndim) {
+            return lw_error(lw, node, QD_ERR_COMPILATION,
+                            "IndexError: shape index out of range (the ndarray has %u axes)",
+                            base->ndim);
+        }
+        return lw_shape_axis(lw, base, (uint32_t)d, out);
     }
     if (base->kind == EX_TUPLE || base->kind == EX_DICT) {
         Expr *item = find_item(lw, node, base, idx, n);
@@ -1539,6 +1635,23 @@ lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *inde
         return lw_static_eval(lw, node, out);
     }
     return lw_error(lw, node, QD_ERR_SYNTAX, "this value cannot be indexed in a kernel");
+}
+
+int
+lw_shape_tuple(Lowerer *lw, const Expr *shape, Expr *out)
+{
+    Expr t = {0};
+    t.kind = EX_TUPLE;
+    t.nitems = shape->ndim;
+    t.items = QD_NEW_ARRAY(lw->arena, Expr, shape->ndim ? shape->ndim : 1);
+    if (!t.items) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t d = 0; d < shape->ndim; d++) {
+        RETURN_IF_ERROR(lw_shape_axis(lw, shape, d, &t.items[d]));
+    }
+    *out = t;
+    return 0;
 }
 
 /***** comprehensions (compile-time) *****/

@@ -291,7 +291,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     }
     QdAst *def = NULL;
     RETURN_IF_ERROR(lw->host->func_ast(lw->host->self, lw->ctx, fn->h, lw->arena, &def));
-    uint32_t npos = call->a.len + nbound;
+    uint32_t npos = nargs - call->b.len; /* starred arguments may have expanded (nbound included) */
     FuncFrame frame = {0};
     frame.scope = fn->h;
     frame.file = def->cst.sval;
@@ -345,12 +345,15 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         }
         bound[i] = value;
     }
-    /* Scalars cross the boundary by value: each gets a fresh variable, converted to the
-     * annotation when there is one. Everything else (fields, ndarrays, templates) by reference. */
+    /* Scalars, vectors and structs cross the boundary by value: each gets a fresh variable,
+     * converted to the annotation when there is one. Everything else (fields, ndarrays), and any
+     * argument of a `qd.template()` parameter, by reference: the callee's assignments to a template
+     * parameter change the caller's variable, as in the reference. */
     for (uint32_t i = 0; i < nparams && rc == 0; i++) {
         const QdAst *param = def->a.items[i];
         Expr value = bound[i];
         const QdType *ann = NULL;
+        bool is_template = false;
         if (param->x) {
             Expr a;
             rc = lw_expr(lw, param->x, &a);
@@ -360,6 +363,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
             if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_DTYPE) {
                 ann = a.ty;
             }
+            is_template = a.kind == EX_PYOBJ && a.hkind == QD_HOST_TEMPLATE_ANNOTATION;
             if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_MATRIX_TYPE && value.kind == EX_MATRIX) {
                 MatrixCall mc = {&value, 1, NULL, NULL, 0}; /* converted to the annotated type */
                 rc = lw_matrix_type_call(lw, param, &a, &mc, &value);
@@ -368,7 +372,9 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
                 }
             }
         }
-        if ((value.kind == EX_STRUCT && i >= nbound) || value.kind == EX_MATRIX) {
+        if (is_template) {
+            /* bound as it is */
+        } else if ((value.kind == EX_STRUCT && i >= nbound) || value.kind == EX_MATRIX) {
             /* A struct is copied, except the bound `self` of a method. */
             rc = lw_struct_new_var(lw, param, &value, &value);
         } else if (lw_is_runtime(&value) && value.kind != EX_NDARRAY) {

@@ -110,6 +110,24 @@ parse_index(Lowerer *lw, const QdAst *node, const QdAst *ix, uint32_t len, MatIn
     return 0;
 }
 
+int
+lw_slice_items(Lowerer *lw, const QdAst *node, const QdAst *slice, const Expr *items, uint32_t len,
+               Expr *out)
+{
+    MatIndex ix;
+    RETURN_IF_ERROR(parse_index(lw, node, slice, len, &ix));
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->items = QD_NEW_ARRAY(lw->arena, Expr, len ? len : 1);
+    if (!out->items) {
+        return lw_nomem(lw);
+    }
+    for (int64_t k = ix.start; ix.step > 0 ? k < ix.stop : k > ix.stop; k += ix.step) {
+        out->items[out->nitems++] = items[k];
+    }
+    return 0;
+}
+
 /* The positions an index selects on an axis of `len`: count and list. */
 static uint32_t
 positions(const MatIndex *ix, uint32_t *out)

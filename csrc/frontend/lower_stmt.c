@@ -129,6 +129,33 @@ assign_name(Lowerer *lw, const QdAst *target, const Expr *value, const QdType *a
     return lw_bind(lw, target->name, &slot, NULL);
 }
 
+/* The items `a, b, ... = value` assigns: those of a tuple or list, the elements of a vector (not
+ * of a matrix, as in the reference), the extents of an ndarray's shape. */
+static int
+unpackable(Lowerer *lw, const QdAst *target, const Expr *value, Expr *out)
+{
+    switch (value->kind) {
+    case EX_TUPLE:
+        *out = *value;
+        return 0;
+    case EX_MATRIX:
+        if (!value->is_vector) {
+            return lw_error(lw, target, QD_ERR_COMPILATION,
+                            "ValueError: Matrices with more than one columns cannot be unpacked");
+        }
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_TUPLE;
+        out->items = value->items;
+        out->nitems = value->nitems;
+        return 0;
+    case EX_SHAPE:
+        return lw_shape_tuple(lw, value, out);
+    default:
+        return lw_error(lw, target, QD_ERR_SYNTAX, "Cannot unpack type: %s",
+                        lw_is_runtime(value) ? "a runtime scalar" : "a non-sequence value");
+    }
+}
+
 static int
 assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_static)
 {
@@ -136,20 +163,18 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
     case QD_AST_NAME:
         return assign_name(lw, target, value, NULL, is_static);
     case QD_AST_TUPLE:
-    case QD_AST_LIST:
-        if (value->kind != EX_TUPLE) {
-            return lw_error(lw, target, QD_ERR_COMPILATION,
-                            "ValueError: cannot unpack a non-sequence in a kernel");
-        }
-        if (value->nitems != target->a.len) {
-            return lw_error(lw, target, QD_ERR_COMPILATION,
-                            "ValueError: expected %u values to unpack, got %u", target->a.len,
-                            value->nitems);
+    case QD_AST_LIST: {
+        Expr seq;
+        RETURN_IF_ERROR(unpackable(lw, target, value, &seq));
+        if (seq.nitems != target->a.len) {
+            return lw_error(lw, target, QD_ERR_SYNTAX,
+                            "The number of targets is not equal to value length");
         }
         for (uint32_t i = 0; i < target->a.len; i++) {
-            RETURN_IF_ERROR(assign_target(lw, target->a.items[i], &value->items[i], is_static));
+            RETURN_IF_ERROR(assign_target(lw, target->a.items[i], &seq.items[i], is_static));
         }
         return 0;
+    }
     case QD_AST_ATTRIBUTE: {
         Expr base;
         RETURN_IF_ERROR(lw_expr(lw, target->x, &base));

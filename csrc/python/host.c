@@ -352,6 +352,22 @@ host_describe(void *self, QdCtx *ctx, QdHandle handle, QdHostValue *out)
     if (!obj) {
         return qd_error(ctx, (QdLoc){0}, QD_ERR_INTERNAL, "bad handle %u", handle);
     }
+    if (h->runtime_type && PyObject_TypeCheck(obj, (PyTypeObject *)h->runtime_type)) {
+        /* A stand-in made by host_make_runtime, coming back: the frontend's index. */
+        PyObject *index = PyObject_GetAttrString(obj, "_qd_runtime_index");
+        out->kind = QD_HOST_RUNTIME;
+        out->ival = index ? PyLong_AsLongLong(index) : -1;
+        Py_XDECREF(index);
+        if (out->ival < 0 && !PyErr_Occurred()) {
+            /* An operation on stand-ins (a RuntimeOp): its name; the operands are an attribute. */
+            PyObject *op = PyObject_GetAttrString(obj, "_op");
+            const char *name = op && PyUnicode_Check(op) ? PyUnicode_AsUTF8(op) : NULL;
+            out->kind = QD_HOST_RUNTIME_OP;
+            out->str = name ? qd_arena_strdup(h->arena, name) : "?";
+            Py_XDECREF(op);
+        }
+        return PyErr_Occurred() ? qd_py_host_error_from_exception(h, ctx) : 0;
+    }
     if (obj == Py_None) {
         out->kind = QD_HOST_NONE;
     } else if (PyBool_Check(obj)) {
@@ -612,6 +628,56 @@ host_make_tuple(void *self, QdCtx *ctx, const QdHandle *items, uint32_t n, QdHan
     return add_new(h, ctx, t, out);
 }
 
+/* quadrants._static_value: its factory and class, imported once per host. 0 or -1 with a diag. */
+static int
+import_runtime_value(QdPyHost *h, QdCtx *ctx)
+{
+    if (h->runtime_make) {
+        return 0;
+    }
+    PyObject *mod = PyImport_ImportModule("quadrants._static_value");
+    if (mod) {
+        h->runtime_make = PyObject_GetAttrString(mod, "_make");
+        h->runtime_type = h->runtime_make ? PyObject_GetAttrString(mod, "RuntimeValue") : NULL;
+        Py_DECREF(mod);
+    }
+    if (!h->runtime_make || !h->runtime_type) {
+        Py_CLEAR(h->runtime_make);
+        Py_CLEAR(h->runtime_type);
+        return qd_py_host_error_from_exception(h, ctx);
+    }
+    return 0;
+}
+
+static int
+host_make_runtime(void *self, QdCtx *ctx, const QdRuntimeFacts *facts, QdHandle *out)
+{
+    static const char *const kinds[] = {
+        [QD_RUNTIME_SCALAR] = "scalar",   [QD_RUNTIME_VECTOR] = "vector",
+        [QD_RUNTIME_MATRIX] = "matrix",   [QD_RUNTIME_NDARRAY] = "ndarray",
+        [QD_RUNTIME_STRUCT] = "struct",   [QD_RUNTIME_OTHER] = "value",
+    };
+    QdPyHost *h = self;
+    RETURN_IF_ERROR(import_runtime_value(h, ctx));
+    PyObject *shape = facts->shape ? qd_py_host_get(h, facts->shape) : Py_None; /* borrowed */
+    PyObject *members = PyDict_New();
+    for (uint32_t i = 0; members && i < facts->nmembers; i++) {
+        PyObject *m = qd_py_host_get(h, facts->member_values[i]); /* borrowed */
+        if (PyDict_SetItemString(members, facts->member_names[i], m ? m : Py_None) < 0) {
+            Py_CLEAR(members);
+        }
+    }
+    int dtype = facts->dtype == QD_TY_COUNT_ ? -1 : (int)facts->dtype;
+    PyObject *v = NULL;
+    if (members) {
+        v = PyObject_CallFunction(h->runtime_make, "IsiIIOOz", (unsigned)facts->index,
+                                  kinds[facts->kind], dtype, (unsigned)facts->n, (unsigned)facts->m,
+                                  shape ? shape : Py_None, members, facts->name);
+    }
+    Py_XDECREF(members);
+    return add_new(h, ctx, v, out);
+}
+
 static int
 host_make_str(void *self, QdCtx *ctx, const char *s, QdHandle *out)
 {
@@ -693,6 +759,7 @@ qd_py_host_init(QdPyHost *h, QdArena *arena, QdTypeKind default_fp, QdTypeKind d
     host->make_float = host_make_float;
     host->make_tuple = host_make_tuple;
     host->make_str = host_make_str;
+    host->make_runtime = host_make_runtime;
     host->print = host_print;
     host->warn = host_warn;
     return 0;
@@ -703,6 +770,8 @@ qd_py_host_clear(QdPyHost *h)
 {
     Py_CLEAR(h->handles);
     Py_CLEAR(h->sentinel);
+    Py_CLEAR(h->runtime_make);
+    Py_CLEAR(h->runtime_type);
     Py_CLEAR(h->ast_cache);
     Py_CLEAR(h->first_exception);
 }

@@ -16,6 +16,8 @@ typedef struct QdPyHost {
     QdHost host;           /* the callbacks; host.self points back here */
     PyObject *handles;     /* list: handle i is handles[i - 1] (strong references) */
     PyObject *sentinel;    /* stands for runtime variables in static evaluation */
+    PyObject *runtime_make; /* quadrants._static_value._make, imported on first use, or NULL */
+    PyObject *runtime_type; /* quadrants._static_value.RuntimeValue (with runtime_make) */
     PyObject *ast_cache;   /* dict: id(func) -> converted AST (capsules over the arena) */
     QdTypeKind default_fp; /* what `float` means */
     QdTypeKind default_ip; /* what `int` means */

@@ -524,3 +524,22 @@ def test_wrong_index_count_in_kernel():
 
     with pytest.raises(qd.QuadrantsCompilationError):
         k()
+
+
+def test_vector_valued_index():
+    """A vector index -- a runtime `(i, j) if c else (j, i)`, a qd.Vector -- is one index per
+    component, like a tuple (Genesis indexes its collision-pair table so)."""
+    n = 7
+    table = np.random.default_rng().integers(-100, 100, (n, n)).astype(np.int32)
+    f = qd.field(qd.i32, shape=(n, n))
+    f.from_numpy(table)
+
+    @qd.kernel
+    def k(a: qd.types.ndarray(dtype=qd.i32, ndim=2), out: qd.types.ndarray(dtype=qd.i32, ndim=2)):
+        for i, j in qd.ndrange(n, n):
+            out[i, j] = a[(i, j) if i > j else (j, i)] * 1000 + f[qd.Vector([j, i])]
+
+    out = np.zeros((n, n), np.int32)
+    k(table, out)
+    i, j = np.indices((n, n))
+    np.testing.assert_array_equal(out, np.where(i > j, table, table.T) * 1000 + table.T)

@@ -119,6 +119,55 @@ def test_ndarray_by_reference():
     np.testing.assert_array_equal(a, np.arange(1000, dtype=np.float32) * 0.5)
 
 
+def test_template_param_binds_the_callers_variable():
+    """A `qd.template()` parameter is the caller's variable itself: assigning to it, to its elements
+    or members changes the caller's (Genesis's lane-buffer helpers write a local matrix this way);
+    a plain parameter is a copy."""
+
+    S = qd.types.struct(a=qd.f32)
+
+    @qd.func
+    def set_row(values: qd.template(), i_k: int, row):
+        for j in qd.static(range(values.m)):
+            values[i_k, j] = row[j]
+
+    @qd.func
+    def bump(x: qd.template(), s: qd.template()):
+        x += 1
+        x = x * 10
+        s.a = 5.0
+
+    @qd.func
+    def bump_copy(x, v):
+        x += 100
+        v[0] = -1.0
+
+    @qd.kernel
+    def k(i: qd.i32, a: NDArray[qd.f32, 2], out: NDArray[qd.f32, 1]):
+        m = qd.Matrix([[a[0, 0], a[0, 1]], [a[1, 0], a[1, 1]], [a[2, 0], a[2, 1]]])
+        set_row(m, i, qd.Vector([-a[i, 1], -a[i, 0]]))
+        y = i
+        s = S(a=1.0)
+        bump(y, s)
+        v = qd.Vector([2.0, 3.0])
+        bump_copy(y, v)
+        for r in qd.static(range(3)):
+            for c in qd.static(range(2)):
+                out[2 * r + c] = m[r, c]
+        out[6] = y
+        out[7] = s.a
+        out[8] = v[0]
+
+    a = rng.standard_normal((3, 2)).astype(np.float32)
+    for i in range(3):
+        out = np.zeros(9, np.float32)
+        k(i, a, out)
+        expected = a.copy()
+        expected[i] = [-a[i, 1], -a[i, 0]]
+        np.testing.assert_array_equal(out[:6], expected.ravel())
+        assert list(out[6:]) == [(i + 1) * 10, 5.0, 2.0]
+
+
 def test_template_value_param():
     @qd.func
     def times(x, n: qd.template()):

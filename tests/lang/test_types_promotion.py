@@ -915,6 +915,81 @@ def test_ternary_promoted_type():
     assert out[0] == 0.5
 
 
+def test_ternary_of_tuples_unpacked():
+    """`a, b = (x, y) if c else (z, w)`: element by element, one branch evaluated (Genesis's
+    narrowphase swaps a pair this way)."""
+
+    @qd.kernel
+    def k(c: NDArray[qd.i32, 1], x: NDArray[qd.f32, 1], y: NDArray[qd.f32, 1], out: NDArray[qd.f32, 2]):
+        for i in range(c.shape[0]):
+            a, b = (x[i], y[i]) if c[i] > 0 else (y[i], -x[i])
+            out[i, 0] = a
+            out[i, 1] = b
+
+    n = 500
+    c = rng.integers(-3, 4, n).astype(np.int32)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros((n, 2), np.float32)
+    k(c, x, y, out)
+    np.testing.assert_array_equal(out[:, 0], np.where(c > 0, x, y))
+    np.testing.assert_array_equal(out[:, 1], np.where(c > 0, y, -x))
+
+
+def test_ternary_of_tuples_promotes_to_one_type():
+    """As in the reference the tuples become vectors, of one promoted element type (f32 here)."""
+
+    @qd.kernel
+    def k(c: qd.i32, x: qd.f32, y: qd.i32) -> qd.i32:
+        t = (x, y) if c else (y, x)
+        a, b = t
+        return b + t[0] * 0
+
+    assert k(1, 2.5, 3) == 3
+    assert k(0, 2.5, 3) == 2  # 2.5 read back as i32
+
+
+def test_ternary_broadcasts_a_scalar_against_a_tuple_or_vector():
+    @qd.kernel
+    def k(c: NDArray[qd.i32, 1], x: NDArray[qd.f32, 1], out: NDArray[qd.f32, 2]):
+        for i in range(c.shape[0]):
+            a, b = (x[i], 2 * x[i]) if c[i] > 0 else x[i] - 1
+            v = qd.Vector([x[i], -x[i]]) if c[i] > 1 else 0.5
+            w = (x[i], 3.0) if c[i] > 0 else qd.Vector([4.0, 5.0])
+            out[i, 0], out[i, 1] = a, b
+            out[i, 2], out[i, 3] = v
+            out[i, 4], out[i, 5] = w
+
+    n = 300
+    c = rng.integers(-1, 3, n).astype(np.int32)
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros((n, 6), np.float32)
+    k(c, x, out)
+    np.testing.assert_array_equal(out[:, 0], np.where(c > 0, x, x - 1))
+    np.testing.assert_array_equal(out[:, 1], np.where(c > 0, 2 * x, x - 1))
+    np.testing.assert_array_equal(out[:, 2], np.where(c > 1, x, 0.5))
+    np.testing.assert_array_equal(out[:, 3], np.where(c > 1, -x, 0.5))
+    np.testing.assert_array_equal(out[:, 4], np.where(c > 0, x, 4.0))
+    np.testing.assert_array_equal(out[:, 5], np.where(c > 0, 3.0, 5.0))
+
+
+def test_ternary_of_tuples_errors():
+    @qd.kernel
+    def lengths(c: qd.i32, x: qd.f32) -> qd.f32:
+        a, b = (x, x) if c else (x, x, x)
+        return a
+
+    @qd.kernel
+    def nested(c: qd.i32, x: qd.f32) -> qd.f32:
+        a, b = (x, (x, 1)) if c else (x, (x, 2))
+        return a
+
+    with pytest.raises(qd.QuadrantsTypeError, match="tuples or vectors of one length"):
+        lengths(1, 1.0)
+    with pytest.raises(qd.QuadrantsTypeError, match="must hold scalars"):
+        nested(1, 1.0)
+
+
 def test_select_random():
     @qd.kernel
     def k(c: NDArray[qd.i32, 1], a: NDArray[qd.f32, 1], b: NDArray[qd.i32, 1], out: NDArray[qd.f64, 1]):
