@@ -437,6 +437,7 @@ class Kernel(_core.Dispatcher, _Source):
         )
         self._params = tuple(params)
         self._param_index = {param.name: index for index, param in enumerate(params)}
+        self._dispatch_params(tuple(param.name for param in params))  # keyword calls
         # A method's unannotated first parameter is `self`: it must be a @qd.data_oriented object.
         self._checks_self = bool(
             is_method

@@ -102,6 +102,9 @@ typedef struct DispatcherObject {
     PyObject *fallback;          /* fallback(kernel, *args, **kwargs): the Python launch path */
     PyObject *on_error;          /* on_error(exc): raises what a failed fast launch raises */
     PyObject *numpy_type;        /* numpy.ndarray, once an entry has met it (strong) */
+    PyObject *param_names;       /* tuple of the kernel's parameter names (str), which binds
+                                    keyword arguments on the fast path; NULL: keywords take the
+                                    fallback */
     Entry *entries[MAX_ENTRIES]; /* the table, entries[0 .. nentries) */
     int nentries;                /* entries in use */
     int next_victim;             /* entry replaced when the table is full */
@@ -491,6 +494,40 @@ done:
     return result;
 }
 
+/* The arguments of a call with keywords in parameter order (borrowed, in bound[]): their number,
+ * or -1 when the call must take the fallback (no parameter names, an unknown, repeated or
+ * missing argument, too many), which binds them and raises what is due. Runs no Python code. */
+static Py_ssize_t
+bind_keywords(const DispatcherObject *self, PyObject *const *args, Py_ssize_t nargs,
+              PyObject *kwnames, PyObject **bound)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    if (!self->param_names || nargs + nkw != PyTuple_GET_SIZE(self->param_names) ||
+        nargs + nkw > MAX_FAST_ARGS) {
+        return -1;
+    }
+    Py_ssize_t n = nargs + nkw;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        bound[i] = i < nargs ? args[i] : NULL;
+    }
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t at = -1;
+        for (Py_ssize_t j = nargs; j < n && at < 0; j++) {
+            PyObject *param = PyTuple_GET_ITEM(self->param_names, j);
+            if (param == name || (PyUnicode_CheckExact(name) &&
+                                  PyUnicode_Compare(param, name) == 0)) {
+                at = j;
+            }
+        }
+        if (at < 0 || bound[at] != NULL) {
+            return -1;
+        }
+        bound[at] = args[nargs + k];
+    }
+    return n;
+}
+
 static PyObject *
 dispatcher_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -498,7 +535,9 @@ dispatcher_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, 
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
 
     if (kwnames && PyTuple_GET_SIZE(kwnames)) {
-        return call_fallback(self, args, nargs, kwnames);
+        PyObject *bound[MAX_FAST_ARGS];
+        Py_ssize_t n = bind_keywords(self, args, nargs, kwnames, bound);
+        return n < 0 ? call_fallback(self, args, nargs, kwnames) : dispatch(self, bound, n);
     }
     return dispatch(self, args, nargs);
 }
@@ -877,6 +916,26 @@ dispatcher_clear_method(PyObject *op, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* _dispatch_params(names): the kernel's parameter names (a tuple of str), so that calls with
+ * keyword arguments can take the fast path. */
+static PyObject *
+dispatcher_params(PyObject *op, PyObject *names)
+{
+    DispatcherObject *self = (DispatcherObject *)op;
+    if (!PyTuple_CheckExact(names)) {
+        PyErr_SetString(PyExc_TypeError, "_dispatch_params() takes a tuple of str");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(names, i))) {
+            PyErr_SetString(PyExc_TypeError, "_dispatch_params() takes a tuple of str");
+            return NULL;
+        }
+    }
+    Py_XSETREF(self->param_names, Py_NewRef(names));
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 dispatcher_size(PyObject *op, PyObject *unused)
 {
@@ -935,6 +994,7 @@ dispatcher_traverse(PyObject *op, visitproc visit, void *arg)
     Py_VISIT(self->fallback);
     Py_VISIT(self->on_error);
     Py_VISIT(self->numpy_type);
+    Py_VISIT(self->param_names);
     for (int e = 0; e < self->nentries; e++) {
         const Entry *entry = self->entries[e];
         Py_VISIT(entry->compiled);
@@ -959,6 +1019,7 @@ dispatcher_clear(PyObject *op)
     Py_CLEAR(self->fallback);
     Py_CLEAR(self->on_error);
     Py_CLEAR(self->numpy_type);
+    Py_CLEAR(self->param_names);
     return 0;
 }
 
@@ -979,6 +1040,8 @@ static PyMethodDef dispatcher_methods[] = {
      "_dispatch_add(compiled, kinds, args) -> bool: register a launch with the fast path"},
     {"_dispatch_clear", dispatcher_clear_method, METH_NOARGS, "forget every registered launch"},
     {"_dispatch_size", dispatcher_size, METH_NOARGS, "number of registered launches"},
+    {"_dispatch_params", dispatcher_params, METH_O,
+     "_dispatch_params(names): parameter names, for calls with keyword arguments"},
     {NULL, NULL, 0, NULL},
 };
 

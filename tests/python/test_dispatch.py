@@ -321,6 +321,9 @@ def test_table_keeps_a_bounded_number_of_launches(slow_calls):
 
 
 def test_keywords_and_qd_stream(slow_calls):
+    """Keyword arguments bound to the kernel's parameters launch from C like positional ones;
+    qd_stream= and anything unknown, repeated or missing takes the Python path (which raises)."""
+
     @qd.kernel
     def sub(a: qd.i32, b: qd.i32) -> qd.i32:
         return a - b
@@ -329,10 +332,15 @@ def test_keywords_and_qd_stream(slow_calls):
     del slow_calls[:]
     assert sub(b=3, a=5) == 2
     assert sub(5, b=1) == 4
+    assert len(slow_calls) == 0
     assert sub(5, 3, qd_stream=None) == 2
-    assert len(slow_calls) == 3
+    assert len(slow_calls) == 1
     assert sub(7, 3) == 4
-    assert len(slow_calls) == 3
+    assert len(slow_calls) == 1
+    for bad in (lambda: sub(5, a=1), lambda: sub(5, c=1), lambda: sub(b=1)):
+        with pytest.raises(qd.QuadrantsSyntaxError):
+            bad()
+    assert len(slow_calls) == 4
 
 
 def bad_calls(saxpy, x, y):
