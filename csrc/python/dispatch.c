@@ -39,6 +39,9 @@
 #define MAX_FAST_ARGS 32
 /* Leaves resolved without an allocation; kernels with more allocate per call. */
 #define INLINE_LEAVES 64
+/* Attribute reads on a leaf's path whose containers are shared with the previous leaf's path
+ * (`state.dofs.a`, `state.dofs.b`: `state.dofs` is read once per call). */
+#define MAX_SHARED_STEPS 16
 
 /* The first fields of a NumPy array object in NumPy's C ABI (PyArrayObject_fields, unchanged
  * from NumPy 1.7 to 2.x: its accessor macros compile to these offsets in every extension). */
@@ -79,6 +82,8 @@ typedef struct Slot {
     SlotKind kind;    /* how the leaf is matched */
     Py_ssize_t arg;   /* the call argument the leaf is reached from */
     uint32_t nsteps;  /* attribute reads from it (0: the argument itself) */
+    uint32_t shared;  /* leading steps equal to the previous slot's (same argument): their
+                         containers are taken from the previous slot's walk */
     PathStep *steps;  /* nsteps steps (PyMem), or NULL */
     int ndim;         /* NUMPY, QD_NDARRAY: the array's ndim */
     QdPyElementAxes element; /* NUMPY, QD_NDARRAY: the axes of one vector/matrix element, as
@@ -278,14 +283,48 @@ version_tag_valid(PyTypeObject *tp)
 #endif
 }
 
-/* The object at the end of `slot`'s path from the call arguments (new reference), or NULL when
- * some step does not apply (no exception set). Runs no Python code: every container is of a type
- * whose attribute reads were checked when the step was made, and unchanged since. */
-static PyObject *
-resolve_leaf(const Slot *slot, PyObject *const *args)
+/* The containers on the path walked last: chain[k] is the object after k steps from argument
+ * `arg` (chain[0] is the argument), for k <= depth (strong references). */
+typedef struct PathChain {
+    Py_ssize_t arg;
+    uint32_t depth;
+    uint32_t top; /* chain[depth + 1 .. top] may still hold a longer earlier path's containers */
+    PyObject *chain[MAX_SHARED_STEPS + 1];
+} PathChain;
+
+static void
+chain_clear(PathChain *c)
 {
-    PyObject *obj = Py_NewRef(args[slot->arg]);
-    for (uint32_t k = 0; k < slot->nsteps; k++) {
+    for (uint32_t k = 0; c->arg >= 0 && k <= c->top; k++) {
+        Py_CLEAR(c->chain[k]);
+    }
+    c->arg = -1;
+    c->depth = 0;
+    c->top = 0;
+}
+
+/* The object at the end of `slot`'s path from the call arguments (new reference), or NULL when
+ * some step does not apply (no exception set). The first slot->shared steps are those the
+ * previous slot walked (`c`). Runs no Python code: every container is of a type whose attribute
+ * reads were checked when the step was made, and unchanged since. */
+static PyObject *
+resolve_leaf(const Slot *slot, PyObject *const *args, PathChain *c)
+{
+    uint32_t k = 0;
+    PyObject *obj;
+    if (slot->shared > 0 && c->arg == slot->arg && c->depth >= slot->shared) {
+        k = slot->shared;
+        obj = Py_NewRef(c->chain[k]);
+    } else if (c->arg == slot->arg) {
+        obj = Py_NewRef(c->chain[0]); /* the same argument, no container shared */
+    } else {
+        chain_clear(c);
+        obj = Py_NewRef(args[slot->arg]);
+        c->arg = slot->arg;
+        c->chain[0] = Py_NewRef(obj);
+    }
+    c->depth = k; /* the chain past k belongs to the previous path */
+    for (; k < slot->nsteps; k++) {
         const PathStep *step = &slot->steps[k];
         PyTypeObject *tp = Py_TYPE(obj);
         if ((PyObject *)tp != step->type || tp->tp_version_tag != step->version ||
@@ -300,6 +339,12 @@ resolve_leaf(const Slot *slot, PyObject *const *args)
             return NULL;
         }
         obj = next;
+        if (k + 1 < slot->nsteps && k + 1 <= MAX_SHARED_STEPS) {
+            /* a container (the leaf itself is never shared) */
+            Py_XSETREF(c->chain[k + 1], Py_NewRef(obj));
+            c->depth = k + 1;
+            c->top = c->depth > c->top ? c->depth : c->top;
+        }
     }
     return obj;
 }
@@ -325,14 +370,17 @@ find_entry(const DispatcherObject *self, PyObject *const *args, Py_ssize_t nargs
         if (entry->nargs != nargs || entry->nslots > capacity) {
             continue;
         }
+        PathChain chain = {.arg = -1};
         Py_ssize_t i = 0;
         for (; i < entry->nslots; i++) {
             const Slot *slot = &entry->slots[i];
-            leaves[i] = slot->nsteps ? resolve_leaf(slot, args) : Py_NewRef(args[slot->arg]);
+            leaves[i] =
+                slot->nsteps ? resolve_leaf(slot, args, &chain) : Py_NewRef(args[slot->arg]);
             if (!leaves[i] || !slot_matches(self, slot, leaves[i])) {
                 break;
             }
         }
+        chain_clear(&chain);
         if (i == entry->nslots) {
             return entry;
         }
@@ -845,6 +893,18 @@ dispatcher_add_impl(DispatcherObject *self, PyObject *compiled, PyObject *specs,
         int ok = path_init(slot, args[arg], names ? names : no_names, &leaf);
         if (ok == 1) {
             ok = slot_init(self, slot, kind, leaf, compiled, (uint32_t)i);
+        }
+        if (ok == 1 && i > 0 && slot->nsteps > 0 && entry->slots[i - 1].arg == arg) {
+            const Slot *prev = &entry->slots[i - 1];
+            uint32_t k = 0;
+            while (k < slot->nsteps && k < prev->nsteps && k < MAX_SHARED_STEPS &&
+                   slot->steps[k].type == prev->steps[k].type &&
+                   slot->steps[k].name == prev->steps[k].name) {
+                k++;
+            }
+            /* containers only: the last step reads the leaf itself */
+            slot->shared = k < slot->nsteps ? k : slot->nsteps - 1;
+            slot->shared = slot->shared < prev->nsteps ? slot->shared : prev->nsteps - 1;
         }
         Py_XDECREF(leaf);
         if (ok <= 0) {

@@ -222,3 +222,21 @@ def test_members_the_kernel_does_not_read_are_not_packed(slow_calls):
     m.a20 = "not an array"  # unread, but still an argument of the wrong kind
     with pytest.raises(Exception):
         k(m, 6)
+
+
+def test_shared_containers_are_read_each_call(slow_calls):
+    """Leaves under one container (`s.inner.vel`, `s.inner.gain`) read it once per call: a
+    rebound container, or a rebound member of it, is seen by the next call."""
+    n = 12
+    s = State(_vec(n), _field(n), Inner(_vec(n), 1.0), n)
+    step(s, 1.0)
+    for gain in (2.0, -0.5):
+        s.inner = Inner(_vec(n), gain)  # a new container
+        want = _expected(s.pos.to_numpy(), s.inner.vel.to_numpy(), s.mass.to_numpy(), 0.5, gain)
+        step(s, 0.5)
+        np.testing.assert_allclose(s.pos.to_numpy(), want, rtol=1e-5, atol=1e-6)
+        s.inner.vel = _vec(n)  # a new member of the container
+        want = _expected(s.pos.to_numpy(), s.inner.vel.to_numpy(), s.mass.to_numpy(), 0.5, gain)
+        step(s, 0.5)
+        np.testing.assert_allclose(s.pos.to_numpy(), want, rtol=1e-5, atol=1e-6)
+    assert len(slow_calls) == 1
