@@ -84,6 +84,11 @@ typedef struct Slot {
     uint32_t nsteps;  /* attribute reads from it (0: the argument itself) */
     uint32_t shared;  /* leading steps equal to the previous slot's (same argument): their
                          containers are taken from the previous slot's walk */
+    uint32_t frozen;  /* leading steps whose containers are frozen dataclasses: their members
+                         cannot be rebound, so for the argument seen at registration
+                         (`memo_arg`) they lead to `memo_obj` without being read again */
+    PyObject *memo_arg; /* strong, or NULL */
+    PyObject *memo_obj; /* strong, or NULL */
     PathStep *steps;  /* nsteps steps (PyMem), or NULL */
     int ndim;         /* NUMPY, QD_NDARRAY: the array's ndim */
     QdPyElementAxes element; /* NUMPY, QD_NDARRAY: the axes of one vector/matrix element, as
@@ -141,6 +146,8 @@ entry_free(Entry *entry)
         Py_XDECREF(slot->object);
         Py_XDECREF(slot->type);
         Py_XDECREF(slot->layout);
+        Py_XDECREF(slot->memo_arg);
+        Py_XDECREF(slot->memo_obj);
         for (uint32_t k = 0; slot->steps && k < slot->nsteps; k++) {
             Py_XDECREF(slot->steps[k].type);
             Py_XDECREF(slot->steps[k].name);
@@ -312,6 +319,30 @@ resolve_leaf(const Slot *slot, PyObject *const *args, PathChain *c)
 {
     uint32_t k = 0;
     PyObject *obj;
+    if (slot->frozen > 0 && args[slot->arg] == slot->memo_arg) {
+        /* the frozen containers of the argument seen at registration: the same members */
+        chain_clear(c); /* the next slot cannot take its containers from this walk */
+        k = slot->frozen;
+        obj = Py_NewRef(slot->memo_obj);
+        for (; k < slot->nsteps; k++) {
+            const PathStep *step = &slot->steps[k];
+            PyTypeObject *tp = Py_TYPE(obj);
+            PyObject *next = NULL;
+            if ((PyObject *)tp == step->type && tp->tp_version_tag == step->version &&
+                version_tag_valid(tp)) {
+                next = PyObject_GenericGetAttr(obj, step->name);
+                if (next == NULL) {
+                    PyErr_Clear();
+                }
+            }
+            Py_DECREF(obj);
+            if (next == NULL) {
+                return NULL;
+            }
+            obj = next;
+        }
+        return obj;
+    }
     if (slot->shared > 0 && c->arg == slot->arg && c->depth >= slot->shared) {
         k = slot->shared;
         obj = Py_NewRef(c->chain[k]);
@@ -761,6 +792,27 @@ plain_attribute(PyTypeObject *tp, PyObject *name)
     return version_tag_valid(tp);
 }
 
+/* Whether instances of `tp` are frozen dataclasses (`@dataclasses.dataclass(frozen=True)`):
+ * 1 yes, 0 no, -1 with an exception. May run Python code (registration only). */
+static int
+is_frozen_dataclass(PyTypeObject *tp)
+{
+    PyObject *params = PyObject_GetAttrString((PyObject *)tp, "__dataclass_params__");
+    if (params == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *frozen = PyObject_GetAttrString(params, "frozen");
+    Py_DECREF(params);
+    if (frozen == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int is = frozen == Py_True;
+    Py_DECREF(frozen);
+    return is;
+}
+
 /* Fills slot->steps for the path `names` (a tuple of str) from call argument `arg` (borrowed)
  * and sets *leaf to the object it reaches (new reference). 1 when every step is a plain
  * attribute read, 0 when some is not (the launch is not registered), -1 with an exception. */
@@ -790,6 +842,11 @@ path_init(Slot *slot, PyObject *arg, PyObject *names, PyObject **leaf)
             Py_DECREF(obj);
             return 0;
         }
+        int frozen = slot->frozen == (uint32_t)k ? is_frozen_dataclass(tp) : 0;
+        if (frozen < 0) {
+            Py_DECREF(obj);
+            return -1;
+        }
         PathStep *step = &slot->steps[slot->nsteps++];
         step->type = Py_NewRef((PyObject *)tp);
         step->version = tp->tp_version_tag;
@@ -801,6 +858,14 @@ path_init(Slot *slot, PyObject *arg, PyObject *names, PyObject **leaf)
             return -1;
         }
         obj = next;
+        if (frozen && k + 1 < n) {
+            /* a member of a frozen dataclass that is itself a container: remembered */
+            slot->frozen = (uint32_t)k + 1;
+            Py_XSETREF(slot->memo_obj, Py_NewRef(obj));
+        }
+    }
+    if (slot->frozen > 0) {
+        slot->memo_arg = Py_NewRef(arg);
     }
     *leaf = obj;
     return 1;
@@ -1062,6 +1127,8 @@ dispatcher_traverse(PyObject *op, visitproc visit, void *arg)
             Py_VISIT(entry->slots[i].object);
             Py_VISIT(entry->slots[i].type);
             Py_VISIT(entry->slots[i].layout);
+            Py_VISIT(entry->slots[i].memo_arg);
+            Py_VISIT(entry->slots[i].memo_obj);
             for (uint32_t k = 0; k < entry->slots[i].nsteps; k++) {
                 Py_VISIT(entry->slots[i].steps[k].type);
             }

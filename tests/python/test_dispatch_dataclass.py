@@ -240,3 +240,48 @@ def test_shared_containers_are_read_each_call(slow_calls):
         step(s, 0.5)
         np.testing.assert_allclose(s.pos.to_numpy(), want, rtol=1e-5, atol=1e-6)
     assert len(slow_calls) == 1
+
+
+def test_frozen_dataclasses(slow_calls):
+    """Members of frozen dataclasses cannot be rebound: for the same argument object the fast
+    path does not read them again. Another object of the same type is read in full."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Part:
+        x: qd.types.ndarray(dtype=qd.f32, ndim=1)
+        y: qd.types.ndarray(dtype=qd.f32, ndim=1)
+
+    @dataclasses.dataclass(frozen=True)
+    class Whole:
+        a: Part
+        b: Part
+        scale: qd.f32
+
+    @qd.kernel
+    def k(w: Whole):
+        for i in range(w.a.x.shape[0]):
+            w.b.y[i] = w.a.x[i] * w.scale + w.a.y[i] + w.b.x[i]
+
+    def make(scale):
+        parts = [Part(*(qd.Tensor(_field_free_array()) for _ in range(2))) for _ in range(2)]
+        return Whole(parts[0], parts[1], scale)
+
+    def _field_free_array():
+        a = qd.ndarray(qd.f32, shape=(10,))
+        a.from_numpy(rng.standard_normal(10).astype(np.float32))
+        return a
+
+    def check(w):
+        k(w)
+        ax, ay, bx = (t._unwrap().to_numpy() for t in (w.a.x, w.a.y, w.b.x))
+        want = ax * np.float32(w.scale) + ay + bx
+        np.testing.assert_allclose(w.b.y._unwrap().to_numpy(), want, rtol=1e-6, atol=1e-6)
+
+    w1, w2 = make(2.0), make(-3.0)
+    for w in (w1, w1, w2, w1, w2):
+        check(w)
+    assert len(slow_calls) == 1
+    # A qd.Tensor member is not frozen: rebinding what it wraps is seen.
+    w1.a.x._impl = _field_free_array()
+    check(w1)
+    assert len(slow_calls) == 1
