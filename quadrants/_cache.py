@@ -23,6 +23,7 @@ whose inputs were not all accounted for.
 import ast
 import builtins
 import dataclasses
+import enum
 import hashlib
 import os
 import struct
@@ -196,6 +197,12 @@ class _Keyer:
             self.put("builtin", str(v._qd_builtin), getattr(v, "__module__", "") or "")
         elif kind is types.BuiltinFunctionType or kind is type and v.__module__ == "builtins":
             self.put("pybuiltin", v.__module__ or "", v.__qualname__)
+        elif isinstance(v, np.ufunc):
+            self.put("ufunc", v.__name__)  # NumPy's own functions: immutable singletons
+        elif isinstance(v, enum.Enum):
+            # An enum member (a program's constants, qd.Backend...): its class, name and value.
+            self.put("enum", kind.__module__, kind.__qualname__, v.name)
+            self.value(v.value)
         else:
             self.special(v)
 

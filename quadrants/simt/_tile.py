@@ -164,6 +164,11 @@ class TileKind:
         self.zeros = zeros
         self.eye = eye
 
+    def _qd_cache_key(self):
+        """What the offline cache keys a kernel that names this tile kind by: its size (the
+        rest is library code)."""
+        return self.SIZE
+
     def __repr__(self):
         return f"qd.simt.Tile{self.SIZE}x{self.SIZE}"
 

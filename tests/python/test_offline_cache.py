@@ -350,3 +350,27 @@ def test_fields_objects_random_and_print_from_the_cache(tmp_path):
     assert warm["results"][0] == [6, 6, 6, 6]
     values = np.array(warm["results"][1])
     assert np.all((values >= np.arange(8)) & (values < np.arange(8) + 1))
+
+
+def test_enum_members_ufuncs_and_tile_kinds_are_keyed():
+    """Values programs name in kernels that the source key describes (so that such kernels load
+    from the cache instead of being lowered again): enum members by class, name and value, NumPy
+    ufuncs by name, qd.simt tile kinds by size."""
+    import enum
+
+    from quadrants import _cache
+    from quadrants.simt import _tile
+
+    class Backend(enum.IntEnum):
+        CPU = 0
+        GPU = 1
+
+    def digest(value):
+        keyer = _cache._Keyer()
+        keyer.value(value)
+        return keyer.h.digest()
+
+    assert digest(Backend.CPU) == digest(Backend.CPU)
+    assert len({digest(Backend.CPU), digest(Backend.GPU), digest(0)}) == 3
+    assert digest(np.sqrt) != digest(np.exp)
+    assert digest(_tile.TileKind(16)) != digest(_tile.TileKind(32))
