@@ -25,6 +25,7 @@ import builtins
 import dataclasses
 import enum
 import hashlib
+import json
 import os
 import struct
 import sys
@@ -109,16 +110,56 @@ def _free_names(tree, params):
     return tuple(names), tuple(chains)
 
 
-def _analyze(source_obj, function):
-    """The free names and chains of a kernel or func (cached per code object)."""
+def _analyze(source_obj, function, directory=None):
+    """The free names and chains of a kernel or func: cached per code object, and in
+    `directory` (the offline cache's, or None) per source text, so that a warm start does not
+    parse the sources of every kernel and func again to compute their keys."""
     code = function.__code__
     found = _analysis.get(code)
+    if found is not None:
+        return found
+    path = None
+    if directory is not None:
+        digest = hashlib.blake2b(
+            "".join(source_obj._source.lines).encode(), digest_size=16, person=b"qd-free-names1"
+        ).hexdigest()
+        path = os.path.join(directory, "names", digest[:2], digest[2:] + ".json")
+        found = _read_analysis(path)
     if found is None:
         tree = source_obj._parsed()
         params = {arg.arg for arg in tree.args.args}
         found = _free_names(tree, params)
-        _analysis[code] = found
+        if path is not None:
+            _write_analysis(path, found)
+    _analysis[code] = found
     return found
+
+
+def _read_analysis(path):
+    """(names, chains) stored at `path`, or None when absent or not well formed."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        names = tuple(data["names"])
+        chains = tuple(tuple(chain) for chain in data["chains"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    strings = all(isinstance(n, str) for n in names)
+    if not strings or not all(chain and all(isinstance(p, str) for p in chain) for chain in chains):
+        return None
+    return names, chains
+
+
+def _write_analysis(path, found):
+    """Stores (names, chains) at `path` (atomically; a failure only loses the memo)."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump({"names": list(found[0]), "chains": [list(c) for c in found[1]]}, f)
+        os.replace(temporary, path)
+    except OSError:
+        pass
 
 
 _MISSING = object()
@@ -145,9 +186,10 @@ def _resolve(function, name):
 class _Keyer:
     """Feeds descriptions of values into a hash; raises Unkeyable for what it cannot describe."""
 
-    def __init__(self):
+    def __init__(self, directory=None):
         self.h = hashlib.blake2b(digest_size=32)
         self.seen = {}  # id(function or object) -> index, for cycles and repeats
+        self.directory = directory  # the offline cache's: functions' free names are kept there
 
     def put(self, *items):
         for item in items:
@@ -345,7 +387,7 @@ class _Keyer:
             self.put(name)
             self.value(annotation)
         self.value(function.__defaults__)
-        names, chains = _analyze(source_obj, function)
+        names, chains = _analyze(source_obj, function, self.directory)
         for name in names:
             value = _resolve(function, name)
             if value is _MISSING:
@@ -373,7 +415,7 @@ def source_key(kernel, spec_key, args, member_values, options):
     """The source key of one kernel specialization (32 bytes), or None when some input cannot
     be described (the kernel is then always lowered; see the module docstring). `spec_key` and
     `member_values` are those of Kernel._launch."""
-    keyer = _Keyer()
+    keyer = _Keyer(options.get("offline_cache_file_path"))
     try:
         keyer.put("quadrants-source-key-1", options["compiler_id"], sys.version)
         for name in _CODE_OPTIONS:
@@ -424,6 +466,9 @@ def main(argv):
     path = ns.path or default_path()
     if ns.action == "clear":
         removed = _core.cache_clear(path)
+        import shutil
+
+        shutil.rmtree(os.path.join(path, "names"), ignore_errors=True)  # _analyze's memo
         print(f"removed {removed} entries from {path}")
         return 0
     entries, size = _core.cache_stat(path)

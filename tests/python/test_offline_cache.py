@@ -374,3 +374,31 @@ def test_enum_members_ufuncs_and_tile_kinds_are_keyed():
     assert len({digest(Backend.CPU), digest(Backend.GPU), digest(0)}) == 3
     assert digest(np.sqrt) != digest(np.exp)
     assert digest(_tile.TileKind(16)) != digest(_tile.TileKind(32))
+
+
+def test_free_names_are_kept_for_the_next_process(tmp_path):
+    """The names a kernel's source uses (part of its source key) are kept in the cache directory
+    per source text: a new process reads them instead of parsing the source; a damaged file is
+    recomputed."""
+    from quadrants import _cache, _source
+
+    class Source:
+        def __init__(self, function):
+            self._source = _source.capture(function)
+
+        def _parsed(self):
+            return _source.parse(self._source, "f")
+
+    def f(x):
+        return helper_value.a.b + x.y  # noqa: F821 (names only)
+
+    _cache._analysis.clear()
+    first = _cache._analyze(Source(f), f, str(tmp_path))
+    assert first == ((), (("helper_value", "a", "b"),))
+    files = list((tmp_path / "names").rglob("*.json"))
+    assert len(files) == 1
+    _cache._analysis.clear()
+    assert _cache._analyze(Source(f), f, str(tmp_path)) == first
+    files[0].write_text("{not json")
+    _cache._analysis.clear()
+    assert _cache._analyze(Source(f), f, str(tmp_path)) == first
