@@ -319,31 +319,13 @@ resolve_leaf(const Slot *slot, PyObject *const *args, PathChain *c)
 {
     uint32_t k = 0;
     PyObject *obj;
-    if (slot->frozen > 0 && args[slot->arg] == slot->memo_arg) {
+    bool memo = slot->frozen > 0 && args[slot->arg] == slot->memo_arg;
+    if (memo) {
         /* the frozen containers of the argument seen at registration: the same members */
         chain_clear(c); /* the next slot cannot take its containers from this walk */
         k = slot->frozen;
         obj = Py_NewRef(slot->memo_obj);
-        for (; k < slot->nsteps; k++) {
-            const PathStep *step = &slot->steps[k];
-            PyTypeObject *tp = Py_TYPE(obj);
-            PyObject *next = NULL;
-            if ((PyObject *)tp == step->type && tp->tp_version_tag == step->version &&
-                version_tag_valid(tp)) {
-                next = PyObject_GenericGetAttr(obj, step->name);
-                if (next == NULL) {
-                    PyErr_Clear();
-                }
-            }
-            Py_DECREF(obj);
-            if (next == NULL) {
-                return NULL;
-            }
-            obj = next;
-        }
-        return obj;
-    }
-    if (slot->shared > 0 && c->arg == slot->arg && c->depth >= slot->shared) {
+    } else if (slot->shared > 0 && c->arg == slot->arg && c->depth >= slot->shared) {
         k = slot->shared;
         obj = Py_NewRef(c->chain[k]);
     } else if (c->arg == slot->arg) {
@@ -354,7 +336,9 @@ resolve_leaf(const Slot *slot, PyObject *const *args, PathChain *c)
         c->arg = slot->arg;
         c->chain[0] = Py_NewRef(obj);
     }
-    c->depth = k; /* the chain past k belongs to the previous path */
+    if (!memo) {
+        c->depth = k; /* the chain past k belongs to the previous path */
+    }
     for (; k < slot->nsteps; k++) {
         const PathStep *step = &slot->steps[k];
         PyTypeObject *tp = Py_TYPE(obj);
@@ -370,7 +354,7 @@ resolve_leaf(const Slot *slot, PyObject *const *args, PathChain *c)
             return NULL;
         }
         obj = next;
-        if (k + 1 < slot->nsteps && k + 1 <= MAX_SHARED_STEPS) {
+        if (!memo && k + 1 < slot->nsteps && k + 1 <= MAX_SHARED_STEPS) {
             /* a container (the leaf itself is never shared) */
             Py_XSETREF(c->chain[k + 1], Py_NewRef(obj));
             c->depth = k + 1;
