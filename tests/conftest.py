@@ -104,3 +104,20 @@ def pytest_generate_tests(metafunc):
 def update_golden(request):
     """Whether golden files are rewritten (--update-golden) rather than compared."""
     return request.config.getoption("--update-golden")
+
+
+@pytest.fixture
+def slow_calls(monkeypatch):
+    """The kernels of the calls that took the Python launch path (Kernel._launch), in order: a
+    call missing from it was launched by the C fast path."""
+    from quadrants import _kernel
+
+    calls = []
+    original = _kernel.Kernel._launch
+
+    def counting(self, args, kwargs):
+        calls.append(self)
+        return original(self, args, kwargs)
+
+    monkeypatch.setattr(_kernel.Kernel, "_launch", counting)
+    return calls

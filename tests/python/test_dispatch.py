@@ -29,20 +29,6 @@ def init(arch):
     qd.reset()
 
 
-@pytest.fixture
-def slow_calls(monkeypatch):
-    """The kernels of the calls that took the Python launch path, in order."""
-    calls = []
-    original = _kernel.Kernel._launch
-
-    def counting(self, args, kwargs):
-        calls.append(self)
-        return original(self, args, kwargs)
-
-    monkeypatch.setattr(_kernel.Kernel, "_launch", counting)
-    return calls
-
-
 def slow(kernel, *args, **kwargs):
     """The result of the Python launch path."""
     return _kernel._launch_fallback(kernel, *args, **kwargs)

@@ -4,7 +4,7 @@ reaching each member by attribute reads checked against the containers' exact ty
 exactly what the Python launch path gives -- after members are rebound to other arrays, scalars or
 fields, and when a container type cannot be read without running Python code.
 
-`slow_calls` counts the calls that take the Python launch path (Kernel._launch)."""
+`slow_calls` (tests/conftest.py) lists the calls that take the Python launch path."""
 
 import dataclasses
 
@@ -13,7 +13,6 @@ import pytest
 from qd_helpers import requires_compiler
 
 import quadrants as qd
-from quadrants import _kernel
 
 pytestmark = requires_compiler
 
@@ -25,19 +24,6 @@ def init(arch):
     qd.init(arch=getattr(qd, arch))
     yield
     qd.reset()
-
-
-@pytest.fixture
-def slow_calls(monkeypatch):
-    calls = []
-    original = _kernel.Kernel._launch
-
-    def counting(self, args, kwargs):
-        calls.append(self)
-        return original(self, args, kwargs)
-
-    monkeypatch.setattr(_kernel.Kernel, "_launch", counting)
-    return calls
 
 
 @dataclasses.dataclass

@@ -216,20 +216,10 @@ def test_offline_cache_keeps_layouts_apart(arch):
         qd.init(arch=getattr(qd, arch), offline_cache=True)
 
 
-def test_permuted_ndarrays_take_the_fast_path_by_layout(monkeypatch):
+def test_permuted_ndarrays_take_the_fast_path_by_layout(slow_calls):
     """Repeat calls with permuted ndarrays launch from C; an ndarray of the same class, dtype and
     physical shape but another axis order matches no entry made for the first (3-D: several
     permutations share a class)."""
-    from quadrants import _kernel
-
-    slow = []
-    original = _kernel.Kernel._launch
-
-    def counting(self, args, kwargs):
-        slow.append(args)
-        return original(self, args, kwargs)
-
-    monkeypatch.setattr(_kernel.Kernel, "_launch", counting)
 
     @qd.kernel
     def fill(x: qd.types.ndarray(dtype=qd.i32, ndim=3)):
@@ -243,4 +233,4 @@ def test_permuted_ndarrays_take_the_fast_path_by_layout(monkeypatch):
         for t in (a, b):
             fill(t)
             np.testing.assert_array_equal(t.to_numpy(), expected)
-    assert len(slow) == 2 and len(fill._compiled) == 2
+    assert len(slow_calls) == 2 and len(fill._compiled) == 2
