@@ -160,6 +160,7 @@ from quadrants._logging import (
     is_logging_effective,
     set_logging_level,
 )
+from quadrants import algorithms  # noqa: E402  (its funcs use the names above)
 
 
 def outer(a, b):

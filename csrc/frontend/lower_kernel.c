@@ -279,6 +279,30 @@ lw_call_func_bound(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *a
     return call_func(lw, call, fn, args, nargs, 1, out);
 }
 
+/* A func declared @qd.func(requires_top_level=True) (its body is a sequence of top-level loops,
+ * each a grid-wide phase) may only be called where statements are at the kernel's top level. */
+static int
+check_top_level(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def)
+{
+    QdHandle flag;
+    int rc = lw->host->getattr(lw->host->self, lw->ctx, fn->h, "_qd_requires_top_level", &flag);
+    if (rc != 0) {
+        return rc > 0 ? 0 : rc;
+    }
+    bool required = false;
+    RETURN_IF_ERROR(lw->host->truth(lw->host->self, lw->ctx, flag, &required));
+    if (!required || lw->at_top) {
+        return 0;
+    }
+    return lw_error(lw, call, QD_ERR_SYNTAX,
+                    "`%s` is decorated with requires_top_level=True and must be called at the top "
+                    "level of a @qd.kernel (or directly inside a `while qd.graph.do_while(...)` "
+                    "body). It cannot be nested inside a runtime for / if / while: that demotes its "
+                    "phase loops out of top-level position, collapsing the per-phase grid-wide "
+                    "barriers and corrupting the result.",
+                    def->name);
+}
+
 /* Inlines a call; the first `nbound` entries of args are bound arguments (self) that precede
  * the call's positional arguments. */
 static int
@@ -299,6 +323,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     frame.parent = lw->frame;
     frame.ret_annotation = def->x;
     frame.ret.kind = EX_VOID;
+    RETURN_IF_ERROR(check_top_level(lw, call, fn, def));
     /* Arguments are evaluated in the caller; parameters are bound in the callee's frame. */
     uint32_t nparams = def->a.len;
     if (npos > nparams) {

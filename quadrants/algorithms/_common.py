@@ -1,0 +1,358 @@
+"""Shared pieces of the device-wide algorithms: the tile size, the checks, typed access to the
+scratch buffer, and the staircase that reduces or exclusive-scans a 1-D sequence of any length up
+to 256 ** log256_max_n in a fixed sequence of top-level phases.
+
+Every phase is one top-level ``for`` of the caller's kernel, so the boundaries between phases are
+the grid-wide barriers the algorithms need. A phase works on tiles of BLOCK_DIM = 256 elements:
+
+- on a GPU (and on the CPU with ``cpu_simt=True``) a tile is one block of 256 threads, one element
+  per thread, combined with the ``qd.simt.block`` collectives;
+- on the plain CPU a tile is one iteration of the parallel loop, which walks its 256 elements in
+  order.
+
+Both forms use the same scratch layout, so the ``*_scratch_slots`` sizes hold for every backend.
+
+The staircase. Level 0 is the input sequence (length n). Level j >= 1 holds one partial per tile
+of level j - 1 and exists only when level j - 1 is longer than one tile (so its length is at least
+2); levels live one after another in the scratch buffer from a base offset. The highest existing
+level is at most one tile long (when n <= 256 ** log256_max_n) and is handled by one tile. A
+reduce runs the upsweep (tile partials, level by level) and reduces the top level; an exclusive
+scan then scans the top level and walks back down, each tile scanning its elements from its
+level-above prefix. Levels that do not exist for the live n are loops of zero iterations, so an
+over-specified log256_max_n costs a few empty launches and never writes outside the sizes the
+``*_scratch_slots`` helpers give.
+"""
+
+import quadrants as qd
+from quadrants import _runtime
+from quadrants.simt import _block_collectives as _bc
+from quadrants.simt import _subgroup_collectives as _sgc
+from quadrants.simt import block as _blk
+
+BLOCK_DIM = 256
+MAX_LOG256_MAX_N = 4
+
+SCALAR_DTYPES_32 = (qd.i32, qd.u32, qd.f32)
+SCALAR_DTYPES_64 = (qd.i64, qd.u64, qd.f64)
+
+OPS = {name: _sgc.OPS[name] for name in ("add", "min", "max")}
+
+
+def check_depth(log256_max_n):
+    """The compile-time capacity: an int in [1, 4]."""
+    if isinstance(log256_max_n, bool) or not isinstance(log256_max_n, int):
+        raise TypeError(f"log256_max_n must be a compile-time int, got {log256_max_n!r}")
+    if log256_max_n > MAX_LOG256_MAX_N:
+        raise ValueError(
+            f"log256_max_n={log256_max_n} exceeds the maximum of {MAX_LOG256_MAX_N}: tensors are "
+            f"indexed by signed 32-bit integers and 256 ** {MAX_LOG256_MAX_N} == 2**32 already covers "
+            f"every valid length"
+        )
+    if log256_max_n < 1:
+        raise ValueError(f"log256_max_n must be at least 1, got {log256_max_n}")
+    return log256_max_n
+
+
+def depth_for(n):
+    """The smallest D >= 1 with 256 ** D >= n (host only)."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(
+            f"the depth can only be derived from a Python int; pass log256_max_n explicitly "
+            f"(got n={n!r})"
+        )
+    d = 1
+    while BLOCK_DIM**d < n:
+        d += 1
+    return d
+
+
+def check_scalar_dtype(dtype, what):
+    """reduce / scan element dtypes: 32- and 64-bit ints and floats."""
+    if dtype not in SCALAR_DTYPES_32 + SCALAR_DTYPES_64:
+        raise NotImplementedError(
+            f"{what}: dtype {dtype} is not supported (supported: i32, u32, f32, i64, u64, f64)"
+        )
+    return dtype
+
+
+def raw_dtype(dtype):
+    """The scratch element type that holds a dtype's bits: u32 for 4-byte, u64 for 8-byte."""
+    return qd.u64 if dtype in SCALAR_DTYPES_64 else qd.u32
+
+
+def simt():
+    """Whether phases run as blocks of threads (GPU, or the CPU with cpu_simt) or as tiles walked
+    by one CPU thread."""
+    cfg = _runtime.current_cfg()
+    return cfg is not None and (cfg.arch is not _runtime.cpu or bool(cfg.cpu_simt))
+
+
+def check_distinct(a, b, what):
+    if a is b:
+        raise ValueError(f"{what}: the output must be a different buffer from the input")
+    return True
+
+
+# ---- typed access to a level: the input/output tensors directly, the scratch through bit casts
+
+
+@qd.func
+def load(buf: qd.template(), i, raw: qd.template(), dtype: qd.template()):
+    v = qd.cast(0, dtype)
+    if qd.static(raw):
+        v = qd.bit_cast(buf[i], dtype)
+    else:
+        v = qd.cast(buf[i], dtype)
+    return v
+
+
+@qd.func
+def store(buf: qd.template(), i, v, raw: qd.template(), dtype: qd.template()):
+    if qd.static(raw):
+        buf[i] = qd.bit_cast(qd.cast(v, dtype), qd.static(raw_dtype(dtype)))
+    else:
+        buf[i] = v
+
+
+def _is_float(dtype):
+    return dtype in (qd.f32, qd.f64)
+
+
+def _is_signed(dtype):
+    return dtype in (qd.i32, qd.i64)
+
+
+def _bits(dtype):
+    return 64 if dtype in SCALAR_DTYPES_64 else 32
+
+
+@qd.func
+def identity(kind: qd.template(), dtype: qd.template()):
+    """The identity of op kind `kind` (add: 0, min: the largest value, max: the smallest)."""
+    v = qd.cast(0, dtype)
+    if qd.static(kind == _sgc._TYPE_MAX):
+        if qd.static(_is_float(dtype)):
+            v = qd.cast(qd.math.inf, dtype)
+        elif qd.static(_is_signed(dtype)):
+            v = ~(qd.cast(1, dtype) << qd.static(_bits(dtype) - 1))
+        else:
+            v = ~qd.cast(0, dtype)
+    elif qd.static(kind == _sgc._TYPE_MIN):
+        if qd.static(_is_float(dtype)):
+            v = qd.cast(-qd.math.inf, dtype)
+        elif qd.static(_is_signed(dtype)):
+            v = qd.cast(1, dtype) << qd.static(_bits(dtype) - 1)
+    return v
+
+
+@qd.func
+def ceil_tiles(m):
+    return (m + (BLOCK_DIM - 1)) // BLOCK_DIM
+
+
+# ---- the level chain, recomputed from n where needed (a few integer operations)
+
+
+@qd.func
+def level_len(n, j: qd.template()):
+    """Length of level j (0 when it does not exist); level 0 is the input."""
+    m = n
+    for _ in qd.static(range(j)):
+        m = ceil_tiles(m) if m > BLOCK_DIM else 0
+    return m
+
+
+@qd.func
+def level_off(n, base, j: qd.template()):
+    """Scratch offset of level j >= 1."""
+    off = base
+    m = n
+    for _ in qd.static(range(j - 1)):
+        m = ceil_tiles(m) if m > BLOCK_DIM else 0
+        off += m
+    return off
+
+
+# ---- phases (each is exactly one top-level loop)
+
+
+@qd.func
+def tiles_reduce(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.template(), dst_off,
+                 m, nb, op: qd.template(), kind: qd.template(), dtype: qd.template()):
+    """dst[dst_off + b] = op over tile b of src[src_off : src_off + m], for b < nb (raw dst)."""
+    if qd.static(simt()):
+        qd.loop_config(block_dim=BLOCK_DIM)
+        for i in range(nb * BLOCK_DIM):
+            v = identity(kind, dtype)
+            if i < m:
+                v = load(src, src_off + i, src_raw, dtype)
+            r = _bc.reduce_all(v, BLOCK_DIM, op, dtype)
+            if i % BLOCK_DIM == 0:
+                store(dst, dst_off + i // BLOCK_DIM, r, True, dtype)
+    else:
+        for b in range(nb):
+            r = identity(kind, dtype)
+            start = b * BLOCK_DIM
+            stop = qd.min(start + BLOCK_DIM, m)
+            for i in range(start, stop):
+                r = op(r, load(src, src_off + i, src_raw, dtype))
+            store(dst, dst_off + b, r, True, dtype)
+
+
+@qd.func
+def tile_reduce_top(src: qd.template(), src_off, src_raw: qd.template(), top_in_scratch,
+                    scratch: qd.template(), top_off, m, out: qd.template(), op: qd.template(),
+                    kind: qd.template(), dtype: qd.template()):
+    """out[0] = op over the top level (m <= 256 elements): src itself, or the scratch level."""
+    if qd.static(simt()):
+        qd.loop_config(block_dim=BLOCK_DIM)
+        for i in range(BLOCK_DIM):
+            v = identity(kind, dtype)
+            if i < m:
+                if top_in_scratch:
+                    v = load(scratch, top_off + i, True, dtype)
+                else:
+                    v = load(src, src_off + i, src_raw, dtype)
+            r = _bc.reduce_all(v, BLOCK_DIM, op, dtype)
+            if i == 0:
+                out[0] = r
+    else:
+        for _ in range(1):
+            r = identity(kind, dtype)
+            for i in range(m):
+                if top_in_scratch:
+                    r = op(r, load(scratch, top_off + i, True, dtype))
+                else:
+                    r = op(r, load(src, src_off + i, src_raw, dtype))
+            out[0] = r
+
+
+@qd.func
+def tile_scan_top(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.template(), dst_off,
+                  dst_raw: qd.template(), top_in_scratch, scratch: qd.template(), top_off, m,
+                  op: qd.template(), kind: qd.template(), dtype: qd.template()):
+    """Exclusive scan of the top level (m <= 256 elements): in place in the scratch, or from src
+    to dst when the input itself is the top level."""
+    if qd.static(simt()):
+        qd.loop_config(block_dim=BLOCK_DIM)
+        for i in range(BLOCK_DIM):
+            v = identity(kind, dtype)
+            if i < m:
+                if top_in_scratch:
+                    v = load(scratch, top_off + i, True, dtype)
+                else:
+                    v = load(src, src_off + i, src_raw, dtype)
+            e = _bc._exclusive_kind(v, BLOCK_DIM, op, kind, dtype)
+            if i < m:
+                if top_in_scratch:
+                    store(scratch, top_off + i, e, True, dtype)
+                else:
+                    store(dst, dst_off + i, e, dst_raw, dtype)
+    else:
+        for _ in range(1):
+            acc = identity(kind, dtype)
+            for i in range(m):
+                if top_in_scratch:
+                    v = load(scratch, top_off + i, True, dtype)
+                    store(scratch, top_off + i, acc, True, dtype)
+                    acc = op(acc, v)
+                else:
+                    v = load(src, src_off + i, src_raw, dtype)
+                    store(dst, dst_off + i, acc, dst_raw, dtype)
+                    acc = op(acc, v)
+
+
+@qd.func
+def tiles_scan(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.template(), dst_off,
+               dst_raw: qd.template(), m, nb, prefix: qd.template(), prefix_off, op: qd.template(),
+               kind: qd.template(), dtype: qd.template()):
+    """dst[dst_off + i] = op(prefix of tile b, exclusive scan of src within tile b), b < nb."""
+    if qd.static(simt()):
+        qd.loop_config(block_dim=BLOCK_DIM)
+        for i in range(nb * BLOCK_DIM):
+            v = identity(kind, dtype)
+            if i < m:
+                v = load(src, src_off + i, src_raw, dtype)
+            e = _bc._exclusive_kind(v, BLOCK_DIM, op, kind, dtype)
+            if i < m:
+                p = load(prefix, prefix_off + i // BLOCK_DIM, True, dtype)
+                store(dst, dst_off + i, op(p, e), dst_raw, dtype)
+    else:
+        for b in range(nb):
+            acc = load(prefix, prefix_off + b, True, dtype)
+            start = b * BLOCK_DIM
+            stop = qd.min(start + BLOCK_DIM, m)
+            for i in range(start, stop):
+                v = load(src, src_off + i, src_raw, dtype)
+                store(dst, dst_off + i, acc, dst_raw, dtype)
+                acc = op(acc, v)
+
+
+# ---- the staircases
+
+
+@qd.func
+def upsweep(src: qd.template(), src_off, src_raw: qd.template(), scratch: qd.template(), base, n,
+            depth: qd.template(), op: qd.template(), kind: qd.template(), dtype: qd.template()):
+    """Levels 1 .. depth-1 of src[src_off : src_off + n] into scratch[base:]."""
+    for j in qd.static(range(1, depth)):
+        if qd.static(j == 1):
+            tiles_reduce(src, src_off, src_raw, scratch, level_off(n, base, 1), n,
+                         level_len(n, 1), op, kind, dtype)
+        else:
+            tiles_reduce(scratch, level_off(n, base, j - 1), True, scratch, level_off(n, base, j),
+                         level_len(n, j - 1), level_len(n, j), op, kind, dtype)
+
+
+@qd.func
+def top_level(n, depth: qd.template()):
+    """The index of the highest existing level."""
+    top = 0
+    for j in qd.static(range(1, depth)):
+        if level_len(n, j) > 0:
+            top = j
+    return top
+
+
+@qd.func
+def reduce_into(src: qd.template(), src_off, src_raw: qd.template(), out: qd.template(),
+                scratch: qd.template(), base, n, depth: qd.template(), op: qd.template(),
+                kind: qd.template(), dtype: qd.template()):
+    """out[0] = op over src[src_off : src_off + n]."""
+    upsweep(src, src_off, src_raw, scratch, base, n, depth, op, kind, dtype)
+    top = top_level(n, depth)
+    top_len = n
+    top_off = base
+    for j in qd.static(range(1, depth)):
+        if top == j:
+            top_len = level_len(n, j)
+            top_off = level_off(n, base, j)
+    tile_reduce_top(src, src_off, src_raw, top > 0, scratch, top_off, top_len, out, op, kind,
+                    dtype)
+
+
+@qd.func
+def exclusive_scan_into(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.template(),
+                        dst_off, dst_raw: qd.template(), scratch: qd.template(), base, n,
+                        depth: qd.template(), op: qd.template(), kind: qd.template(),
+                        dtype: qd.template()):
+    """dst[dst_off + i] = op over src[src_off : src_off + i] for i < n (dst may be src)."""
+    upsweep(src, src_off, src_raw, scratch, base, n, depth, op, kind, dtype)
+    top = top_level(n, depth)
+    top_len = n
+    top_off = base
+    for j in qd.static(range(1, depth)):
+        if top == j:
+            top_len = level_len(n, j)
+            top_off = level_off(n, base, j)
+    tile_scan_top(src, src_off, src_raw, dst, dst_off, dst_raw, top > 0, scratch, top_off, top_len,
+                  op, kind, dtype)
+    for k in qd.static(range(depth - 1)):
+        j = qd.static(depth - 1 - k)  # the level holding the prefixes of level j - 1's tiles
+        if qd.static(j == 1):
+            tiles_scan(src, src_off, src_raw, dst, dst_off, dst_raw, n, level_len(n, 1), scratch,
+                       level_off(n, base, 1), op, kind, dtype)
+        else:
+            tiles_scan(scratch, level_off(n, base, j - 1), True, scratch, level_off(n, base, j - 1),
+                       True, level_len(n, j - 1), level_len(n, j), scratch, level_off(n, base, j),
+                       op, kind, dtype)

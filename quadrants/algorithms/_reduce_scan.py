@@ -1,0 +1,53 @@
+"""qd.algorithms.reduce_{add,min,max} and exclusive_scan_{add,min,max}, and their scratch sizes.
+
+Both stage their per-tile partials in the caller's scratch buffer (u32 for 4-byte dtypes, u64 for
+8-byte ones, the partials bit-cast to and from the element dtype); see _common.py for the staircase.
+"""
+
+import quadrants as qd
+from quadrants.algorithms import _common as c
+
+
+def _scratch_dtype_check(dtype, what):
+    c.check_scalar_dtype(dtype, what)
+    return True
+
+
+def _make_reduce(op_name):
+    op, kind = c.OPS[op_name]
+    name = f"reduce_{op_name}"
+
+    @qd.func(requires_top_level=True)
+    def reduce(arr: qd.template(), out: qd.template(), scratch: qd.template(), n: qd.i32,
+               dtype: qd.template(), log256_max_n: qd.template()):
+        qd.static(c.check_depth(log256_max_n))
+        qd.static(_scratch_dtype_check(dtype, name))
+        c.reduce_into(arr, 0, False, out, scratch, 0, n, log256_max_n, op, kind, dtype)
+
+    reduce.__name__ = reduce.__qualname__ = name
+    return reduce
+
+
+def _make_scan(op_name):
+    op, kind = c.OPS[op_name]
+    name = f"exclusive_scan_{op_name}"
+
+    @qd.func(requires_top_level=True)
+    def exclusive_scan(arr: qd.template(), out: qd.template(), scratch: qd.template(), n: qd.i32,
+                       dtype: qd.template(), log256_max_n: qd.template()):
+        qd.static(c.check_depth(log256_max_n))
+        qd.static(_scratch_dtype_check(dtype, name))
+        qd.static(c.check_distinct(arr, out, name))
+        c.exclusive_scan_into(arr, 0, False, out, 0, False, scratch, 0, n, log256_max_n, op, kind,
+                              dtype)
+
+    exclusive_scan.__name__ = exclusive_scan.__qualname__ = name
+    return exclusive_scan
+
+
+reduce_add = _make_reduce("add")
+reduce_min = _make_reduce("min")
+reduce_max = _make_reduce("max")
+exclusive_scan_add = _make_scan("add")
+exclusive_scan_min = _make_scan("min")
+exclusive_scan_max = _make_scan("max")
