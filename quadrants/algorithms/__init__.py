@@ -14,6 +14,8 @@ from quadrants.algorithms._reduce_scan import (
     reduce_max,
     reduce_min,
 )
+from quadrants.algorithms._select import reduce_by_key_add, select
+from quadrants.algorithms._sort import sort
 from quadrants.algorithms._sizing import (
     exclusive_scan_scratch_slots,
     reduce_by_key_scratch_slots,
@@ -28,10 +30,13 @@ __all__ = [
     "exclusive_scan_min",
     "exclusive_scan_scratch_slots",
     "reduce_add",
+    "reduce_by_key_add",
     "reduce_by_key_scratch_slots",
     "reduce_max",
     "reduce_min",
     "reduce_scratch_slots",
+    "select",
     "select_scratch_slots",
+    "sort",
     "sort_scratch_slots",
 ]

@@ -1,0 +1,118 @@
+"""qd.algorithms.select (stream compaction) and reduce_by_key_add (sums of runs of equal keys).
+
+Both write a per-element index into their u32 scratch with an exclusive scan (_common.py's
+staircase, its partials stored after the n indices) and then scatter: select copies each flagged
+element to its index; reduce_by_key zeroes each run's output slot at the run's head, then adds
+every value into its run's slot.
+"""
+
+import quadrants as qd
+from quadrants.algorithms import _common as c
+
+_ADD, _ADD_KIND = c.OPS["add"]
+
+
+@qd.func
+def _flag(flags: qd.template(), i):
+    return qd.cast(flags[i] == 1, qd.u32)
+
+
+@qd.func
+def _scatter_flagged(arr: qd.template(), flags: qd.template(), out: qd.template(),
+                     scratch: qd.template(), n):
+    for i in range(n):
+        if flags[i] == 1:
+            out[qd.cast(scratch[i], qd.i32)] = arr[i]
+
+
+@qd.func
+def _count_flagged(flags: qd.template(), num_out: qd.template(), scratch: qd.template(), n):
+    for _ in range(1):
+        total = 0
+        if n > 0:
+            total = qd.cast(scratch[n - 1] + _flag(flags, n - 1), qd.i32)
+        num_out[0] = total
+
+
+@qd.func(requires_top_level=True)
+def select(arr: qd.template(), flags: qd.template(), out: qd.template(), num_out: qd.template(),
+           scratch: qd.template(), n: qd.i32, log256_max_n: qd.template()):
+    """Stable compaction: out[0:k] = the elements arr[i] (i < n) with flags[i] == 1, in order;
+    num_out[0] = k. flags is an i32 tensor of 0s and 1s; out's tail is not written."""
+    qd.static(c.check_depth(log256_max_n))
+    qd.static(c.check_distinct(arr, out, "select"))
+    c.exclusive_scan_into(flags, 0, False, scratch, 0, True, scratch, n, n, log256_max_n, _ADD,
+                          _ADD_KIND, qd.u32)
+    _scatter_flagged(arr, flags, out, scratch, n)
+    _count_flagged(flags, num_out, scratch, n)
+
+
+# ---- reduce_by_key_add
+
+_RBK_DTYPES = (qd.i32, qd.u32, qd.f32)
+
+
+def _check_rbk_dtype(dtype):
+    if dtype not in _RBK_DTYPES:
+        raise NotImplementedError(
+            f"reduce_by_key_add: value dtype {dtype} is not supported (supported: i32, u32, f32)"
+        )
+    return True
+
+
+@qd.func
+def _head(keys: qd.template(), i):
+    h = qd.u32(1)
+    if i > 0:
+        h = qd.cast(keys[i] != keys[i - 1], qd.u32)
+    return h
+
+
+@qd.func
+def _heads(keys: qd.template(), scratch: qd.template(), n):
+    for i in range(n):
+        scratch[i] = _head(keys, i)
+
+
+@qd.func
+def _zero_runs(keys: qd.template(), values_out: qd.template(), scratch: qd.template(), n,
+               value_dtype: qd.template()):
+    for i in range(n):
+        if _head(keys, i) != 0:
+            values_out[qd.cast(scratch[i], qd.i32)] = qd.cast(0, value_dtype)
+
+
+@qd.func
+def _add_runs(keys: qd.template(), values: qd.template(), keys_out: qd.template(),
+              values_out: qd.template(), scratch: qd.template(), n):
+    for i in range(n):
+        h = _head(keys, i)
+        run = qd.cast(scratch[i] + h, qd.i32) - 1
+        if h != 0:
+            keys_out[run] = keys[i]
+        qd.atomic_add(values_out[run], values[i])
+
+
+@qd.func
+def _count_runs(keys: qd.template(), num_runs: qd.template(), scratch: qd.template(), n):
+    for _ in range(1):
+        total = 0
+        if n > 0:
+            total = qd.cast(scratch[n - 1] + _head(keys, n - 1), qd.i32)
+        num_runs[0] = total
+
+
+@qd.func(requires_top_level=True)
+def reduce_by_key_add(keys_in: qd.template(), values_in: qd.template(), keys_out: qd.template(),
+                      values_out: qd.template(), num_runs: qd.template(), scratch: qd.template(),
+                      n: qd.i32, value_dtype: qd.template(), log256_max_n: qd.template()):
+    """Each run of consecutive equal keys of keys_in[0:n] becomes one entry (key, sum of its
+    values) of keys_out / values_out, in order; num_runs[0] = the number of runs."""
+    qd.static(c.check_depth(log256_max_n))
+    qd.static(_check_rbk_dtype(value_dtype))
+    _heads(keys_in, scratch, n)
+    c.exclusive_scan_into(scratch, 0, True, scratch, 0, True, scratch, n, n, log256_max_n, _ADD,
+                          _ADD_KIND, qd.u32)
+    _zero_runs(keys_in, values_out, scratch, n, value_dtype)
+    _add_runs(keys_in, values_in, keys_out, values_out, scratch, n)
+    _count_runs(keys_in, num_runs, scratch, n)
