@@ -6,6 +6,7 @@ element count on the device and handles any count up to ``256 ** log256_max_n``.
 the scratch buffer; the ``*_scratch_slots`` helpers size it. See docs/algorithms.md.
 """
 
+from quadrants.algorithms._deprecated import PrefixSumExecutor, parallel_sort
 from quadrants.algorithms._reduce_scan import (
     exclusive_scan_add,
     exclusive_scan_max,
@@ -25,10 +26,12 @@ from quadrants.algorithms._sizing import (
 )
 
 __all__ = [
+    "PrefixSumExecutor",
     "exclusive_scan_add",
     "exclusive_scan_max",
     "exclusive_scan_min",
     "exclusive_scan_scratch_slots",
+    "parallel_sort",
     "reduce_add",
     "reduce_by_key_add",
     "reduce_by_key_scratch_slots",
