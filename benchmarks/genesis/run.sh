@@ -7,8 +7,7 @@
 # Environment: GENESIS_BENCH_DIR (default /tmp/genesis-bench), VENVS (default "ref qc"),
 # STEPS (default 100), RUN_TIMEOUT (seconds per run, default 3600); for trying a local change in
 # the qc venv only: QC_PYTHONPATH (prepended to its PYTHONPATH, e.g. another built checkout) and
-# QC_PRELUDE (a Python file plane_box.py runs before importing genesis; default
-# missing_modules.py, which names the reference's modules this package lacks and Genesis imports).
+# QC_PRELUDE (a Python file plane_box.py runs before importing genesis; default none).
 # Each run's full output is kept in $GENESIS_BENCH_DIR/logs/<venv>-<cold|warm>.log.
 set -uo pipefail
 
@@ -34,7 +33,7 @@ for v in $venvs; do
     extra=()
     envs=()
     if [ "$v" = qc ]; then
-        extra=(--prelude "${QC_PRELUDE:-$here/missing_modules.py}")
+        [ -n "${QC_PRELUDE:-}" ] && extra=(--prelude "$QC_PRELUDE")
         [ -n "${QC_PYTHONPATH:-}" ] && envs=("PYTHONPATH=$QC_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}")
     fi
     for phase in cold warm; do
