@@ -470,10 +470,11 @@ host_eval(void *self, QdCtx *ctx, QdHandle scope, uint32_t pynode, const char *c
     }
     ast = PyImport_ImportModule("ast");
     expr = ast ? PyObject_CallMethod(ast, "Expression", "O", node) : NULL;
-    if (!expr || !PyObject_CallMethod(ast, "fix_missing_locations", "O", expr)) {
+    PyObject *fixed = expr ? PyObject_CallMethod(ast, "fix_missing_locations", "O", expr) : NULL;
+    if (!fixed) {
         goto done;
     }
-    Py_DECREF(Py_None); /* the result of fix_missing_locations is the node itself */
+    Py_DECREF(fixed); /* the node itself */
     filename = PyFunction_Check(fn) ? PyObject_GetAttrString(PyFunction_GET_CODE(fn), "co_filename")
                                     : PyUnicode_FromString("<kernel>");
     {
