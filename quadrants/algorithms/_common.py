@@ -12,10 +12,13 @@ the grid-wide barriers the algorithms need. A phase works on tiles of BLOCK_DIM 
 
 Both forms use the same scratch layout, so the ``*_scratch_slots`` sizes hold for every backend.
 
-The staircase. Level 0 is the input sequence (length n). Level j >= 1 holds one partial per tile
-of level j - 1 and exists only when level j - 1 is longer than one tile (so its length is at least
-2); levels live one after another in the scratch buffer from a base offset. The highest existing
-level is at most one tile long (when n <= 256 ** log256_max_n) and is handled by one tile. A
+The staircase. Level 0 is the input sequence (length n), cut into tiles of TILE0 = 8 * 256
+elements (each thread of a block handles 8); level j >= 1 holds one partial per tile of level
+j - 1 (tiles of 256 there) and exists only when level j - 1 is longer than one tile (so its length
+is at least 2); levels live one after another in the scratch buffer from a base offset. Each level
+is at most as long as the sizing helpers assume (they count tiles of 256 throughout). The highest
+existing level is at most one tile long (when n <= 256 ** log256_max_n) and is handled by one
+block. A
 reduce runs the upsweep (tile partials, level by level) and reduces the top level; an exclusive
 scan then scans the top level and walks back down, each tile scanning its elements from its
 level-above prefix. Levels that do not exist for the live n are loops of zero iterations, so an
@@ -30,6 +33,9 @@ from quadrants.simt import _subgroup_collectives as _sgc
 from quadrants.simt import block as _blk
 
 BLOCK_DIM = 256
+# Elements per thread in the tiles of the input level (level 0); the scratch levels have one.
+PER_THREAD = 8
+TILE0 = BLOCK_DIM * PER_THREAD
 MAX_LOG256_MAX_N = 4
 
 SCALAR_DTYPES_32 = (qd.i32, qd.u32, qd.f32)
@@ -155,9 +161,11 @@ def ceil_tiles(m):
 
 @qd.func
 def level_len(n, j: qd.template()):
-    """Length of level j (0 when it does not exist); level 0 is the input."""
+    """Length of level j (0 when it does not exist); level 0 is the input, tiles of TILE0."""
     m = n
-    for _ in qd.static(range(j)):
+    if qd.static(j >= 1):
+        m = (n + (TILE0 - 1)) // TILE0 if n > TILE0 else 0
+    for _ in qd.static(range(j - 1)):
         m = ceil_tiles(m) if m > BLOCK_DIM else 0
     return m
 
@@ -166,10 +174,8 @@ def level_len(n, j: qd.template()):
 def level_off(n, base, j: qd.template()):
     """Scratch offset of level j >= 1."""
     off = base
-    m = n
-    for _ in qd.static(range(j - 1)):
-        m = ceil_tiles(m) if m > BLOCK_DIM else 0
-        off += m
+    for i in qd.static(range(1, j)):
+        off += level_len(n, i)
     return off
 
 
@@ -177,24 +183,39 @@ def level_off(n, base, j: qd.template()):
 
 
 @qd.func
+def load_level(src: qd.template(), src_off, src_raw: qd.template(), scratch: qd.template(),
+               scratch_off, in_scratch, i, dtype: qd.template()):
+    """Element i of a level that is either src (level 0) or the scratch level at scratch_off."""
+    v = qd.cast(0, dtype)
+    if in_scratch:
+        v = load(scratch, scratch_off + i, True, dtype)
+    else:
+        v = load(src, src_off + i, src_raw, dtype)
+    return v
+
+
+@qd.func
 def tiles_reduce(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.template(), dst_off,
-                 m, nb, op: qd.template(), kind: qd.template(), dtype: qd.template()):
-    """dst[dst_off + b] = op over tile b of src[src_off : src_off + m], for b < nb (raw dst)."""
+                 m, nb, per_thread: qd.template(), op: qd.template(), kind: qd.template(),
+                 dtype: qd.template()):
+    """dst[dst_off + b] = op over tile b (BLOCK_DIM * per_thread elements) of
+    src[src_off : src_off + m], for b < nb (raw dst)."""
+    tile = qd.static(BLOCK_DIM * per_thread)
     if qd.static(simt()):
         qd.loop_config(block_dim=BLOCK_DIM)
         for i in range(nb * BLOCK_DIM):
+            base = (i // BLOCK_DIM) * tile + i % BLOCK_DIM
             v = identity(kind, dtype)
-            if i < m:
-                v = load(src, src_off + i, src_raw, dtype)
+            for k in qd.static(range(per_thread)):
+                if base + k * BLOCK_DIM < m:
+                    v = op(v, load(src, src_off + base + k * BLOCK_DIM, src_raw, dtype))
             r = _bc.reduce_all(v, BLOCK_DIM, op, dtype)
             if i % BLOCK_DIM == 0:
                 store(dst, dst_off + i // BLOCK_DIM, r, True, dtype)
     else:
         for b in range(nb):
             r = identity(kind, dtype)
-            start = b * BLOCK_DIM
-            stop = qd.min(start + BLOCK_DIM, m)
-            for i in range(start, stop):
+            for i in range(b * tile, qd.min(b * tile + tile, m)):
                 r = op(r, load(src, src_off + i, src_raw, dtype))
             store(dst, dst_off + b, r, True, dtype)
 
@@ -203,16 +224,15 @@ def tiles_reduce(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.te
 def tile_reduce_top(src: qd.template(), src_off, src_raw: qd.template(), top_in_scratch,
                     scratch: qd.template(), top_off, m, out: qd.template(), op: qd.template(),
                     kind: qd.template(), dtype: qd.template()):
-    """out[0] = op over the top level (m <= 256 elements): src itself, or the scratch level."""
+    """out[0] = op over the top level (at most TILE0 elements): src itself, or the scratch level."""
     if qd.static(simt()):
         qd.loop_config(block_dim=BLOCK_DIM)
         for i in range(BLOCK_DIM):
             v = identity(kind, dtype)
-            if i < m:
-                if top_in_scratch:
-                    v = load(scratch, top_off + i, True, dtype)
-                else:
-                    v = load(src, src_off + i, src_raw, dtype)
+            for k in qd.static(range(PER_THREAD)):
+                if i + k * BLOCK_DIM < m:
+                    v = op(v, load_level(src, src_off, src_raw, scratch, top_off, top_in_scratch,
+                                         i + k * BLOCK_DIM, dtype))
             r = _bc.reduce_all(v, BLOCK_DIM, op, dtype)
             if i == 0:
                 out[0] = r
@@ -220,71 +240,64 @@ def tile_reduce_top(src: qd.template(), src_off, src_raw: qd.template(), top_in_
         for _ in range(1):
             r = identity(kind, dtype)
             for i in range(m):
-                if top_in_scratch:
-                    r = op(r, load(scratch, top_off + i, True, dtype))
-                else:
-                    r = op(r, load(src, src_off + i, src_raw, dtype))
+                r = op(r, load_level(src, src_off, src_raw, scratch, top_off, top_in_scratch, i,
+                                     dtype))
             out[0] = r
 
 
 @qd.func
-def tile_scan_top(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.template(), dst_off,
-                  dst_raw: qd.template(), top_in_scratch, scratch: qd.template(), top_off, m,
-                  op: qd.template(), kind: qd.template(), dtype: qd.template()):
-    """Exclusive scan of the top level (m <= 256 elements): in place in the scratch, or from src
-    to dst when the input itself is the top level."""
-    if qd.static(simt()):
-        qd.loop_config(block_dim=BLOCK_DIM)
-        for i in range(BLOCK_DIM):
-            v = identity(kind, dtype)
-            if i < m:
-                if top_in_scratch:
-                    v = load(scratch, top_off + i, True, dtype)
-                else:
-                    v = load(src, src_off + i, src_raw, dtype)
-            e = _bc._exclusive_kind(v, BLOCK_DIM, op, kind, dtype)
-            if i < m:
-                if top_in_scratch:
-                    store(scratch, top_off + i, e, True, dtype)
-                else:
-                    store(dst, dst_off + i, e, dst_raw, dtype)
-    else:
-        for _ in range(1):
-            acc = identity(kind, dtype)
-            for i in range(m):
-                if top_in_scratch:
-                    v = load(scratch, top_off + i, True, dtype)
-                    store(scratch, top_off + i, acc, True, dtype)
-                    acc = op(acc, v)
-                else:
-                    v = load(src, src_off + i, src_raw, dtype)
-                    store(dst, dst_off + i, acc, dst_raw, dtype)
-                    acc = op(acc, v)
-
-
-@qd.func
 def tiles_scan(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.template(), dst_off,
-               dst_raw: qd.template(), m, nb, prefix: qd.template(), prefix_off, op: qd.template(),
+               dst_raw: qd.template(), in_scratch, scratch: qd.template(), level_at, m, nb,
+               has_prefix: qd.template(), prefix_off, per_thread: qd.template(), op: qd.template(),
                kind: qd.template(), dtype: qd.template()):
-    """dst[dst_off + i] = op(prefix of tile b, exclusive scan of src within tile b), b < nb."""
+    """Exclusive scan of each tile b < nb (BLOCK_DIM * per_thread elements) of a level, started
+    from the tile's prefix scratch[prefix_off + b] (has_prefix) or the identity. The level is
+    src -> dst, or (in_scratch) the scratch level at level_at, scanned in place."""
+    tile = qd.static(BLOCK_DIM * per_thread)
     if qd.static(simt()):
         qd.loop_config(block_dim=BLOCK_DIM)
         for i in range(nb * BLOCK_DIM):
-            v = identity(kind, dtype)
-            if i < m:
-                v = load(src, src_off + i, src_raw, dtype)
-            e = _bc._exclusive_kind(v, BLOCK_DIM, op, kind, dtype)
-            if i < m:
-                p = load(prefix, prefix_off + i // BLOCK_DIM, True, dtype)
-                store(dst, dst_off + i, op(p, e), dst_raw, dtype)
+            staged = _blk.SharedArray((tile,), dtype)
+            t = i % BLOCK_DIM
+            start = (i // BLOCK_DIM) * tile
+            for k in qd.static(range(per_thread)):  # coalesced loads into the block's stage
+                j = k * BLOCK_DIM + t
+                v = identity(kind, dtype)
+                if start + j < m:
+                    v = load_level(src, src_off, src_raw, scratch, level_at, in_scratch, start + j,
+                                   dtype)
+                staged[j] = v
+            _blk.sync()
+            acc = identity(kind, dtype)  # each thread scans its per_thread consecutive elements
+            for k in qd.static(range(per_thread)):
+                x = staged[t * per_thread + k]
+                staged[t * per_thread + k] = acc
+                acc = op(acc, x)
+            e = _bc._exclusive_kind(acc, BLOCK_DIM, op, kind, dtype)  # its barriers publish stage
+            if qd.static(has_prefix):
+                e = op(load(scratch, prefix_off + i // BLOCK_DIM, True, dtype), e)
+            # each thread's own elements get its prefix e; staged back so stores are coalesced
+            for k in qd.static(range(per_thread)):
+                staged[t * per_thread + k] = op(e, staged[t * per_thread + k])
+            _blk.sync()
+            for k in qd.static(range(per_thread)):
+                j = k * BLOCK_DIM + t
+                if start + j < m:
+                    if in_scratch:
+                        store(scratch, level_at + start + j, staged[j], True, dtype)
+                    else:
+                        store(dst, dst_off + start + j, staged[j], dst_raw, dtype)
     else:
         for b in range(nb):
-            acc = load(prefix, prefix_off + b, True, dtype)
-            start = b * BLOCK_DIM
-            stop = qd.min(start + BLOCK_DIM, m)
-            for i in range(start, stop):
-                v = load(src, src_off + i, src_raw, dtype)
-                store(dst, dst_off + i, acc, dst_raw, dtype)
+            acc = identity(kind, dtype)
+            if qd.static(has_prefix):
+                acc = load(scratch, prefix_off + b, True, dtype)
+            for i in range(b * tile, qd.min(b * tile + tile, m)):
+                v = load_level(src, src_off, src_raw, scratch, level_at, in_scratch, i, dtype)
+                if in_scratch:
+                    store(scratch, level_at + i, acc, True, dtype)
+                else:
+                    store(dst, dst_off + i, acc, dst_raw, dtype)
                 acc = op(acc, v)
 
 
@@ -298,10 +311,10 @@ def upsweep(src: qd.template(), src_off, src_raw: qd.template(), scratch: qd.tem
     for j in qd.static(range(1, depth)):
         if qd.static(j == 1):
             tiles_reduce(src, src_off, src_raw, scratch, level_off(n, base, 1), n,
-                         level_len(n, 1), op, kind, dtype)
+                         level_len(n, 1), PER_THREAD, op, kind, dtype)
         else:
             tiles_reduce(scratch, level_off(n, base, j - 1), True, scratch, level_off(n, base, j),
-                         level_len(n, j - 1), level_len(n, j), op, kind, dtype)
+                         level_len(n, j - 1), level_len(n, j), 1, op, kind, dtype)
 
 
 @qd.func
@@ -345,14 +358,15 @@ def exclusive_scan_into(src: qd.template(), src_off, src_raw: qd.template(), dst
         if top == j:
             top_len = level_len(n, j)
             top_off = level_off(n, base, j)
-    tile_scan_top(src, src_off, src_raw, dst, dst_off, dst_raw, top > 0, scratch, top_off, top_len,
-                  op, kind, dtype)
+    # the top level, one tile (in place in the scratch, or src -> dst when it is the input)
+    tiles_scan(src, src_off, src_raw, dst, dst_off, dst_raw, top > 0, scratch, top_off, top_len,
+               1, False, 0, PER_THREAD, op, kind, dtype)
     for k in qd.static(range(depth - 1)):
         j = qd.static(depth - 1 - k)  # the level holding the prefixes of level j - 1's tiles
         if qd.static(j == 1):
-            tiles_scan(src, src_off, src_raw, dst, dst_off, dst_raw, n, level_len(n, 1), scratch,
-                       level_off(n, base, 1), op, kind, dtype)
+            tiles_scan(src, src_off, src_raw, dst, dst_off, dst_raw, False, scratch, 0, n,
+                       level_len(n, 1), True, level_off(n, base, 1), PER_THREAD, op, kind, dtype)
         else:
-            tiles_scan(scratch, level_off(n, base, j - 1), True, scratch, level_off(n, base, j - 1),
-                       True, level_len(n, j - 1), level_len(n, j), scratch, level_off(n, base, j),
-                       op, kind, dtype)
+            tiles_scan(src, src_off, src_raw, dst, dst_off, dst_raw, True, scratch,
+                       level_off(n, base, j - 1), level_len(n, j - 1), level_len(n, j), True,
+                       level_off(n, base, j), 1, op, kind, dtype)
