@@ -47,6 +47,9 @@ load_module(CudaKernelObject *k, QdPyState *state, QdCtx *ctx, const QdCudaDevic
         task->max_blocks = saturating > 0
                                ? (uint32_t)saturating
                                : qd_cuda_saturating_blocks(device, task->function, task->block_dim);
+        task->open_blocks =
+            saturating > 0 ? (uint32_t)saturating
+                           : qd_cuda_unknown_count_blocks(device, task->function, task->block_dim);
     }
     for (uint32_t i = 0; i < k->code.nfields; i++) {
         const char *name = k->code.fields[i];

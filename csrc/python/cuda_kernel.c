@@ -209,7 +209,7 @@ launch_tasks(CudaKernelObject *self, QdCtx *ctx, unsigned char *packed)
     }
     for (uint32_t t = 0; t < self->code.layout.ntasks; t++) {
         const CudaTask *task = &self->tasks[t];
-        uint32_t blocks = task->is_serial ? 1 : task->max_blocks;
+        uint32_t blocks = task->is_serial ? 1 : task->open_blocks;
         if (task->bounds != NULL) {
             QdLaunchCtx host_ctx;
             int64_t bounds[2] = {0, 0};
@@ -537,7 +537,7 @@ qd_py_cuda_raw_launch_us(PyObject *kernel, PyObject *const *args, Py_ssize_t nar
     }
     const CudaTask *task = &self->tasks[0];
     void *params[1] = {packed};
-    uint32_t blocks = task->is_serial ? 1 : task->max_blocks;
+    uint32_t blocks = task->is_serial ? 1 : task->open_blocks;
     if (task->bounds != NULL) {
         /* the grid the launcher would use (launch_tasks) */
         QdLaunchCtx host_ctx;

@@ -39,6 +39,7 @@ typedef struct CudaTask {
     QdTaskBounds bounds;   /* range_for: host bounds function, or NULL (saturating grid) */
     uint32_t block_dim;    /* threads per block (1 for a serial task) */
     uint32_t max_blocks;   /* range_for: the saturating grid */
+    uint32_t open_blocks;  /* range_for whose trip count the host does not know: its grid */
     bool is_serial;        /* one thread */
     char name[160];        /* entry point name, for errors */
 } CudaTask;

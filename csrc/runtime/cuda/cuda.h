@@ -152,6 +152,10 @@ int qd_cuda_module_set_pointer(QdCtx *ctx, QdCuModule module, const char *name,
  * or times the blocks resident per SM (occupancy calculator) when more (cuda_launch.c). */
 uint32_t qd_cuda_saturating_blocks(const QdCudaDevice *device, QdCuFunction function,
                                    uint32_t block_dim);
+/* The grid of a range_for task whose trip count the host does not know: two waves of the blocks
+ * resident per SM, on every SM (cuda_launch.c). */
+uint32_t qd_cuda_unknown_count_blocks(const QdCudaDevice *device, QdCuFunction function,
+                                      uint32_t block_dim);
 /* Blocks for `n` iterations: ceil(n / block_dim), at least 1, at most `cap`. */
 uint32_t qd_cuda_grid_blocks(uint64_t n, uint32_t block_dim, uint32_t cap);
 /* Launches function<<<blocks, threads>>> on the default stream with one by-value parameter

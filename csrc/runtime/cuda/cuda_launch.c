@@ -2,8 +2,11 @@
  *
  * Grid policy (DESIGN.md, Performance principles): a range_for task whose trip count n is
  * known on the host gets exactly ceil(n / block_dim) blocks, capped at a saturating grid; one
- * whose trip count is not known gets the saturating grid. Either way the generated kernel is a
- * grid-stride loop, so any grid covers every iteration. The saturating grid keeps the whole
+ * whose trip count is not known (it is computed on the device, as the phases of qd.algorithms
+ * are) gets two waves of the blocks that fit on the SMs at once: such a loop is as often empty
+ * or short as long, and scheduling the saturating grid's 128 blocks per SM for an empty loop
+ * costs about 10 us on an H100. Either way the generated kernel is a grid-stride loop, so any
+ * grid covers every iteration. The saturating grid keeps the whole
  * device busy and balanced: SMs times GRID_BLOCKS_PER_SM blocks, or SMs times the blocks that
  * fit on one SM at once (the occupancy calculator's answer) if that is more. Several waves of
  * blocks rather than one resident wave: on an H100, saxpy over 2**26 floats (bandwidth bound,
@@ -26,12 +29,16 @@
 
 /* Blocks per SM of the saturating grid (see the file comment). */
 #define GRID_BLOCKS_PER_SM 128
+/* Waves of resident blocks in the grid of a loop whose trip count only the device knows. */
+#define UNKNOWN_COUNT_WAVES 2
 
 /* The last kernel launched on this thread, for errors that surface later. */
 static _Thread_local char last_kernel[160];
 
-uint32_t
-qd_cuda_saturating_blocks(const QdCudaDevice *device, QdCuFunction function, uint32_t block_dim)
+/* Blocks of `function` at `block_dim` threads that one SM holds at once (occupancy calculator;
+ * the SM's thread budget if that fails). */
+static int
+resident_per_sm(const QdCudaDevice *device, QdCuFunction function, uint32_t block_dim)
 {
     QdCtx scratch;
     int per_sm = 0;
@@ -41,13 +48,27 @@ qd_cuda_saturating_blocks(const QdCudaDevice *device, QdCuFunction function, uin
     if (cu == NULL ||
         cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, function, (int)block_dim, 0) != 0 ||
         per_sm < 1) {
-        /* the thread budget of an SM, as a fallback */
         per_sm = device->max_threads_per_sm / (int)block_dim;
         per_sm = per_sm < 1 ? 1 : per_sm;
     }
+    return per_sm;
+}
+
+uint32_t
+qd_cuda_saturating_blocks(const QdCudaDevice *device, QdCuFunction function, uint32_t block_dim)
+{
+    int per_sm = resident_per_sm(device, function, block_dim);
     int sms = device->sm_count > 0 ? device->sm_count : 1;
     per_sm = per_sm > GRID_BLOCKS_PER_SM ? per_sm : GRID_BLOCKS_PER_SM;
     return (uint32_t)sms * (uint32_t)per_sm;
+}
+
+uint32_t
+qd_cuda_unknown_count_blocks(const QdCudaDevice *device, QdCuFunction function, uint32_t block_dim)
+{
+    int per_sm = resident_per_sm(device, function, block_dim);
+    int sms = device->sm_count > 0 ? device->sm_count : 1;
+    return (uint32_t)sms * (uint32_t)per_sm * UNKNOWN_COUNT_WAVES;
 }
 
 uint32_t
