@@ -130,7 +130,9 @@ def radix_rank_match_atomic_or(key, block_dim: qd.template(), radix_bits: qd.tem
     prefix = _exclusive_kind(total, block_dim, _sgc._op_add, 0, qd.i32)
     excl_prefix[tid] = prefix
     _blk.sync()
-    return excl_prefix[digit] + counts[warp, digit] + below
+    rank = excl_prefix[digit] + counts[warp, digit] + below
+    _blk.sync()  # a block that loops to its next tile must not clear counts still being read
+    return rank
 
 
 def exported():

@@ -1,0 +1,54 @@
+"""qd.algorithms at sizes where every block of the grid loops over many tiles (more tiles than
+the grid has blocks): the collectives of one tile must not race with the next. GPU only (the CPU
+modes run these sizes in test_sort.py / test_reduce_scan.py where they are fast enough)."""
+
+import numpy as np
+import pytest
+
+import quadrants as qd
+
+N = 1 << 23
+D = 3
+
+
+@pytest.fixture(autouse=True)
+def gpu_only(mode):
+    if mode.startswith("cpu"):
+        pytest.skip("GPU sizes")
+
+
+def test_sort_many_tiles_per_block():
+    @qd.kernel
+    def run(keys: qd.types.ndarray(qd.i32, 1), tmp: qd.types.ndarray(qd.i32, 1),
+            vals: qd.types.ndarray(qd.i32, 1), tmp_vals: qd.types.ndarray(qd.i32, 1),
+            scratch: qd.types.ndarray(qd.u32, 1), n: qd.types.ndarray(qd.i32, 0)):
+        qd.algorithms.sort(keys, tmp, vals, tmp_vals, scratch, n, qd.i32, True, 32, D)
+
+    rng = np.random.default_rng()
+    k = rng.integers(-(2**31), 2**31 - 1, N, dtype=np.int32)
+    keys, tmp = qd.ndarray(qd.i32, (N,)), qd.ndarray(qd.i32, (N,))
+    vals, tmp_vals = qd.ndarray(qd.i32, (N,)), qd.ndarray(qd.i32, (N,))
+    keys.from_numpy(k)
+    vals.from_numpy(np.arange(N, dtype=np.int32))
+    scratch = qd.ndarray(qd.u32, (qd.algorithms.sort_scratch_slots(N, D),))
+    n = qd.ndarray(qd.i32, ())
+    n.fill(N)
+    run(keys, tmp, vals, tmp_vals, scratch, n)
+    perm = np.argsort(k, kind="stable")
+    np.testing.assert_array_equal(keys.to_numpy(), k[perm])
+    np.testing.assert_array_equal(vals.to_numpy(), perm.astype(np.int32))
+
+
+def test_scan_many_tiles_per_block():
+    @qd.kernel
+    def run(a: qd.types.ndarray(qd.i64, 1), out: qd.types.ndarray(qd.i64, 1),
+            scratch: qd.types.ndarray(qd.u64, 1), c: qd.types.ndarray(qd.i32, 1)):
+        qd.algorithms.exclusive_scan_add(a, out, scratch, c[0], qd.i64, D)
+
+    rng = np.random.default_rng()
+    a = rng.integers(-1000, 1000, N).astype(np.int64)
+    out = np.zeros(N, np.int64)
+    scratch = np.zeros(qd.algorithms.exclusive_scan_scratch_slots(N, D), np.uint64)
+    run(a, out, scratch, np.array([N], np.int32))
+    np.testing.assert_array_equal(out[1:], np.cumsum(a)[:-1])
+    assert out[0] == 0
