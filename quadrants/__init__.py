@@ -96,6 +96,7 @@ from quadrants._field import (
     l,
     root,
 )
+from quadrants._hints import assume_in_range, block_local, cache_read_only, rescale_index
 from quadrants._kernel import data_oriented, func, kernel, pyfunc, real_func
 from quadrants._struct import Struct, StructField, dataclass
 from quadrants._perf_dispatch import perf_dispatch
@@ -341,4 +342,8 @@ __all__ = [
     "global_thread_idx",
     "volatile_load",
     "clock_counter",
+    "assume_in_range",
+    "block_local",
+    "cache_read_only",
+    "rescale_index",
 ]

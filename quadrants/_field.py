@@ -103,6 +103,8 @@ def _as_offset(offset, ndim):
 class SNode:
     """A dense layout level: ``qd.root.dense(axes, shape)`` and its children."""
 
+    _qd_snode = True  # for the compiler (qd.rescale_index takes fields or SNodes)
+
     def __init__(self, parent, axes_seq, sizes):
         self._parent = parent
         self._axes = axes_seq  # axis numbers of this level
