@@ -23,6 +23,7 @@ from quadrants._core import (
 )
 
 from quadrants import _runtime, types
+from quadrants.types import ref
 from quadrants._annotations import Backend, Layout, Template, template
 from quadrants._builtins import (
     abs,
@@ -248,6 +249,7 @@ __all__ = [
     "Template",
     "template",
     "types",
+    "ref",
     "Layout",
     "Backend",
     # decorators

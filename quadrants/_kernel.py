@@ -82,6 +82,7 @@ from quadrants._core import (
 from quadrants._field import ScalarField
 from quadrants._ndarray import Ndarray
 from quadrants._tensor import TENSOR_TYPES, Tensor
+from quadrants.types.primitive_types import RefType
 
 MAX_ARG_NUM = 512
 
@@ -95,6 +96,7 @@ MATRIX = "matrix"  # a vector/matrix passed by value: one scalar argument per el
 # `x: qd.Tensor`: an ndarray (or NumPy / torch array) argument is passed as NDARRAY with the
 # value's dtype and dimensions, anything else (a field, None) as TEMPLATE.
 TENSOR = "tensor"
+REF = "ref"  # a qd.ref(T) func parameter
 BUFFER_VIEW = "buffer_view"  # qd.BufferView: an ndarray window (quadrants/_buffer_view.py)
 
 _live_kernels = weakref.WeakSet()
@@ -221,6 +223,8 @@ def _analyze_params(function, *, is_kernel, requires_annotations):
                 raise QuadrantsSyntaxError(f"{what} parameters must be type annotated")
             else:
                 kind, annotation = None, None
+        elif isinstance(annotation, RefType) and not is_kernel:
+            kind = REF  # by reference (the compiler binds the caller's variable)
         else:
             classified = _classify(annotation)
             if classified is None:

@@ -8,6 +8,7 @@
 - ``vector(n, dtype)`` and ``matrix(n, m, dtype)``: vector/matrix types (quadrants/_matrix.py);
 - ``quant``: not supported yet (NotImplementedError);
 - ``primitive_types``: the primitive types and the reference's sets of them (``real_types``...);
+- ``ref(T)``: annotation of a func parameter passed by reference (primitive_types.py);
 - ``is_integral``, ``is_signed``, ``is_real``, ``is_tensor``: questions about a primitive type
   (quadrants/types/utils.py).
 """
@@ -24,6 +25,7 @@ from quadrants._annotations import (
 )
 from quadrants._struct import StructType, struct
 from quadrants.types import primitive_types, utils
+from quadrants.types.primitive_types import RefType, ref
 from quadrants.types.utils import is_integral, is_real, is_signed, is_tensor
 from quadrants._types import (
     DataType,
@@ -56,6 +58,8 @@ from quadrants._types import (
 __all__ = [
     "primitive_types",
     "utils",
+    "ref",
+    "RefType",
     "is_integral",
     "is_signed",
     "is_real",
