@@ -98,7 +98,7 @@ from quadrants._field import (
     root,
 )
 from quadrants._hints import assume_in_range, block_local, cache_read_only, rescale_index
-from quadrants._kernel import data_oriented, func, kernel, pyfunc, real_func
+from quadrants._kernel import data_oriented, func, kernel, pure, pyfunc, real_func
 from quadrants._struct import Struct, StructField, dataclass
 from quadrants._perf_dispatch import perf_dispatch
 from quadrants._matrix import Matrix, Vector
@@ -257,6 +257,7 @@ __all__ = [
     "func",
     "real_func",
     "pyfunc",
+    "pure",
     "data_oriented",
     "dataclass",
     "Struct",

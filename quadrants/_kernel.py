@@ -449,7 +449,8 @@ class Kernel(_core.Dispatcher, _Source):
             and params[0].kind is TEMPLATE
             and not _has_annotation(function, params[0].name)
         )
-        self.fastcache = bool(fastcache)
+        # @qd.pure under @qd.kernel marks the function itself.
+        self.fastcache = bool(fastcache) or bool(getattr(function, "is_pure", False))
         self.graph = bool(graph)
         self.checkpoints = bool(checkpoints)
         self._compiled = {}
@@ -462,6 +463,15 @@ class Kernel(_core.Dispatcher, _Source):
 
     def __repr__(self):
         return f"<qd.kernel {self._function.__qualname__}>"
+
+    @property
+    def is_pure(self):
+        """Whether the kernel is marked pure (``fastcache=True`` or ``@qd.pure``)."""
+        return self.fastcache
+
+    @is_pure.setter
+    def is_pure(self, value):
+        self.fastcache = bool(value)
 
     def _bind(self, args, kwargs):
         """The arguments in parameter order, from positional and keyword arguments."""
@@ -784,6 +794,20 @@ def kernel(fn=None, *, fastcache=False, graph=False, checkpoints=False, pure=Non
         return Kernel(function, fastcache=fastcache, graph=graph, checkpoints=checkpoints)
 
     return decorate if fn is None else decorate(fn)
+
+
+def pure(fn):
+    """Deprecated decorator: marks a kernel pure, as ``@qd.kernel(fastcache=True)`` does (either
+    order with ``@qd.kernel``; on anything else it sets ``is_pure = True``). Warns with
+    UserWarning and returns `fn`."""
+    warnings.warn(
+        "Use of @qd.pure is deprecated. Please use @qd.kernel(fastcache=True). @qd.pure is "
+        "intended to be removed in v4.0.0",
+        UserWarning,
+        stacklevel=2,
+    )
+    fn.is_pure = True
+    return fn
 
 
 @_runtime.register_reset_hook

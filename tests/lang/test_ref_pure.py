@@ -1,4 +1,6 @@
-"""qd.ref(T) func parameters (passed by reference)."""
+"""qd.ref(T) func parameters (passed by reference) and the deprecated @qd.pure decorator."""
+
+import warnings
 
 import numpy as np
 import pytest
@@ -140,3 +142,40 @@ def test_ref_errors():
         @qd.kernel
         def ref_kernel_param(a: qd.ref(qd.f32)):
             pass
+
+
+def test_pure_marks_kernels_fastcache():
+    with pytest.warns(UserWarning, match="@qd.pure is deprecated"):
+
+        @qd.pure
+        @qd.kernel
+        def outer(a: qd.f32) -> qd.f32:
+            return a * 2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+
+        @qd.kernel
+        @qd.pure
+        def inner(a: qd.f32) -> qd.f32:
+            return a * 3
+
+        def plain():
+            return 1
+
+        assert qd.pure(plain) is plain and plain.is_pure is True
+
+    @qd.kernel
+    def unmarked(a: qd.f32) -> qd.f32:
+        return a
+
+    @qd.kernel(fastcache=True)
+    def cached(a: qd.f32) -> qd.f32:
+        return a
+
+    assert outer.is_pure and inner.is_pure and cached.is_pure
+    assert not unmarked.is_pure
+    assert outer.fastcache and inner.fastcache
+    a = float(np.float32(rng.standard_normal()))
+    assert outer(a) == pytest.approx(2 * a, rel=1e-6)
+    assert inner(a) == pytest.approx(3 * a, rel=1e-6)
