@@ -97,6 +97,7 @@ from quadrants._field import (
     l,
     root,
 )
+from quadrants._extension import DeviceCapability, clock_freq_hz, extension, is_extension_enabled
 from quadrants._hints import assume_in_range, block_local, cache_read_only, rescale_index
 from quadrants._kernel import data_oriented, func, kernel, pure, pyfunc, real_func
 from quadrants._struct import Struct, StructField, dataclass
@@ -163,6 +164,7 @@ from quadrants._logging import (
     set_logging_level,
 )
 from quadrants import algorithms  # noqa: E402  (its funcs use the names above)
+from quadrants import experimental, tools  # noqa: E402
 
 
 def outer(a, b):
@@ -349,4 +351,11 @@ __all__ = [
     "block_local",
     "cache_read_only",
     "rescale_index",
+    # device facts
+    "extension",
+    "is_extension_enabled",
+    "DeviceCapability",
+    "clock_freq_hz",
+    "experimental",
+    "tools",
 ]
