@@ -98,6 +98,7 @@ from quadrants._field import (
     root,
 )
 from quadrants._extension import DeviceCapability, clock_freq_hz, extension, is_extension_enabled
+from quadrants._fields_builder import FieldsBuilder
 from quadrants._hints import assume_in_range, block_local, cache_read_only, rescale_index
 from quadrants._kernel import data_oriented, func, kernel, pure, pyfunc, real_func
 from quadrants._struct import Struct, StructField, dataclass
@@ -282,6 +283,7 @@ __all__ = [
     "field",
     "ndarray",
     "root",
+    "FieldsBuilder",
     "axes",
     "i",
     "j",
