@@ -23,6 +23,7 @@ from quadrants._core import (
 )
 
 from quadrants import _runtime, types
+from quadrants.types import ref
 from quadrants._annotations import Backend, Layout, Template, template
 from quadrants._builtins import (
     abs,
@@ -96,7 +97,10 @@ from quadrants._field import (
     l,
     root,
 )
-from quadrants._kernel import data_oriented, func, kernel, pyfunc, real_func
+from quadrants._extension import DeviceCapability, clock_freq_hz, extension, is_extension_enabled
+from quadrants._fields_builder import FieldsBuilder
+from quadrants._hints import assume_in_range, block_local, cache_read_only, rescale_index
+from quadrants._kernel import data_oriented, func, kernel, pure, pyfunc, real_func
 from quadrants._struct import Struct, StructField, dataclass
 from quadrants._perf_dispatch import perf_dispatch
 from quadrants._matrix import Matrix, Vector
@@ -161,6 +165,7 @@ from quadrants._logging import (
     set_logging_level,
 )
 from quadrants import algorithms  # noqa: E402  (its funcs use the names above)
+from quadrants import experimental, tools  # noqa: E402
 
 
 def outer(a, b):
@@ -247,6 +252,7 @@ __all__ = [
     "Template",
     "template",
     "types",
+    "ref",
     "Layout",
     "Backend",
     # decorators
@@ -254,6 +260,7 @@ __all__ = [
     "func",
     "real_func",
     "pyfunc",
+    "pure",
     "data_oriented",
     "dataclass",
     "Struct",
@@ -276,6 +283,7 @@ __all__ = [
     "field",
     "ndarray",
     "root",
+    "FieldsBuilder",
     "axes",
     "i",
     "j",
@@ -341,4 +349,15 @@ __all__ = [
     "global_thread_idx",
     "volatile_load",
     "clock_counter",
+    "assume_in_range",
+    "block_local",
+    "cache_read_only",
+    "rescale_index",
+    # device facts
+    "extension",
+    "is_extension_enabled",
+    "DeviceCapability",
+    "clock_freq_hz",
+    "experimental",
+    "tools",
 ]

@@ -103,6 +103,8 @@ def _as_offset(offset, ndim):
 class SNode:
     """A dense layout level: ``qd.root.dense(axes, shape)`` and its children."""
 
+    _qd_snode = True  # for the compiler (qd.rescale_index takes fields or SNodes)
+
     def __init__(self, parent, axes_seq, sizes):
         self._parent = parent
         self._axes = axes_seq  # axis numbers of this level
@@ -254,6 +256,7 @@ class ScalarField(Field, _dlpack.Exportable):
         self._order = None
         self._offset = None
         self._snode = None
+        self._tree_destroyed = False  # set by SNodeTree.destroy() (quadrants/_fields_builder.py)
         self.grad = None
         self.dual = None
         if (needs_grad or needs_dual) and not self.dtype.is_real:
@@ -303,6 +306,10 @@ class ScalarField(Field, _dlpack.Exportable):
     def _data(self):
         """The canonical-order view of the memory, after the usual checks."""
         _check_alive(self, "qd.field")
+        if self._view is None and self._tree_destroyed:
+            raise QuadrantsRuntimeError(
+                f"field {self._label()} belongs to an SNode tree that has been destroyed"
+            )
         if self._view is None:
             raise QuadrantsRuntimeError(
                 f"field {self._label()} has not been placed: give it a shape, or place it with "

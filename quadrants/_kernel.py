@@ -82,6 +82,7 @@ from quadrants._core import (
 from quadrants._field import ScalarField
 from quadrants._ndarray import Ndarray
 from quadrants._tensor import TENSOR_TYPES, Tensor
+from quadrants.types.primitive_types import RefType
 
 MAX_ARG_NUM = 512
 
@@ -95,6 +96,7 @@ MATRIX = "matrix"  # a vector/matrix passed by value: one scalar argument per el
 # `x: qd.Tensor`: an ndarray (or NumPy / torch array) argument is passed as NDARRAY with the
 # value's dtype and dimensions, anything else (a field, None) as TEMPLATE.
 TENSOR = "tensor"
+REF = "ref"  # a qd.ref(T) func parameter
 BUFFER_VIEW = "buffer_view"  # qd.BufferView: an ndarray window (quadrants/_buffer_view.py)
 
 _live_kernels = weakref.WeakSet()
@@ -221,6 +223,8 @@ def _analyze_params(function, *, is_kernel, requires_annotations):
                 raise QuadrantsSyntaxError(f"{what} parameters must be type annotated")
             else:
                 kind, annotation = None, None
+        elif isinstance(annotation, RefType) and not is_kernel:
+            kind = REF  # by reference (the compiler binds the caller's variable)
         else:
             classified = _classify(annotation)
             if classified is None:
@@ -445,7 +449,8 @@ class Kernel(_core.Dispatcher, _Source):
             and params[0].kind is TEMPLATE
             and not _has_annotation(function, params[0].name)
         )
-        self.fastcache = bool(fastcache)
+        # @qd.pure under @qd.kernel marks the function itself.
+        self.fastcache = bool(fastcache) or bool(getattr(function, "is_pure", False))
         self.graph = bool(graph)
         self.checkpoints = bool(checkpoints)
         self._compiled = {}
@@ -458,6 +463,15 @@ class Kernel(_core.Dispatcher, _Source):
 
     def __repr__(self):
         return f"<qd.kernel {self._function.__qualname__}>"
+
+    @property
+    def is_pure(self):
+        """Whether the kernel is marked pure (``fastcache=True`` or ``@qd.pure``)."""
+        return self.fastcache
+
+    @is_pure.setter
+    def is_pure(self, value):
+        self.fastcache = bool(value)
 
     def _bind(self, args, kwargs):
         """The arguments in parameter order, from positional and keyword arguments."""
@@ -780,6 +794,20 @@ def kernel(fn=None, *, fastcache=False, graph=False, checkpoints=False, pure=Non
         return Kernel(function, fastcache=fastcache, graph=graph, checkpoints=checkpoints)
 
     return decorate if fn is None else decorate(fn)
+
+
+def pure(fn):
+    """Deprecated decorator: marks a kernel pure, as ``@qd.kernel(fastcache=True)`` does (either
+    order with ``@qd.kernel``; on anything else it sets ``is_pure = True``). Warns with
+    UserWarning and returns `fn`."""
+    warnings.warn(
+        "Use of @qd.pure is deprecated. Please use @qd.kernel(fastcache=True). @qd.pure is "
+        "intended to be removed in v4.0.0",
+        UserWarning,
+        stacklevel=2,
+    )
+    fn.is_pure = True
+    return fn
 
 
 @_runtime.register_reset_hook

@@ -1107,6 +1107,176 @@ b_len(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     return 0;
 }
 
+/***** optimisation hints *****/
+
+static int
+no_keywords(Lowerer *lw, const CallArgs *c, const char *name)
+{
+    if (c->nkw) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.%s() takes no keyword arguments", name);
+    }
+    return 0;
+}
+
+/* qd.assume_in_range(val, base, low, high): the program promises base + low <= val < base + high.
+ * The value is val itself. val and base are scalars of one type (a literal takes default_ip /
+ * default_fp), low and high compile-time integers, as the reference requires. */
+static int
+b_assume_in_range(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(no_keywords(lw, c, "assume_in_range"));
+    RETURN_IF_ERROR(expect_args(lw, c, "assume_in_range", 4, 4));
+    const QdType *tv = lw_dtype_of(lw, &c->pos[0]);
+    const QdType *tb = lw_dtype_of(lw, &c->pos[1]);
+    if (!tv || !tb || c->pos[0].kind == EX_MATRIX || c->pos[1].kind == EX_MATRIX) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "qd.assume_in_range(val, base, low, high): val and "
+                                                  "base must be scalars");
+    }
+    for (uint32_t k = 2; k < 4; k++) {
+        if (c->pos[k].kind != EX_INT) {
+            return lw_error(lw, c->node, QD_ERR_TYPE, "qd.assume_in_range(val, base, low, high): %s "
+                                                      "must be a compile-time integer",
+                            k == 2 ? "low" : "high");
+        }
+    }
+    if (tv->kind != tb->kind) {
+        return lw_error(lw, c->node, QD_ERR_TYPE,
+                        "unsupported operand type(s) for 'range_assumption': '%s' and '%s'", tname(tv),
+                        tname(tb));
+    }
+    return lw_rvalue(lw, c->node, &c->pos[0], out);
+}
+
+/* Whether e is a field (scalar, vector/matrix or struct field). */
+static bool
+is_field_arg(const Expr *e)
+{
+    return e->kind == EX_FIELD ||
+           (e->kind == EX_PYOBJ && (e->hkind == QD_HOST_MATRIX_FIELD || e->hkind == QD_HOST_STRUCT_FIELD));
+}
+
+/* qd.block_local(*fields) / qd.cache_read_only(*fields): caching hints that leave results as they
+ * are; every argument must be a field. */
+static int
+field_hint(Lowerer *lw, const CallArgs *c, const char *name, Expr *out)
+{
+    RETURN_IF_ERROR(no_keywords(lw, c, name));
+    for (uint32_t i = 0; i < c->npos; i++) {
+        if (!is_field_arg(&c->pos[i])) {
+            return lw_error(lw, c->node, QD_ERR_TYPE, "qd.%s() takes fields (argument %u is not a field)",
+                            name, i + 1);
+        }
+    }
+    out->kind = EX_VOID;
+    return 0;
+}
+
+static int
+b_block_local(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    return field_hint(lw, c, "block_local", out);
+}
+
+static int
+b_cache_read_only(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    return field_hint(lw, c, "cache_read_only", out);
+}
+
+/* The shape of a field or SNode argument of qd.rescale_index (which: "first" / "second"). */
+static int
+rescale_shape(Lowerer *lw, const CallArgs *c, const Expr *e, const char *which, int64_t *shape,
+              uint32_t *ndim)
+{
+    if (e->kind == EX_FIELD) {
+        *ndim = e->view->ndim;
+        memcpy(shape, e->view->shape, sizeof(int64_t) * e->view->ndim);
+        return 0;
+    }
+    bool ok = is_field_arg(e);
+    QdHandle h;
+    if (!ok && e->kind == EX_PYOBJ) {
+        int rc = lw->host->getattr(lw->host->self, lw->ctx, e->h, "_qd_snode", &h);
+        if (rc < 0) {
+            return rc;
+        }
+        ok = rc == 0;
+    }
+    Expr t;
+    if (ok) {
+        int rc = lw->host->getattr(lw->host->self, lw->ctx, e->h, "shape", &h);
+        if (rc < 0) {
+            return rc;
+        }
+        ok = rc == 0;
+    }
+    if (ok) {
+        RETURN_IF_ERROR(lw_from_handle(lw, c->node, h, &t));
+        ok = t.kind == EX_TUPLE && t.nitems <= 16;
+        for (uint32_t i = 0; ok && i < t.nitems; i++) {
+            ok = t.items[i].kind == EX_INT;
+            shape[i] = t.items[i].ival;
+        }
+        *ndim = ok ? t.nitems : 0;
+    }
+    if (!ok) {
+        return lw_error(lw, c->node, QD_ERR_COMPILATION,
+                        "AssertionError: The %s argument must be a field or an SNode", which);
+    }
+    return 0;
+}
+
+/* qd.rescale_index(a, b, I): index I of a's index space mapped onto b's, axis by axis over the
+ * axes all three have: divided by a.shape[k] // b.shape[k] where a is larger, multiplied by
+ * b.shape[k] // a.shape[k] where it is smaller. A vector of the same length as I. */
+static int
+b_rescale_index(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(no_keywords(lw, c, "rescale_index"));
+    RETURN_IF_ERROR(expect_args(lw, c, "rescale_index", 3, 3));
+    int64_t sa[16], sb[16];
+    uint32_t na = 0, nb = 0;
+    RETURN_IF_ERROR(rescale_shape(lw, c, &c->pos[0], "first", sa, &na));
+    RETURN_IF_ERROR(rescale_shape(lw, c, &c->pos[1], "second", sb, &nb));
+    const Expr *index = &c->pos[2];
+    Expr loaded;
+    bool ok = index->kind == EX_TUPLE || (index->kind == EX_MATRIX && index->cols == 1);
+    if (ok) {
+        RETURN_IF_ERROR(lw_matrix_loaded(lw, c->node, &index, &loaded));
+    }
+    for (uint32_t k = 0; ok && k < index->nitems; k++) {
+        const Expr *x = &index->items[k];
+        const QdType *ty = lw_dtype_of(lw, x);
+        ok = x->kind != EX_MATRIX && ty && qd_type_is_int(ty);
+    }
+    if (!ok || index->nitems == 0) {
+        return lw_error(lw, c->node, QD_ERR_COMPILATION,
+                        "AssertionError: The third argument must be an index (list, qd.Vector, or "
+                        "Expr with TensorType)");
+    }
+    uint32_t n = index->nitems;
+    Expr *items = QD_NEW_ARRAY(lw->arena, Expr, n);
+    if (!items) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        items[k] = index->items[k];
+        if (k >= na || k >= nb || sa[k] == sb[k]) {
+            continue;
+        }
+        Expr factor = {0};
+        factor.kind = EX_INT;
+        factor.ival = sa[k] > sb[k] ? sa[k] / sb[k] : sb[k] / sa[k];
+        int bin = sa[k] > sb[k] ? QD_BIN_FLOORDIV : QD_BIN_MUL;
+        RETURN_IF_ERROR(lw_binary(lw, c->node, bin, &index->items[k], &factor, &items[k]));
+    }
+    return lw_matrix_from_scalars(lw, c->node, items, n, 1, true, NULL, out);
+}
+
 /***** the table *****/
 
 typedef struct Builtin {
@@ -1170,6 +1340,10 @@ static const Builtin builtins[] = {
     {"len", b_len, QD_OP_COUNT_},
     {"tuple", b_sequence, QD_OP_COUNT_},
     {"list", b_sequence, QD_OP_COUNT_},
+    {"assume_in_range", b_assume_in_range, QD_OP_COUNT_},
+    {"block_local", b_block_local, QD_OP_COUNT_},
+    {"cache_read_only", b_cache_read_only, QD_OP_COUNT_},
+    {"rescale_index", b_rescale_index, QD_OP_COUNT_},
 };
 
 /***** vectors and matrices *****/

@@ -303,6 +303,47 @@ check_top_level(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def
                     def->name);
 }
 
+/* A `qd.ref(T)` parameter (annotation `ann`, a RefType): the argument must be a variable -- a
+ * scalar in memory (a local, or an element of a field or ndarray) of type T, or a vector/matrix
+ * variable -- and the parameter is bound to it, so that the callee's assignments change it.
+ * *is_ref tells whether `ann` is such an annotation. */
+static int
+ref_param(Lowerer *lw, const QdAst *call, const QdAst *param, const Expr *ann, const Expr *value,
+          bool *is_ref)
+{
+    QdHandle tp;
+    int rc = lw->host->getattr(lw->host->self, lw->ctx, ann->h, "_qd_ref_tp", &tp);
+    if (rc != 0) {
+        return rc > 0 ? 0 : rc;
+    }
+    *is_ref = true;
+    bool is_var = value->kind == EX_LVALUE;
+    if (value->kind == EX_MATRIX) {
+        is_var = value->nitems > 0;
+        for (uint32_t k = 0; k < value->nitems; k++) {
+            is_var &= value->items[k].kind == EX_LVALUE;
+        }
+    }
+    if (!is_var) {
+        return lw_error(lw, call, QD_ERR_SYNTAX,
+                        "argument '%s' of a qd.ref parameter must be a variable (a local, or an "
+                        "element of a field or ndarray), not a value",
+                        param->name);
+    }
+    Expr t;
+    RETURN_IF_ERROR(lw_from_handle(lw, param, tp, &t));
+    bool is_scalar_ref = t.kind == EX_PYOBJ && t.hkind == QD_HOST_DTYPE;
+    if (is_scalar_ref && (value->kind != EX_LVALUE || t.ty->kind != value->ty->kind)) {
+        const char *want = qd_type_scalar_name(t.ty->kind);
+        const char *got =
+            value->kind == EX_LVALUE ? qd_type_scalar_name(value->ty->kind) : "a vector/matrix";
+        return lw_error(lw, call, QD_ERR_TYPE,
+                        "argument '%s' of parameter qd.ref(%s) must be a %s variable, got %s",
+                        param->name, want, want, got);
+    }
+    return 0;
+}
+
 /* Inlines a call; the first `nbound` entries of args are bound arguments (self) that precede
  * the call's positional arguments. */
 static int
@@ -389,6 +430,14 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
                 ann = a.ty;
             }
             is_template = a.kind == EX_PYOBJ && a.hkind == QD_HOST_TEMPLATE_ANNOTATION;
+            if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_OBJECT) {
+                bool is_ref = false;
+                rc = ref_param(lw, call, param, &a, &value, &is_ref);
+                if (rc < 0) {
+                    break;
+                }
+                is_template |= is_ref;
+            }
             if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_MATRIX_TYPE && value.kind == EX_MATRIX) {
                 MatrixCall mc = {&value, 1, NULL, NULL, 0}; /* converted to the annotated type */
                 rc = lw_matrix_type_call(lw, param, &a, &mc, &value);

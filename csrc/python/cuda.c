@@ -5,7 +5,8 @@
  *     cuda_unavailable_reason() -> str | None
  *     cuda_device_info() -> dict      ordinal, name, compute_capability (major, minor), sm_count,
  *                                     max_threads_per_sm, max_shared_memory_per_block,
- *                                     total_memory, driver_version, target_sm (the PTX target)
+ *                                     total_memory, driver_version, target_sm (the PTX target),
+ *                                     clock_rate_khz (0 when unknown)
  *     cuda_sync()                     waits for all launched work (qd.sync on CUDA)
  *     cuda_register_field(id, buf)    the DeviceBuffer backing field "f<id>" on CUDA
  *     cuda_libdevice_paths() -> list  where libdevice.10.bc is looked for, in order
@@ -499,14 +500,15 @@ cuda_device_info(PyObject *module, PyObject *unused)
         raise_ctx(module, &ctx);
         return NULL;
     }
-    return Py_BuildValue("{s:i,s:s,s:(ii),s:i,s:i,s:i,s:n,s:i,s:i}", "ordinal", d->ordinal,
+    return Py_BuildValue("{s:i,s:s,s:(ii),s:i,s:i,s:i,s:n,s:i,s:i,s:i}", "ordinal", d->ordinal,
                          "name", d->name,
                          "compute_capability", d->cc_major, d->cc_minor, "sm_count", d->sm_count,
                          "max_threads_per_sm", d->max_threads_per_sm,
                          "max_shared_memory_per_block", d->max_shared_memory_per_block,
                          "total_memory", (Py_ssize_t)d->total_memory, "driver_version",
                          d->driver_version, "target_sm",
-                         qd_nvptx_target_sm(10 * d->cc_major + d->cc_minor));
+                         qd_nvptx_target_sm(10 * d->cc_major + d->cc_minor), "clock_rate_khz",
+                         d->clock_rate_khz);
 }
 
 static PyObject *

@@ -299,6 +299,7 @@ describe_object(QdPyHost *h, QdCtx *ctx, PyObject *obj, QdHostValue *out)
         {"_qd_struct_type", QD_HOST_STRUCT_TYPE}, /* before _qd_struct_value: classes have both */
         {"_qd_struct_value", QD_HOST_STRUCT},
         {"_qd_struct_field", QD_HOST_STRUCT_FIELD},
+        {"_qd_ref_annotation", QD_HOST_OBJECT}, /* qd.ref and its results: annotations */
     };
     for (size_t i = 0; i < QD_ARRAY_LEN(markers); i++) {
         if ((m = marker(obj, markers[i].attr))) {

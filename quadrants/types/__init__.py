@@ -7,7 +7,10 @@
 - ``struct(**members)``: a struct type (quadrants/_struct.py);
 - ``vector(n, dtype)`` and ``matrix(n, m, dtype)``: vector/matrix types (quadrants/_matrix.py);
 - ``quant``: not supported yet (NotImplementedError);
-- ``primitive_types``: the primitive types and the reference's sets of them (``real_types``...).
+- ``primitive_types``: the primitive types and the reference's sets of them (``real_types``...);
+- ``ref(T)``: annotation of a func parameter passed by reference (primitive_types.py);
+- ``is_integral``, ``is_signed``, ``is_real``, ``is_tensor``: questions about a primitive type
+  (quadrants/types/utils.py).
 """
 
 from quadrants._annotations import (
@@ -21,7 +24,9 @@ from quadrants._annotations import (
     vector,
 )
 from quadrants._struct import StructType, struct
-from quadrants.types import primitive_types
+from quadrants.types import primitive_types, utils
+from quadrants.types.primitive_types import RefType, ref
+from quadrants.types.utils import is_integral, is_real, is_signed, is_tensor
 from quadrants._types import (
     DataType,
     f16,
@@ -52,6 +57,13 @@ from quadrants._types import (
 
 __all__ = [
     "primitive_types",
+    "utils",
+    "ref",
+    "RefType",
+    "is_integral",
+    "is_signed",
+    "is_real",
+    "is_tensor",
     "NdarrayType",
     "NDArray",
     "ndarray",

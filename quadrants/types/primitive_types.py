@@ -6,6 +6,11 @@ Quadrants types and the Python type that stands for them in annotations (``float
 real types; ``int`` and ``bool`` among the integer types). The ``*_ids`` sets hold ``id()`` of
 each member. The types themselves are those of quadrants/_types.py: ``qd.types.primitive_types.f32
 is qd.f32``.
+
+``ref(T)`` (also ``qd.ref`` and ``qd.types.ref``) annotates a ``@qd.func`` / ``@qd.real_func``
+parameter passed by reference: the argument must be a variable of type T (a local, or an element
+of a field or ndarray), and assignments to the parameter in the function change it. Kernels do not
+take such parameters.
 """
 
 from quadrants._types import (
@@ -35,6 +40,31 @@ from quadrants._types import (
     uint64,
 )
 
+
+
+class RefType:
+    """The annotation ``qd.ref(T)``: a parameter of type T passed by reference (``tp`` is T)."""
+
+    _qd_ref_annotation = True  # evaluated in kernels as a compile-time object
+
+    def __init__(self, tp):
+        self.tp = tp
+
+    @property
+    def _qd_ref_tp(self):
+        return self.tp
+
+    def __repr__(self):
+        return f"qd.ref({self.tp!r})"
+
+
+def ref(tp):
+    """``qd.ref(T)``: annotation of a func parameter passed by reference."""
+    return RefType(tp)
+
+
+ref._qd_ref_annotation = True
+
 real_types = {f16, f32, f64, float}
 real_type_ids = {id(t) for t in real_types}
 
@@ -45,6 +75,8 @@ all_types = real_types | integer_types
 type_ids = {id(t) for t in all_types}
 
 __all__ = [
+    "RefType",
+    "ref",
     "real_types",
     "real_type_ids",
     "integer_types",

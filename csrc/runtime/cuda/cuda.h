@@ -38,6 +38,7 @@ typedef struct QdCuLinkStateOpaque *QdCuLinkState; /* CUlinkState */
 /* CUdevice_attribute values used by the runtime. */
 #define QD_CU_ATTR_MAX_THREADS_PER_BLOCK       1
 #define QD_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK 8
+#define QD_CU_ATTR_CLOCK_RATE                  13
 #define QD_CU_ATTR_SM_COUNT                    16
 #define QD_CU_ATTR_MAX_THREADS_PER_SM          39
 #define QD_CU_ATTR_CC_MAJOR                    75
@@ -75,6 +76,7 @@ typedef struct QdCudaDevice {
     int max_threads_per_block; /* largest block */
     int max_shared_memory_per_block; /* bytes of static shared memory one block may use */
     int driver_version;        /* 1000 * major + 10 * minor */
+    int clock_rate_khz;        /* peak clock in kHz (0 when the driver does not tell) */
     size_t total_memory;       /* bytes of device memory */
     char name[256];            /* marketing name */
 } QdCudaDevice;

@@ -184,6 +184,10 @@ open_device(QdCtx *ctx, int ordinal)
             ctx, api.cuDeviceGetAttribute(attrs[i].out, attrs[i].attribute, d.handle),
             "cuDeviceGetAttribute(%d)", attrs[i].attribute));
     }
+    /* Optional (qd.clock_freq_hz): a driver that no longer reports it leaves 0. */
+    if (api.cuDeviceGetAttribute(&d.clock_rate_khz, QD_CU_ATTR_CLOCK_RATE, d.handle) != 0) {
+        d.clock_rate_khz = 0;
+    }
     RETURN_IF_ERROR(qd_cuda_check(ctx, api.cuDeviceGetName(d.name, sizeof(d.name), d.handle),
                                   "cuDeviceGetName"));
     RETURN_IF_ERROR(
