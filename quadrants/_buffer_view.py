@@ -17,6 +17,7 @@ import operator
 from quadrants import _types
 from quadrants._annotations import NdarrayType
 from quadrants._ndarray import Ndarray
+from quadrants._matrix import MatrixType
 
 
 class BufferViewType:
@@ -31,7 +32,9 @@ class BufferViewType:
     @staticmethod
     def _qd_cache_key(annotation):
         dtype = annotation.dtype
-        return ("BufferViewType", None if dtype is None else _types.cook_dtype(dtype)._qd_dtype)
+        if dtype is None or isinstance(dtype, MatrixType):
+            return ("BufferViewType", dtype)
+        return ("BufferViewType", _types.cook_dtype(dtype)._qd_dtype)
 
     def __repr__(self):
         return f"BufferViewType(dtype={self.dtype}, boundary={self.boundary})"
@@ -58,7 +61,7 @@ class BufferView:
             raise TypeError(f"BufferView requires a qd.ndarray, got {type(arr).__name__}")
         if arr.grad is not None:
             raise TypeError("BufferView does not support ndarrays with gradients (needs_grad=True)")
-        if len(arr.shape) != 1 or arr.element_shape:
+        if len(arr.shape) != 1:
             raise TypeError(f"BufferView requires a 1D ndarray, got shape {arr.shape}")
         if offset < 0 or size < 0 or offset + size > arr.shape[0]:
             raise ValueError(
@@ -104,7 +107,7 @@ class BufferView:
 
 def slice_ndarray(arr, key):
     """``arr[start:stop]`` of a 1-D ndarray: the BufferView of that window."""
-    if len(arr.shape) != 1 or arr.element_shape:
+    if len(arr.shape) != 1:
         raise TypeError(f"ndarray slice to BufferView requires a 1D array, got shape {arr.shape}")
     start, stop, step = key.indices(arr.shape[0])
     if step != 1:
@@ -133,12 +136,19 @@ def launch(param, value, launch_values, callbacks, array_value):
             f"Argument {param.name} expects a BufferView, got {type(value).__name__}"
         )
     annotation = param.annotation
-    ndarray_type = annotation.ndarray_type if isinstance(annotation, BufferViewType) else (
-        NdarrayType(ndim=1)
-    )
+    wanted = annotation.dtype if isinstance(annotation, BufferViewType) else None
+    element = getattr(value.arr, "_matrix_type", None)  # vector/matrix elements, or None
+    if wanted is None:
+        ndarray_type = NdarrayType(dtype=element, ndim=1)
+    elif element is not None and not isinstance(wanted, MatrixType):
+        raise TypeError(
+            f"Expect element type {wanted} for argument {param.name}, but get {element}"
+        )
+    else:
+        ndarray_type = annotation.ndarray_type
     dtype, array = array_value(Param(param.name, NDARRAY, ndarray_type, None), value.arr, callbacks)
     launch_values.extend((array, value.offset, value.size, None))
-    return ("v", dtype._qd_dtype)
+    return ("v", dtype._qd_dtype, tuple(value.arr.element_shape or ()))
 
 
 def descs(name, part):
@@ -149,7 +159,7 @@ def descs(name, part):
     kinds = _core.ARG_KINDS
     i32 = _types.i32._qd_dtype
     return [
-        (f"{name}.arr", (kinds["NDARRAY"], part[1], 1, ())),
+        (f"{name}.arr", (kinds["NDARRAY"], part[1], 1 + len(part[2]), part[2])),
         (f"{name}.offset", (kinds["SCALAR"], i32)),
         (f"{name}.size", (kinds["SCALAR"], i32)),
         (f"{name}.__qd_buffer_view", (kinds["TEMPLATE"], True)),

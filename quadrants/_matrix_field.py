@@ -260,8 +260,10 @@ class _ElementNdarray(_ndarray.Ndarray):
         return key
 
     def __getitem__(self, key):
-        if isinstance(key, slice):
-            raise TypeError("a qd.BufferView of a vector/matrix ndarray is not supported")
+        if isinstance(key, slice):  # a[2:6]: a qd.BufferView of a 1-D ndarray
+            from quadrants._buffer_view import slice_ndarray
+
+            return slice_ndarray(self, key)
         key = self._outer(key)
         values = self._pull()[key].reshape(-1).tolist()
         return _element(self, key, values, self.dtype, self.element_shape)

@@ -412,6 +412,11 @@ int lw_buffer_view_subview(Lowerer *lw, const QdAst *node, const Expr *view, con
                            uint32_t nargs, Expr *out);
 
 /* Vector/matrix fields and ndarray elements (lower_matrix_field.c). */
+/* The matrix of element pointers of vector/matrix ndarray `base` at the element whose
+ * ELEM_PTR operands (the ndarray, then one index per outer axis, in physical order) are
+ * outer_args. */
+int lw_ndarray_element(Lowerer *lw, const Expr *base, const uint32_t *outer_args, uint32_t nouter,
+                       Expr *out);
 int lw_matrix_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
                               Expr *out);
 int lw_matrix_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);

@@ -6,7 +6,8 @@
  * of other windows reuse the compiled kernel) and `v.__qd_buffer_view` (compile-time True, the
  * marker). Bound like a dataclass argument, `v` is an EX_DICT of those members; `v.arr`,
  * `v.offset` and `v.size` are plain member reads. Here:
- *   v[i]      -> v.arr[v.offset + i]; with debug=True, 0 <= i < v.size is asserted first
+ *   v[i]      -> v.arr[v.offset + i] (a vector/matrix of element pointers for an ndarray of
+ *               vector/matrix elements); with debug=True, 0 <= i < v.size is asserted first
  *               (QuadrantsAssertionError "BufferView Out Of Range: got index ...");
  *   v.shape   -> (v.size,)
  *   v.subview(o, s) -> the view [v.offset + o, v.offset + o + s); with debug=True,
@@ -135,6 +136,10 @@ lw_buffer_view_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const
     position.id = lw_emit_value(lw, QD_OP_ADD, position.ty, i, off);
     if (position.id == QD_NO_VALUE) {
         return -1;
+    }
+    if (arr->rows) { /* vector/matrix elements */
+        uint32_t outer[2] = {arr->id, position.id};
+        return lw_ndarray_element(lw, arr, outer, 2, out);
     }
     return lw_subscript_indices(lw, node, index, arr, &position, 1, out);
 }

@@ -44,6 +44,13 @@ ndarray_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst 
     }
     memcpy(outer_args, first->args, sizeof(uint32_t) * nouter);
     qd_inst_remove(first);
+    return lw_ndarray_element(lw, base, outer_args, nouter, out);
+}
+
+int
+lw_ndarray_element(Lowerer *lw, const Expr *base, const uint32_t *outer_args, uint32_t nouter,
+                   Expr *out)
+{
     uint32_t rows = base->rows, cols = base->cols;
     RETURN_IF_ERROR(lw_matrix_new(lw, rows, cols, base->is_vector, base->ty, out));
     const QdType *i32 = qd_type_scalar(QD_TY_I32);

@@ -159,3 +159,70 @@ def test_host_errors():
     with pytest.raises(qd.QuadrantsRuntimeTypeError,
                        match="Argument v expects a BufferView, got ScalarNdarray"):
         k(qd.ndarray(qd.f32, 8))
+
+
+@qd.kernel
+def axpy_rows(v: BufferView, a: qd.f32):
+    for i in range(v.size):
+        v[i] = v[i] * a + i
+
+
+@qd.func
+def bump_diagonal(v: BufferView, i):
+    v[i][1, 1] += 1.0
+
+
+@qd.kernel
+def bump_matrix_window(v: BufferView[qd.types.matrix(2, 2, qd.f32)]):
+    w = v.subview(1, 2)
+    for i in range(w.size):
+        bump_diagonal(w, i)
+
+
+def test_vector_elements():
+    rng = np.random.default_rng()
+    host = rng.standard_normal((12, 3)).astype(np.float32)
+    d = qd.Vector.ndarray(3, qd.f32, 12)
+    d.from_numpy(host)
+    view = d[3:9]
+    assert (view.offset, view.size, view.shape) == (3, 6, (6,))
+    axpy_rows(view, 2.0)
+    expected = host.astype(np.float64)
+    expected[3:9] = expected[3:9] * 2 + np.arange(6)[:, None]
+    np.testing.assert_allclose(d.to_numpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(view.to_numpy(), expected[3:9], rtol=1e-6)
+    axpy_rows(qd.BufferView(d, 0, 2), 1.0)  # another window, the same kernel
+    expected[0:2] += np.arange(2)[:, None]
+    np.testing.assert_allclose(d.to_numpy(), expected, rtol=1e-6)
+
+
+def test_matrix_elements_through_a_func():
+    rng = np.random.default_rng()
+    host = rng.standard_normal((6, 2, 2)).astype(np.float32)
+    d = qd.Matrix.ndarray(2, 2, qd.f32, 6)
+    d.from_numpy(host)
+    bump_matrix_window(d[1:5])  # elements 2 and 3
+    expected = host.copy()
+    expected[2:4, 1, 1] += 1
+    np.testing.assert_allclose(d.to_numpy(), expected, rtol=1e-6)
+
+
+def test_vector_element_type_errors():
+    d = qd.Vector.ndarray(3, qd.f32, 8)
+
+    @qd.kernel
+    def scalars(v: BufferView[qd.f32]):
+        v[0] = 1
+
+    @qd.kernel
+    def vec3s(v: BufferView[qd.types.vector(3, qd.f32)]):
+        v[0] = [1.0, 2.0, 3.0]
+
+    with pytest.raises(TypeError, match="Expect element type f32 for argument v"):
+        scalars(d[0:2])
+    with pytest.raises(ValueError, match=r"elements of shape \(3,\)"):
+        vec3s(qd.ndarray(qd.f32, 8)[0:2])
+    with pytest.raises(ValueError, match=r"elements of shape \(3,\)"):
+        vec3s(qd.Vector.ndarray(2, qd.f32, 8)[0:2])
+    vec3s(d[2:4])
+    np.testing.assert_array_equal(d.to_numpy()[2], [1, 2, 3])
