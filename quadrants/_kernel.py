@@ -555,15 +555,22 @@ class Kernel(_core.Dispatcher, _Source):
                 member_values.setdefault(index, members)
                 fast.append(("-", index, steps))
             elif kind is DATACLASS:
-                if not isinstance(value, param.annotation):
+                converted = not isinstance(value, param.annotation)
+                if converted and _struct.is_struct_type(param.annotation):
+                    value = _struct.convert_argument(param.annotation, value)
+                elif converted:
                     raise QuadrantsRuntimeTypeError(
                         f"Argument {param.name} expects a {param.annotation.__name__}, got "
                         f"{type(value).__name__}"
                     )
                 members = []
+                first = len(fast)
                 _flatten_dataclass(
                     param.name, value, members, launch, pins, callbacks, cfg, fast, index, steps
                 )
+                if converted:
+                    # the launch values come from the converted struct, not from the argument
+                    fast[first:] = [("-",) + item[1:] for item in fast[first:]]
                 key.append(("d", tuple((path, part) for path, part, _ in members)))
                 member_values.setdefault(index, members)
             else:

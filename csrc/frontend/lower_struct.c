@@ -226,10 +226,27 @@ convert_member(Lowerer *lw, const QdAst *node, const char *name, const QdHostVal
                QdHandle type, const Expr *value, Expr *out)
 {
     if (desc->kind == QD_HOST_STRUCT_TYPE) {
-        if (value->kind != EX_STRUCT) {
+        if (value->kind == EX_STRUCT) {
+            return lw_struct_cast(lw, node, type, value, out);
+        }
+        if (!lw_is_compile_time_scalar(value) && value->kind != EX_VALUE &&
+            value->kind != EX_LVALUE) {
             return lw_error(lw, node, QD_ERR_TYPE, "struct member '%s' takes a struct value", name);
         }
-        return lw_struct_cast(lw, node, type, value, out);
+        /* A number is the nested struct's first member (recursively), the rest zero. */
+        StructInfo si;
+        RETURN_IF_ERROR(struct_info(lw, node, type, &si));
+        RETURN_IF_ERROR(new_struct(lw, type, si.n, out));
+        for (uint32_t i = 0; i < si.n; i++) {
+            set_key(out, i, si.names[i]);
+            if (i == 0) {
+                RETURN_IF_ERROR(convert_member(lw, node, si.names[i], &si.desc[i], si.types[i],
+                                               value, &out->items[i]));
+            } else {
+                RETURN_IF_ERROR(zero_member(lw, node, &si.desc[i], si.types[i], &out->items[i]));
+            }
+        }
+        return 0;
     }
     if (desc->kind == QD_HOST_MATRIX_TYPE) {
         return matrix_member(lw, node, type, value, out);
