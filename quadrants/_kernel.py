@@ -428,16 +428,14 @@ class Kernel(_core.Dispatcher, _Source):
         function._qd_annotations = types.SimpleNamespace(
             **{param.name: param.annotation for param in params}
         )
-        # A struct result comes back as one value per scalar member, rebuilt in Python.
-        self._returns_struct = bool(
+        # Struct and vector/matrix results (alone or in a tuple) come back as one value per
+        # scalar member or element, rebuilt in Python.
+        self._composite_returns = bool(
             self.return_types
-            and len(self.return_types) == 1
-            and _struct.is_struct_type(self.return_types[0])
-        )
-        self._returns_matrix = bool(
-            self.return_types
-            and len(self.return_types) == 1
-            and isinstance(self.return_types[0], _matrix.MatrixType)
+            and any(
+                _struct.is_struct_type(t) or isinstance(t, _matrix.MatrixType)
+                for t in self.return_types
+            )
         )
         self._params = tuple(params)
         self._param_index = {param.name: index for index, param in enumerate(params)}
@@ -583,10 +581,8 @@ class Kernel(_core.Dispatcher, _Source):
             entry = self._compiled.get(key)
             if entry is None:
                 entry = self._compile(key, args, pins, member_values)
-            if self._returns_struct:
-                return _struct.from_results(self.return_types[0], entry[0](*launch))
-            if self._returns_matrix:
-                return _matrix.from_results(self.return_types[0], entry[0](*launch))
+            if self._composite_returns:
+                return _struct.rebuild_results(self.return_types, entry[0](*launch))
             if not callbacks and len(fast) == len(launch) and all(f[0] != "-" for f in fast):
                 self._dispatch_add(entry[0], fast, call_args)
             return entry[0](*launch)

@@ -116,6 +116,7 @@ class StructType(type):
             f"{member}={_type_text(annotation, _layout_of)}" for member, annotation in expanded
         ) + "}"
         cls._qd_anonymous = False
+        cls._qd_repr = repr(cls)  # for the compiler's messages
 
     @property
     def members(cls):
@@ -651,36 +652,37 @@ def convert_argument(struct_type, value):
     )
 
 
-def _leaf_count(struct_type):
-    return sum(
-        _leaf_count(t) if is_struct_type(t) else _compound_count(t)
-        for t in struct_type._qd_member_types
-    )
-
-
-def _compound_count(annotation):
-    """Scalars of a member: n * m for vector/matrix types, else 1."""
+def _leaf_count(annotation):
+    """Scalars a result of type `annotation` comes back as."""
+    if is_struct_type(annotation):
+        return sum(_leaf_count(t) for t in annotation._qd_member_types)
     if getattr(annotation, "_qd_matrix_type", False):
         return annotation.n * annotation.m
     return 1
 
 
-def _build(struct_type, values):
-    """An instance of struct_type from an iterator over its scalar leaves."""
-    members = {}
-    for name, annotation in struct_type._qd_members:
-        if is_struct_type(annotation):
-            members[name] = _build(annotation, values)
-        elif _compound_count(annotation) > 1 or getattr(annotation, "_qd_matrix_type", False):
-            members[name] = annotation(*[next(values) for _ in range(_compound_count(annotation))])
-        else:
-            members[name] = next(values)
-    return struct_type(**members)
+def _build(annotation, values):
+    """A value of type `annotation` from an iterator over its scalar leaves."""
+    if is_struct_type(annotation):
+        return annotation(**{name: _build(t, values) for name, t in annotation._qd_members})
+    if getattr(annotation, "_qd_matrix_type", False):
+        from quadrants import _matrix
+
+        return _matrix.from_results(annotation, [next(values) for _ in range(_leaf_count(annotation))])
+    return next(values)
+
+
+def rebuild_results(return_types, results):
+    """What a kernel returning `return_types` (one type, or a tuple's element types) gives, from
+    its scalar results in order: struct instances, vectors/matrices and numbers (one type: its
+    value; several: a tuple). The core gives one result as a number, several as a tuple."""
+    if sum(_leaf_count(t) for t in return_types) == 1:
+        results = (results,)
+    values = iter(results)
+    built = tuple(_build(t, values) for t in return_types)
+    return built[0] if len(built) == 1 else built
 
 
 def from_results(struct_type, results):
-    """The instance a kernel returning `struct_type` gives: its results are the scalar members,
-    in order (one result comes back as a number, several as a tuple)."""
-    if _leaf_count(struct_type) == 1:
-        results = (results,)
-    return _build(struct_type, iter(results))
+    """The instance a kernel returning `struct_type` gives from its scalar results."""
+    return rebuild_results((struct_type,), results)
