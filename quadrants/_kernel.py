@@ -79,7 +79,7 @@ from quadrants._core import (
     QuadrantsRuntimeTypeError,
     QuadrantsSyntaxError,
 )
-from quadrants._field import ScalarField
+from quadrants._field import Field, ScalarField
 from quadrants._ndarray import Ndarray
 from quadrants._tensor import TENSOR_TYPES, Tensor
 from quadrants.types.primitive_types import RefType
@@ -313,10 +313,12 @@ def _array_value(param, value, callbacks):
         return _array_value(param, external, callbacks)
     if external is not None:
         return _foreign_array_dtype(param, external.dtype, external.shape), external.buffer
-    raise QuadrantsRuntimeTypeError(
-        f"Argument {name} (type={type(value)}) cannot be converted into required type "
-        f"{param.annotation}: pass a qd.ndarray, a numpy array or a torch tensor"
-    )
+    if isinstance(value, Field):
+        # the reference's wording for a field passed as an ndarray (annotation and value swapped)
+        raise QuadrantsRuntimeTypeError(
+            f"Argument {param.annotation} cannot be converted into required type {value}"
+        )
+    raise QuadrantsRuntimeTypeError(f"Invalid type for argument {name}, got {value}")
 
 
 def _foreign_array_dtype(param, np_dtype, shape):
