@@ -253,6 +253,7 @@ class _Keyer:
         from quadrants._kernel import BoundFunc, Func, Kernel
         from quadrants._annotations import NdarrayType, Template
         from quadrants._tensor import TENSOR_TYPES
+        from quadrants import _struct
 
         if type(v) in TENSOR_TYPES:
             v = v._impl  # a wrapper stands for what it wraps
@@ -308,7 +309,7 @@ class _Keyer:
             for member in dataclasses.fields(v):
                 self.put(member.name)
                 self.value(getattr(v, member.name))
-        elif isinstance(v, type) and getattr(v, "_qd_struct_type", False):
+        elif _struct.is_struct_type(v):
             # A struct type: its members (unpacked vectors expanded) and its methods.
             if not self.ref(v):
                 self.put("struct", v.__module__, v.__qualname__)
@@ -317,7 +318,7 @@ class _Keyer:
                 self.value(v._qd_unpacked_names)
                 self.value(v._qd_unpacked_sizes)
                 self.klass(v)
-        elif getattr(v, "_qd_struct_value", False):
+        elif isinstance(v, _struct._StructBase):
             self.put("struct_value")
             self.value(type(v))
             self.value(tuple(getattr(v, name) for name in type(v)._qd_member_names))

@@ -79,7 +79,7 @@ from quadrants._core import (
     QuadrantsRuntimeTypeError,
     QuadrantsSyntaxError,
 )
-from quadrants._field import ScalarField
+from quadrants._field import Field, ScalarField
 from quadrants._ndarray import Ndarray
 from quadrants._tensor import TENSOR_TYPES, Tensor
 from quadrants.types.primitive_types import RefType
@@ -313,10 +313,12 @@ def _array_value(param, value, callbacks):
         return _array_value(param, external, callbacks)
     if external is not None:
         return _foreign_array_dtype(param, external.dtype, external.shape), external.buffer
-    raise QuadrantsRuntimeTypeError(
-        f"Argument {name} (type={type(value)}) cannot be converted into required type "
-        f"{param.annotation}: pass a qd.ndarray, a numpy array or a torch tensor"
-    )
+    if isinstance(value, Field):
+        # the reference's wording for a field passed as an ndarray (annotation and value swapped)
+        raise QuadrantsRuntimeTypeError(
+            f"Argument {param.annotation} cannot be converted into required type {value}"
+        )
+    raise QuadrantsRuntimeTypeError(f"Invalid type for argument {name}, got {value}")
 
 
 def _foreign_array_dtype(param, np_dtype, shape):
@@ -428,16 +430,14 @@ class Kernel(_core.Dispatcher, _Source):
         function._qd_annotations = types.SimpleNamespace(
             **{param.name: param.annotation for param in params}
         )
-        # A struct result comes back as one value per scalar member, rebuilt in Python.
-        self._returns_struct = bool(
+        # Struct and vector/matrix results (alone or in a tuple) come back as one value per
+        # scalar member or element, rebuilt in Python.
+        self._composite_returns = bool(
             self.return_types
-            and len(self.return_types) == 1
-            and _struct.is_struct_type(self.return_types[0])
-        )
-        self._returns_matrix = bool(
-            self.return_types
-            and len(self.return_types) == 1
-            and isinstance(self.return_types[0], _matrix.MatrixType)
+            and any(
+                _struct.is_struct_type(t) or isinstance(t, _matrix.MatrixType)
+                for t in self.return_types
+            )
         )
         self._params = tuple(params)
         self._param_index = {param.name: index for index, param in enumerate(params)}
@@ -555,15 +555,22 @@ class Kernel(_core.Dispatcher, _Source):
                 member_values.setdefault(index, members)
                 fast.append(("-", index, steps))
             elif kind is DATACLASS:
-                if not isinstance(value, param.annotation):
+                converted = not isinstance(value, param.annotation)
+                if converted and _struct.is_struct_type(param.annotation):
+                    value = _struct.convert_argument(param.annotation, value)
+                elif converted:
                     raise QuadrantsRuntimeTypeError(
                         f"Argument {param.name} expects a {param.annotation.__name__}, got "
                         f"{type(value).__name__}"
                     )
                 members = []
+                first = len(fast)
                 _flatten_dataclass(
                     param.name, value, members, launch, pins, callbacks, cfg, fast, index, steps
                 )
+                if converted:
+                    # the launch values come from the converted struct, not from the argument
+                    fast[first:] = [("-",) + item[1:] for item in fast[first:]]
                 key.append(("d", tuple((path, part) for path, part, _ in members)))
                 member_values.setdefault(index, members)
             else:
@@ -576,10 +583,8 @@ class Kernel(_core.Dispatcher, _Source):
             entry = self._compiled.get(key)
             if entry is None:
                 entry = self._compile(key, args, pins, member_values)
-            if self._returns_struct:
-                return _struct.from_results(self.return_types[0], entry[0](*launch))
-            if self._returns_matrix:
-                return _matrix.from_results(self.return_types[0], entry[0](*launch))
+            if self._composite_returns:
+                return _struct.rebuild_results(self.return_types, entry[0](*launch))
             if not callbacks and len(fast) == len(launch) and all(f[0] != "-" for f in fast):
                 self._dispatch_add(entry[0], fast, call_args)
             return entry[0](*launch)

@@ -110,6 +110,13 @@ class StructType(type):
         cls._qd_member_types = tuple(annotation for _, annotation in expanded)
         cls._qd_unpacked_names = tuple(group for group, _ in groups)
         cls._qd_unpacked_sizes = tuple(n for _, n in groups)
+        # Structs with the same members (names and types, in order) are interchangeable as
+        # kernel results: the compiler compares this text.
+        cls._qd_layout = "{" + ", ".join(
+            f"{member}={_type_text(annotation, _layout_of)}" for member, annotation in expanded
+        ) + "}"
+        cls._qd_anonymous = False
+        cls._qd_repr = repr(cls)  # for the compiler's messages
 
     @property
     def members(cls):
@@ -137,7 +144,26 @@ class StructType(type):
         raise QuadrantsSyntaxError("struct ndarrays are not supported: use a struct field")
 
     def __repr__(cls):
-        return f"<qd struct {cls.__qualname__}>"
+        members = ", ".join(
+            f"{member}={_type_text(annotation, repr)}" for member, annotation in cls._qd_members
+        )
+        methods = {
+            key: value for key, value in vars(cls).items() if isinstance(value, _pytypes.FunctionType)
+        }
+        return f"<qd.StructType {members}, struct_methods={methods}>"
+
+
+def _layout_of(struct_type):
+    return struct_type._qd_layout
+
+
+def _type_text(annotation, nested):
+    """A member type as text: dtype names, vector/matrix types, `nested(struct type)`."""
+    if is_struct_type(annotation):
+        return nested(annotation)
+    if annotation in (int, float, bool):
+        return annotation.__name__
+    return str(annotation)
 
 
 def _cast_member(annotation, value):
@@ -151,6 +177,10 @@ def _cast_member(annotation, value):
             return annotation(**value.to_dict())
         if isinstance(value, dict):
             return annotation(**value)
+        if isinstance(value, _Struct):
+            return annotation(**value.to_dict())
+        if isinstance(value, (numbers.Number, np.number)):
+            return annotation(value)  # a number: the first member, recursively
         raise TypeError(f"expected a {annotation.__name__} or a dict, got {type(value).__name__}")
     return annotation(value)
 
@@ -164,10 +194,33 @@ def _zero(annotation):
     return annotation(0)
 
 
-class _StructBase:
-    """Base of struct classes: construction with positional/keyword members, missing ones 0."""
+class _FieldAccess:
+    """``field`` of the struct classes: ``qd.Struct.field({...}, ...)`` takes the members,
+    ``MyStruct.field(shape=...)`` is the struct type's own (StructType.field)."""
+
+    def __init__(self, function):
+        self._function = function
+
+    def __get__(self, obj, owner):
+        if owner is Struct and obj is None:
+            return self._function
+        return _pytypes.MethodType(StructType.field, owner)
+
+
+class Struct:
+    """The base of every struct value. A struct type made by ``qd.types.struct`` or
+    ``@qd.dataclass`` takes members by position or keyword (missing ones 0, each converted to its
+    type). ``qd.Struct({"a": 1.0, ...})`` or ``qd.Struct(a=1.0, ...)`` makes a value of an
+    anonymous struct type whose members are inferred from the values, which are kept as given
+    (numbers stay Python numbers, lists become vectors/matrices, dicts nested structs).
+    ``qd.Struct.field({name: type}, shape=...)`` makes a struct field of an anonymous type."""
 
     _qd_struct_value = True
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Struct:
+            cls = _anonymous_type(_anonymous_entries(args, kwargs))
+        return object.__new__(cls)
 
     def __init__(self, *args, **kwargs):
         cls = type(self)
@@ -195,24 +248,75 @@ class _StructBase:
             value = values[name] if name in values else _zero(annotation)
             object.__setattr__(self, name, _cast_member(annotation, value))
 
+    @_FieldAccess
+    def field(members, **kwargs):
+        """``qd.Struct.field({name: type}, shape=...)``: a struct field of an anonymous struct."""
+        if not isinstance(members, dict):
+            raise TypeError("qd.Struct.field expects a dict {member name: type}")
+        return struct(**members).field(**kwargs)
+
     def __getattr__(self, name):
         cls = type(self)
         if name in cls._qd_unpacked_names:
             return _UnpackedView(self, name, cls._qd_unpacked_sizes[cls._qd_unpacked_names.index(name)])
-        raise AttributeError(f"{cls.__name__} has no member '{name}'")
+        raise AttributeError(f"'{cls.__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
-        members = type(self).members
-        if name in members:
+        cls = type(self)
+        members = cls.members
+        if name in members and not cls._qd_anonymous:
             value = _cast_member(members[name], value)
         object.__setattr__(self, name, value)
 
-    def to_dict(self):
-        """{member: value} (nested structs as dicts)."""
-        result = {}
-        for name, annotation in type(self)._qd_members:
+    @property
+    def keys(self):
+        """The member names, in order."""
+        return list(type(self)._qd_member_names)
+
+    @property
+    def entries(self):
+        """{member: value} (the values themselves: vectors, nested struct values)."""
+        return {name: getattr(self, name) for name in type(self)._qd_member_names}
+
+    @property
+    def items(self):
+        return self.entries.items()
+
+    @property
+    def methods(self):
+        """{name: function} of the methods of the struct type."""
+        return {
+            key: value
+            for key, value in vars(type(self)).items()
+            if isinstance(value, _pytypes.FunctionType)
+        }
+
+    def __len__(self):
+        return len(type(self)._qd_member_names)
+
+    def __getitem__(self, name):
+        return getattr(self, name)
+
+    def __setitem__(self, name, value):
+        setattr(self, name, value)
+
+    def to_dict(self, include_methods=False, include_ndim=False):
+        """{member: value}: nested structs as dicts, vectors and matrices as (nested) lists.
+        `include_methods` adds '__struct_methods' (the type's methods), `include_ndim` adds
+        '__matrix_ndim' ({member: 1 or 2} of the vector/matrix members) at every level."""
+        result, ndims = {}, {}
+        for name in type(self)._qd_member_names:
             value = getattr(self, name)
-            result[name] = value.to_dict() if _member_kind(annotation) == "struct" else value
+            if isinstance(value, Struct):
+                value = value.to_dict(include_methods, include_ndim)
+            elif hasattr(value, "to_list") and hasattr(value, "ndim"):
+                ndims[name] = value.ndim
+                value = value.to_list()
+            result[name] = value
+        if include_methods:
+            result["__struct_methods"] = self.methods
+        if include_ndim:
+            result["__matrix_ndim"] = ndims
         return result
 
     def __eq__(self, other):
@@ -221,8 +325,75 @@ class _StructBase:
     __hash__ = None
 
     def __repr__(self):
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in type(self)._qd_member_names)
-        return f"{type(self).__name__}({inner})"
+        return repr(self.to_dict())
+
+
+_StructBase = Struct
+_Struct = Struct
+
+
+class _AnonymousStruct(Struct):
+    """Values of ``qd.Struct(...)``: members as given, not converted."""
+
+    def __init__(self, *args, **kwargs):
+        for name, value in _anonymous_entries(args, kwargs).items():
+            object.__setattr__(self, name, value)
+
+
+def _anonymous_entries(args, kwargs):
+    """{member: value} of ``qd.Struct(dict)`` / ``qd.Struct(**members)``: lists and tuples become
+    vectors/matrices, dicts nested struct values."""
+    if args and (kwargs or len(args) > 1 or not isinstance(args[0], dict)):
+        raise QuadrantsSyntaxError(
+            "Custom structs need to be initialized using either dictionary or keyword arguments"
+        )
+    entries = dict(args[0]) if args else dict(kwargs)
+    from quadrants import _matrix
+
+    for name, value in entries.items():
+        if isinstance(value, dict):
+            entries[name] = Struct(value)
+        elif isinstance(value, (list, tuple)):
+            nested = bool(value) and isinstance(value[0], (list, tuple))
+            entries[name] = _matrix.Matrix(value) if nested else _matrix.Vector(value)
+    return entries
+
+
+_anonymous_types = {}
+
+
+def _anonymous_type(entries):
+    """The anonymous struct type of values `entries` (one type per member layout)."""
+    from quadrants import _matrix
+
+    members = []
+    for name, value in entries.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise QuadrantsSyntaxError(f"struct member names are identifiers, got {name!r}")
+        if isinstance(value, Struct):
+            annotation = type(value)
+        elif isinstance(value, _matrix.Matrix):
+            annotation = _matrix.MatrixType(value.n, value.m, value.ndim, value.dtype)
+        elif isinstance(value, (bool, np.bool_)):
+            annotation = bool
+        elif isinstance(value, (numbers.Integral, np.integer)):
+            annotation = int
+        elif isinstance(value, (numbers.Real, np.floating)):
+            annotation = float
+        else:
+            raise TypeError(
+                f"qd.Struct member '{name}' must be a number, a vector/matrix or a struct, got "
+                f"{type(value).__name__}"
+            )
+        members.append((name, annotation))
+    key = tuple(members)
+    cls = _anonymous_types.get(key)
+    if cls is None:
+        namespace = {"__qualname__": "Struct", "__module__": __name__}
+        cls = StructType("Struct", (_AnonymousStruct,), namespace, members=dict(members))
+        cls._qd_anonymous = True
+        _anonymous_types[key] = cls
+    return cls
 
 
 class _UnpackedView:
@@ -289,16 +460,6 @@ def struct(**members):
     """``qd.types.struct(a=qd.f32, ...)``: a struct class without a class body."""
     namespace = {"__qualname__": "Struct", "__module__": __name__}
     return StructType("Struct", (_StructBase,), namespace, members=members)
-
-
-class Struct:
-    """``qd.Struct.field({name: type}, shape=...)``: a struct field of an anonymous struct."""
-
-    @staticmethod
-    def field(members, **kwargs):
-        if not isinstance(members, dict):
-            raise TypeError("qd.Struct.field expects a dict {member name: type}")
-        return struct(**members).field(**kwargs)
 
 
 # --- struct fields ---
@@ -473,36 +634,55 @@ def check_dataclass(cls):
             )
 
 
-def _leaf_count(struct_type):
-    return sum(
-        _leaf_count(t) if is_struct_type(t) else _compound_count(t)
-        for t in struct_type._qd_member_types
+def convert_argument(struct_type, value):
+    """A kernel argument for a parameter of `struct_type` from a struct value of another type
+    with the same member names (``qd.Struct(a=..., b=...)``); anything else raises
+    QuadrantsRuntimeTypeError."""
+    from quadrants._core import QuadrantsRuntimeTypeError
+
+    if isinstance(value, Struct) and set(type(value)._qd_member_names) == set(
+        struct_type._qd_member_names
+    ):
+        try:
+            return struct_type(**value.entries)
+        except (TypeError, ValueError):
+            pass
+    raise QuadrantsRuntimeTypeError(
+        f"Argument {type(value)} cannot be converted into required type {struct_type!r}"
     )
 
 
-def _compound_count(annotation):
-    """Scalars of a member: n * m for vector/matrix types, else 1."""
+def _leaf_count(annotation):
+    """Scalars a result of type `annotation` comes back as."""
+    if is_struct_type(annotation):
+        return sum(_leaf_count(t) for t in annotation._qd_member_types)
     if getattr(annotation, "_qd_matrix_type", False):
         return annotation.n * annotation.m
     return 1
 
 
-def _build(struct_type, values):
-    """An instance of struct_type from an iterator over its scalar leaves."""
-    members = {}
-    for name, annotation in struct_type._qd_members:
-        if is_struct_type(annotation):
-            members[name] = _build(annotation, values)
-        elif _compound_count(annotation) > 1 or getattr(annotation, "_qd_matrix_type", False):
-            members[name] = annotation(*[next(values) for _ in range(_compound_count(annotation))])
-        else:
-            members[name] = next(values)
-    return struct_type(**members)
+def _build(annotation, values):
+    """A value of type `annotation` from an iterator over its scalar leaves."""
+    if is_struct_type(annotation):
+        return annotation(**{name: _build(t, values) for name, t in annotation._qd_members})
+    if getattr(annotation, "_qd_matrix_type", False):
+        from quadrants import _matrix
+
+        return _matrix.from_results(annotation, [next(values) for _ in range(_leaf_count(annotation))])
+    return next(values)
+
+
+def rebuild_results(return_types, results):
+    """What a kernel returning `return_types` (one type, or a tuple's element types) gives, from
+    its scalar results in order: struct instances, vectors/matrices and numbers (one type: its
+    value; several: a tuple). The core gives one result as a number, several as a tuple."""
+    if sum(_leaf_count(t) for t in return_types) == 1:
+        results = (results,)
+    values = iter(results)
+    built = tuple(_build(t, values) for t in return_types)
+    return built[0] if len(built) == 1 else built
 
 
 def from_results(struct_type, results):
-    """The instance a kernel returning `struct_type` gives: its results are the scalar members,
-    in order (one result comes back as a number, several as a tuple)."""
-    if _leaf_count(struct_type) == 1:
-        results = (results,)
-    return _build(struct_type, iter(results))
+    """The instance a kernel returning `struct_type` gives from its scalar results."""
+    return rebuild_results((struct_type,), results)

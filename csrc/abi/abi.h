@@ -93,8 +93,9 @@ _Static_assert(offsetof(QdLaunchCtx, tmps) == QD_LAUNCH_CTX_TMPS_OFFSET, "ABI: c
 /* Bytes per kernel_ret slot: result i is at results + QD_RESULT_SLOT_BYTES * i, stored with its
  * own type (u1 as one byte 0 or 1, f16 / bf16 as their 16 bits). */
 #define QD_RESULT_SLOT_BYTES 8
-/* The most results a kernel returns. */
-#define QD_MAX_RESULTS 64
+/* The most results a kernel returns (scalars; a vector, matrix or struct result is one per
+ * element or scalar member). */
+#define QD_MAX_RESULTS 1024
 
 /***** packed arguments *****/
 

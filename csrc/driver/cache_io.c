@@ -61,7 +61,7 @@ qd_cache_read_layout(QdBytesIn *in, QdCompiledKernel *k)
     k->args_size = qd_bytes_get_u32(in);
     k->tmps_size = qd_bytes_get_u32(in);
     k->nresults = qd_bytes_get_u32(in);
-    if (in->failed || k->nresults > 64) {
+    if (in->failed || k->nresults > QD_MAX_RESULTS) {
         return -1;
     }
     k->result_types = calloc(k->nresults + 1, sizeof(QdTypeKind));

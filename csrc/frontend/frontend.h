@@ -220,7 +220,7 @@ typedef struct QdFrontendOptions {
 /* What the launcher needs to know about a lowered kernel besides its QIR. */
 typedef struct QdKernelInfo {
     uint32_t nreturns;          /* number of return values */
-    QdTypeKind returns[16];     /* their types */
+    QdTypeKind returns[QD_MAX_RESULTS]; /* their types */
     bool has_print;             /* sync after every launch */
     int32_t rng_param;          /* index of the hidden u64 seed parameter, -1 when the kernel
                                    draws no random numbers; the launcher passes a fresh seed

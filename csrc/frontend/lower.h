@@ -329,7 +329,16 @@ int lw_shape_leaf(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
 /* A flattened struct kernel argument (EX_DICT of "member" -> argument) as a struct value. */
 int lw_struct_from_dict(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *dict, Expr *out);
 /* `return value` of a kernel annotated with struct type `ann`: one result per scalar member. */
-int lw_struct_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value);
+/* Kernel results of `value` returned as struct type ann, one per scalar leaf, from result index
+ * *next on (advanced). A value that is not a struct with ann's members (names and types) is the
+ * reference's "Return (type=...) cannot be converted into required type ..." error. */
+int lw_struct_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value,
+                            uint32_t *next);
+/* Emits kernel result *next (advanced) = v converted to ty; more than QD_MAX_RESULTS raise. */
+int lw_kernel_result(Lowerer *lw, const QdAst *node, const Expr *v, const QdType *ty,
+                     uint32_t *next);
+/* The "Return (type=<what value is>) cannot be converted into required type <ann>" error. */
+int lw_return_type_error(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value);
 
 /***** lower_matrix.c, lower_matrix_access.c, lower_matrix_linalg.c *****/
 
@@ -421,7 +430,8 @@ int lw_matrix_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, 
                               Expr *out);
 int lw_matrix_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 /* `return value` of a kernel annotated with a vector/matrix type: one result per element. */
-int lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value);
+int lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value,
+                            uint32_t *next);
 /* A kernel parameter annotated with a vector/matrix type or an ndarray of them. */
 /* The annotation of kernel parameter `param`, as Python evaluated it where the kernel was
  * defined (so local names work), else evaluated in the kernel's scope. */

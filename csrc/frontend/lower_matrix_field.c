@@ -130,7 +130,8 @@ lw_matrix_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out
 }
 
 int
-lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value)
+lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value,
+                        uint32_t *next)
 {
     uint32_t n, m;
     bool is_vector;
@@ -140,22 +141,10 @@ lw_matrix_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const E
         return lw_error(lw, node, QD_ERR_TYPE, "the kernel returns a %ux%u %s", n, m,
                         is_vector ? "vector" : "matrix");
     }
-    if (n * m > 16) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "a kernel returns at most 16 values");
-    }
     ty = ty ? ty : value->ty;
     for (uint32_t i = 0; i < n * m; i++) {
-        Expr conv;
-        RETURN_IF_ERROR(lw_convert(lw, node, &value->items[i], ty, &conv));
-        QdInst *inst = lw_emit(lw, QD_OP_KERNEL_RET, 1);
-        if (!inst) {
-            return -1;
-        }
-        inst->args[0] = conv.id;
-        inst->imm.i = i;
-        lw->info->returns[i] = ty->kind;
+        RETURN_IF_ERROR(lw_kernel_result(lw, node, &value->items[i], ty, next));
     }
-    lw->info->nreturns = n * m;
     return 0;
 }
 

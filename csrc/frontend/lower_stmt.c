@@ -962,6 +962,37 @@ lower_for(Lowerer *lw, const QdAst *node)
 
 /***** return, assert *****/
 
+
+/* Raises for a return annotation (element) that is not a dtype, struct or vector/matrix type. */
+static int
+check_return_annotation(Lowerer *lw, const QdAst *ann_node, const Expr *t)
+{
+    if (t->kind != EX_PYOBJ ||
+        (t->hkind != QD_HOST_DTYPE && t->hkind != QD_HOST_STRUCT_TYPE &&
+         t->hkind != QD_HOST_MATRIX_TYPE)) {
+        return lw_error(lw, ann_node, QD_ERR_SYNTAX, "Invalid return type annotation");
+    }
+    return 0;
+}
+
+/* Kernel results for `v` returned as annotation (element) t, from result *next on. */
+static int
+return_value(Lowerer *lw, const QdAst *node, const QdAst *ann_node, const Expr *t, const Expr *v,
+             uint32_t *next)
+{
+    RETURN_IF_ERROR(check_return_annotation(lw, ann_node, t));
+    if (t->hkind == QD_HOST_STRUCT_TYPE) {
+        return lw_struct_kernel_return(lw, node, t, v, next);
+    }
+    if (t->hkind == QD_HOST_MATRIX_TYPE) {
+        return lw_matrix_kernel_return(lw, node, t, v, next);
+    }
+    if (!lw_is_compile_time_scalar(v) && v->kind != EX_VALUE && v->kind != EX_LVALUE) {
+        return lw_return_type_error(lw, node, t, v);
+    }
+    return lw_kernel_result(lw, node, v, t->ty, next);
+}
+
 static int
 lower_return(Lowerer *lw, const QdAst *node)
 {
@@ -1028,42 +1059,23 @@ lower_return(Lowerer *lw, const QdAst *node)
         RETURN_IF_ERROR(lw_expr(lw, ann_node, &ann));
     }
     lw_set_loc(lw, node);
-    if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_STRUCT_TYPE) {
-        RETURN_IF_ERROR(lw_struct_kernel_return(lw, node, &ann, &value));
-        fr->returned = true;
-        return 0;
-    }
-    if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_MATRIX_TYPE) {
-        RETURN_IF_ERROR(lw_matrix_kernel_return(lw, node, &ann, &value));
-        fr->returned = true;
-        return 0;
-    }
-    uint32_t n = ann.kind == EX_TUPLE ? ann.nitems : 1;
-    if (n > 16) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "a kernel returns at most 16 values");
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        const Expr *t = ann.kind == EX_TUPLE ? &ann.items[i] : &ann;
-        const Expr *v = value.kind == EX_TUPLE ? (i < value.nitems ? &value.items[i] : NULL)
-                                               : (n == 1 ? &value : NULL);
-        if (t->kind != EX_PYOBJ || t->hkind != QD_HOST_DTYPE) {
-            return lw_error(lw, fr->ret_annotation, QD_ERR_SYNTAX, "Invalid return type annotation");
-        }
-        if (!v || (value.kind == EX_TUPLE && value.nitems != n)) {
+    uint32_t next = 0;
+    if (ann.kind == EX_TUPLE) {
+        if (value.kind != EX_TUPLE || value.nitems != ann.nitems) {
+            for (uint32_t i = 0; i < ann.nitems; i++) {
+                RETURN_IF_ERROR(check_return_annotation(lw, fr->ret_annotation, &ann.items[i]));
+            }
             return lw_error(lw, node, QD_ERR_SYNTAX, "The number of returned values does not match "
                                                      "the return type annotation");
         }
-        Expr conv;
-        RETURN_IF_ERROR(lw_convert(lw, node, v, t->ty, &conv));
-        QdInst *inst = lw_emit(lw, QD_OP_KERNEL_RET, 1);
-        if (!inst) {
-            return -1;
+        for (uint32_t i = 0; i < ann.nitems; i++) {
+            RETURN_IF_ERROR(return_value(lw, node, fr->ret_annotation, &ann.items[i],
+                                         &value.items[i], &next));
         }
-        inst->args[0] = conv.id;
-        inst->imm.i = i;
-        lw->info->returns[i] = t->ty->kind;
+    } else {
+        RETURN_IF_ERROR(return_value(lw, node, fr->ret_annotation, &ann, &value, &next));
     }
-    lw->info->nreturns = n;
+    lw->info->nreturns = next;
     fr->returned = true;
     return 0;
 }

@@ -22,6 +22,7 @@
 #include "lower.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define UNPACKED_HINT                                                                          \
@@ -226,10 +227,27 @@ convert_member(Lowerer *lw, const QdAst *node, const char *name, const QdHostVal
                QdHandle type, const Expr *value, Expr *out)
 {
     if (desc->kind == QD_HOST_STRUCT_TYPE) {
-        if (value->kind != EX_STRUCT) {
+        if (value->kind == EX_STRUCT) {
+            return lw_struct_cast(lw, node, type, value, out);
+        }
+        if (!lw_is_compile_time_scalar(value) && value->kind != EX_VALUE &&
+            value->kind != EX_LVALUE) {
             return lw_error(lw, node, QD_ERR_TYPE, "struct member '%s' takes a struct value", name);
         }
-        return lw_struct_cast(lw, node, type, value, out);
+        /* A number is the nested struct's first member (recursively), the rest zero. */
+        StructInfo si;
+        RETURN_IF_ERROR(struct_info(lw, node, type, &si));
+        RETURN_IF_ERROR(new_struct(lw, type, si.n, out));
+        for (uint32_t i = 0; i < si.n; i++) {
+            set_key(out, i, si.names[i]);
+            if (i == 0) {
+                RETURN_IF_ERROR(convert_member(lw, node, si.names[i], &si.desc[i], si.types[i],
+                                               value, &out->items[i]));
+            } else {
+                RETURN_IF_ERROR(zero_member(lw, node, &si.desc[i], si.types[i], &out->items[i]));
+            }
+        }
+        return 0;
     }
     if (desc->kind == QD_HOST_MATRIX_TYPE) {
         return matrix_member(lw, node, type, value, out);
@@ -696,7 +714,30 @@ lw_struct_from_dict(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *d
     return 0;
 }
 
-/* Emits one kernel result per scalar leaf of s, from index *next on. */
+int
+lw_kernel_result(Lowerer *lw, const QdAst *node, const Expr *v, const QdType *ty, uint32_t *next)
+{
+    if (*next >= QD_MAX_RESULTS) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "a kernel returns at most %u values",
+                        (unsigned)QD_MAX_RESULTS);
+    }
+    Expr conv;
+    if (ty) {
+        RETURN_IF_ERROR(lw_convert(lw, node, v, ty, &conv));
+    } else {
+        RETURN_IF_ERROR(lw_rvalue(lw, node, v, &conv));
+    }
+    QdInst *inst = lw_emit(lw, QD_OP_KERNEL_RET, 1);
+    if (!inst) {
+        return -1;
+    }
+    inst->args[0] = conv.id;
+    inst->imm.i = *next;
+    lw->info->returns[(*next)++] = conv.ty->kind;
+    return 0;
+}
+
+/* Emits one kernel result per scalar leaf of s (already of the annotated type). */
 static int
 return_leaves(Lowerer *lw, const QdAst *node, const Expr *s, uint32_t *next)
 {
@@ -706,33 +747,139 @@ return_leaves(Lowerer *lw, const QdAst *node, const Expr *s, uint32_t *next)
             RETURN_IF_ERROR(return_leaves(lw, node, item, next));
             continue;
         }
-        if (*next >= 16) {
-            return lw_error(lw, node, QD_ERR_SYNTAX,
-                            "a kernel returns at most 16 values: this struct has more scalar members");
-        }
-        Expr v;
-        RETURN_IF_ERROR(lw_rvalue(lw, node, item, &v));
-        QdInst *inst = lw_emit(lw, QD_OP_KERNEL_RET, 1);
-        if (!inst) {
-            return -1;
-        }
-        inst->args[0] = v.id;
-        inst->imm.i = *next;
-        lw->info->returns[(*next)++] = v.ty->kind;
+        RETURN_IF_ERROR(lw_kernel_result(lw, node, item, NULL, next));
     }
     return 0;
 }
 
-int
-lw_struct_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value)
+/* The text of string attribute `attr` of h, or NULL (no diag) when it has none. */
+static const char *
+str_attr(Lowerer *lw, QdHandle h, const char *attr)
 {
-    if (value->kind != EX_STRUCT) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "the kernel is annotated to return a struct");
+    QdHandle t;
+    QdHostValue hv;
+    if (!h || lw->host->getattr(lw->host->self, lw->ctx, h, attr, &t) != 0 ||
+        lw->host->describe(lw->host->self, lw->ctx, t, &hv) < 0 || hv.kind != QD_HOST_STR) {
+        return NULL;
+    }
+    return hv.str;
+}
+
+/* Python's repr of a float (the shortest text that reads back as the same double). */
+static void
+put_float(QdSbuf *sb, double v)
+{
+    char text[64];
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(text, sizeof(text), "%.*g", digits, v);
+        if (strtod(text, NULL) == v) {
+            break;
+        }
+    }
+    qd_sbuf_puts(sb, text);
+    if (!strpbrk(text, ".eEni")) {
+        qd_sbuf_puts(sb, ".0");
+    }
+}
+
+/* What a returned value is, as the reference names it: compile-time numbers as Python prints
+ * them, a struct value as <qd.Struct member=..., struct_methods=...>, a dict or tuple item by
+ * item (structs inside as dicts), anything computed as <qd.Expr>. */
+static void
+describe_value(Lowerer *lw, const Expr *v, bool nested, QdSbuf *sb)
+{
+    switch (v->kind) {
+    case EX_INT:
+        qd_sbuf_printf(sb, "%lld", (long long)v->ival);
+        return;
+    case EX_BOOL:
+        qd_sbuf_puts(sb, v->ival ? "True" : "False");
+        return;
+    case EX_FLOAT:
+        put_float(sb, v->fval);
+        return;
+    case EX_NONE:
+        qd_sbuf_puts(sb, "None");
+        return;
+    case EX_STR:
+        qd_sbuf_printf(sb, "'%s'", v->str);
+        return;
+    case EX_TUPLE:
+        qd_sbuf_putc(sb, '(');
+        for (uint32_t i = 0; i < v->nitems; i++) {
+            qd_sbuf_puts(sb, i ? ", " : "");
+            describe_value(lw, &v->items[i], true, sb);
+        }
+        qd_sbuf_puts(sb, v->nitems == 1 ? ",)" : ")");
+        return;
+    case EX_DICT:
+    case EX_STRUCT: {
+        bool as_dict = v->kind == EX_DICT || nested;
+        qd_sbuf_puts(sb, as_dict ? "{" : "<qd.Struct ");
+        for (uint32_t i = 0; i < v->nitems; i++) {
+            qd_sbuf_puts(sb, i ? ", " : "");
+            const Expr *key = &v->keys[i];
+            if (key->kind == EX_STR) {
+                qd_sbuf_printf(sb, as_dict ? "'%s': " : "%s=", key->str);
+            } else {
+                describe_value(lw, key, true, sb);
+                qd_sbuf_puts(sb, ": ");
+            }
+            const Expr *item = &v->items[i];
+            if (v->kind == EX_STRUCT && item->kind != EX_STRUCT) {
+                qd_sbuf_puts(sb, "<qd.Expr>"); /* struct members are always kernel values */
+            } else {
+                describe_value(lw, item, nested, sb);
+            }
+        }
+        if (as_dict) {
+            qd_sbuf_putc(sb, '}');
+            return;
+        }
+        const char *type_text = str_attr(lw, v->h, "_qd_repr");
+        const char *methods = type_text ? strstr(type_text, "struct_methods=") : NULL;
+        qd_sbuf_puts(sb, v->nitems ? ", " : "");
+        qd_sbuf_puts(sb, methods ? methods : "struct_methods={}>");
+        return;
+    }
+    default:
+        qd_sbuf_puts(sb, "<qd.Expr>");
+        return;
+    }
+}
+
+int
+lw_return_type_error(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value)
+{
+    QdSbuf sb;
+    qd_sbuf_init(&sb);
+    describe_value(lw, value, false, &sb);
+    const char *required = NULL;
+    if (ann->kind == EX_PYOBJ) {
+        required = str_attr(lw, ann->h, "_qd_repr");
+    }
+    if (!required && ann->ty) {
+        required = qd_type_scalar_name(ann->ty->kind);
+    }
+    char *text = qd_sbuf_take(&sb);
+    int rc = lw_error(lw, node, QD_ERR_COMPILATION,
+                      "QuadrantsRuntimeTypeError: Return (type=%s) cannot be converted into required "
+                      "type %s", text ? text : "?", required ? required : "?");
+    free(text);
+    return rc;
+}
+
+int
+lw_struct_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value,
+                        uint32_t *next)
+{
+    /* The reference takes a struct of any type with the same members (names and types). */
+    const char *want = str_attr(lw, ann->h, "_qd_layout");
+    const char *got = value->kind == EX_STRUCT ? str_attr(lw, value->h, "_qd_layout") : NULL;
+    if (!want || !got || strcmp(want, got) != 0) {
+        return lw_return_type_error(lw, node, ann, value);
     }
     Expr s;
     RETURN_IF_ERROR(lw_struct_cast(lw, node, ann->h, value, &s));
-    uint32_t n = 0;
-    RETURN_IF_ERROR(return_leaves(lw, node, &s, &n));
-    lw->info->nreturns = n;
-    return 0;
+    return return_leaves(lw, node, &s, next);
 }

@@ -267,7 +267,8 @@ check_assert_flag(CudaKernelObject *self, QdPyState *state, QdCtx *ctx)
 static PyObject *
 finish_launch(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, const CudaArrays *arrays)
 {
-    uint64_t slots[QD_MAX_RESULTS];
+    uint64_t inline_slots[QD_PY_INLINE_RESULTS];
+    uint64_t *slots = inline_slots;
     uint32_t nhosts = arrays->host.count;
     uint32_t nresults = self->code.layout.nresults;
     int rc = 0;
@@ -275,7 +276,12 @@ finish_launch(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, const CudaAr
     if (self->code.nasserts == 0 && !self->code.has_print && nhosts == 0 && nresults == 0) {
         Py_RETURN_NONE; /* nothing to wait for: the launch stays asynchronous */
     }
-    nresults = nresults > QD_ARRAY_LEN(slots) ? QD_ARRAY_LEN(slots) : nresults;
+    if (nresults > QD_ARRAY_LEN(inline_slots)) {
+        slots = PyMem_Malloc((size_t)nresults * QD_RESULT_SLOT_BYTES);
+        if (!slots) {
+            return PyErr_NoMemory();
+        }
+    }
     Py_BEGIN_ALLOW_THREADS
     if (self->code.nasserts > 0) {
         rc = check_assert_flag(self, state, ctx);
@@ -294,12 +300,17 @@ finish_launch(CudaKernelObject *self, QdPyState *state, QdCtx *ctx, const CudaAr
         rc = qd_cuda_download(ctx, slots, self->results, QD_RESULT_SLOT_BYTES * nresults);
     }
     Py_END_ALLOW_THREADS
+    PyObject *ret = NULL;
     if (rc < 0) {
         qd_py_raise_diag(self->module, &ctx->diag);
-        return NULL;
+    } else {
+        ret = qd_py_unpack_results((const unsigned char *)slots, self->code.layout.result_types,
+                                   nresults);
     }
-    return qd_py_unpack_results((const unsigned char *)slots, self->code.layout.result_types,
-                                nresults);
+    if (slots != inline_slots) {
+        PyMem_Free(slots);
+    }
+    return ret;
 }
 
 /* The whole parameter buffer of a launch: arguments (host arrays copied to the device) and the

@@ -217,7 +217,8 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     QdPyState *state = qd_py_state(self->module);
     unsigned char argbuf[MAX_INLINE_ARGS] __attribute__((aligned(16)));
-    uint64_t results[QD_MAX_RESULTS] = {0};
+    uint64_t inline_results[QD_PY_INLINE_RESULTS] = {0};
+    uint64_t *results = inline_results;
     QdPyHostArrays arrays;
     unsigned char *packed = argbuf;
     void *tmps = NULL;
@@ -239,6 +240,13 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
         memset(argbuf, 0, self->code.args_size);
     }
     qd_py_host_arrays_init(&arrays);
+    if (self->code.nresults > QD_ARRAY_LEN(inline_results)) {
+        results = PyMem_Calloc(self->code.nresults, QD_RESULT_SLOT_BYTES);
+        if (!results) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
     if (self->rng_offset >= 0) {
         /* A new seed every launch: a fixed random_seed repeats the program's sequence. */
         uint64_t z = qd_py_next_rng_seed(state);
@@ -291,6 +299,9 @@ done:
         PyMem_Free(packed);
     }
     PyMem_Free(tmps);
+    if (results != inline_results) {
+        PyMem_Free(results);
+    }
     return ret;
 }
 

@@ -86,6 +86,9 @@ int qd_py_pack_scalar(PyObject *value, QdTypeKind kind, unsigned char *dst);
 /* The kernel_ret slot at `slot` as a Python number: int for integers (u1 included), float for
  * floats; None for QD_TY_VOID. New reference. */
 PyObject *qd_py_unpack_result(const unsigned char *slot, QdTypeKind kind);
+/* Result slots a launch keeps on the stack; kernels with more results (up to QD_MAX_RESULTS)
+ * get a heap buffer. */
+#define QD_PY_INLINE_RESULTS 64
 /* A kernel's results from its slots (QD_RESULT_SLOT_BYTES each): None for none, the value for
  * one, a tuple for more. New reference, or NULL with an exception. */
 PyObject *qd_py_unpack_results(const unsigned char *slots, const QdTypeKind *types, uint32_t n);

@@ -774,3 +774,18 @@ def test_real_data_oriented():
     counter.bump(2)
     counter.bump(1)
     np.testing.assert_array_equal(counter.values.to_numpy(), np.arange(5) * 2 + 3)
+
+
+def test_ndarray_parameter_given_a_non_array():
+    @qd.kernel
+    def k(x: qd.types.ndarray(dtype=qd.f32, ndim=1)) -> qd.f32:
+        return x[0]
+
+    n = int(np.random.default_rng().integers(1, 100))
+    with pytest.raises(qd.QuadrantsRuntimeTypeError, match=f"Invalid type for argument x, got {n}$"):
+        k(n)
+    f = qd.field(qd.f32, 3)
+    with pytest.raises(qd.QuadrantsRuntimeTypeError) as info:
+        k(f)
+    assert str(info.value).strip().startswith("Argument NdarrayType(dtype=f32, ndim=1")
+    assert str(info.value).endswith("cannot be converted into required type [0. 0. 0.]")

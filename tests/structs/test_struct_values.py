@@ -301,3 +301,41 @@ def test_struct_template_argument_is_keyed_by_value():
     p.a = 10.0
     assert k(p) == 12.0
     assert len(k._compiled) == 2
+
+
+# --- a number for a nested struct member ---
+
+_FillInner = qd.types.struct(x=qd.f32, y=qd.types.vector(2, qd.f32))
+_FillInnerVecFirst = qd.types.struct(y=qd.types.vector(2, qd.f32), x=qd.f32)
+_FillOuter = qd.types.struct(i=_FillInner, z=qd.i32)
+_FillOuterVecFirst = qd.types.struct(i=_FillInnerVecFirst, z=qd.i32)
+
+
+@qd.func
+def _digits(s):
+    return s.i.x * 100 + s.i.y[0] * 10 + s.i.y[1] + s.z * 1000
+
+
+@qd.kernel
+def _fill_outer(v: qd.f32, z: qd.i32) -> qd.types.vector(3, qd.f32):
+    a = _FillOuter(v)
+    b = _FillOuterVecFirst(v)
+    c = _FillOuter(v, z)
+    return qd.Vector([_digits(a), _digits(b), _digits(c)])
+
+
+@qd.kernel
+def _fill_constant() -> qd.f32:
+    s = _FillOuter(1)
+    return s.i.x + s.i.y.sum() + s.z
+
+
+def test_number_for_nested_struct_member_is_its_first_member():
+    v, z = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    # the number goes to the first member of the nested struct (a vector there is filled)
+    expected = [100 * v, 11 * v, 100 * v + 1000 * z]
+    assert list(_fill_outer(v, z)) == pytest.approx(expected)
+    assert _fill_constant() == 1.0
+    assert _FillOuter(v).to_dict() == {"i": {"x": v, "y": [0.0, 0.0]}, "z": 0}
+    assert _FillOuterVecFirst(v).to_dict() == {"i": {"y": [v, v], "x": 0.0}, "z": 0}
+    assert _FillOuter(v, z).z == z
