@@ -136,6 +136,32 @@ def test_zero_d_field():
         x[0]
 
 
+def test_zero_d_vector_and_matrix_fields():
+    v = qd.Vector.field(3, qd.f32, shape=())
+    data = random_array(qd.f32, (3,))
+    v.from_numpy(data)
+    assert v.shape == () and v.to_numpy().shape == (3,)
+    np.testing.assert_array_equal(v.to_numpy(), data)
+    np.testing.assert_array_equal(v[None].to_numpy(), data)
+    assert v.to_numpy(keep_dims=True).shape == (3, 1)
+    m = qd.Matrix.field(2, 3, qd.i32, shape=())
+    mdata = random_array(qd.i32, (2, 3))
+    m.from_numpy(mdata)
+    assert m.to_numpy().shape == (2, 3)
+    np.testing.assert_array_equal(m.to_numpy(), mdata)
+    with pytest.raises(ValueError, match="Mismatch shape"):
+        v.from_numpy(np.zeros(4, np.float32))
+
+    @qd.kernel
+    def double():
+        v[None] = v[None] * 2
+        m[None] += 1
+
+    double()
+    np.testing.assert_allclose(v.to_numpy(), data * 2)
+    np.testing.assert_array_equal(m.to_numpy(), mdata + 1)
+
+
 def test_values_converted_like_c_casts():
     ints = qd.field(qd.i32, shape=4)
     ints[0] = -1.5

@@ -122,6 +122,25 @@ def test_zero_d():
     assert a[()] == -3 and a.to_numpy().shape == ()
 
 
+def test_zero_d_vector_and_matrix_ndarrays():
+    v = qd.Vector.ndarray(3, qd.f32, shape=())
+    assert v.shape == () and v.to_numpy().shape == (3,)
+    data = random_array(qd.f32, (3,))
+    v.from_numpy(data)
+    np.testing.assert_array_equal(v[None].to_numpy(), data)
+    m = qd.ndarray(qd.types.matrix(2, 2, qd.i32), shape=())
+    assert m.shape == () and m.to_numpy().shape == (2, 2)
+
+    @qd.kernel
+    def bump(a: qd.types.ndarray(), b: qd.types.ndarray()):
+        a[()] = a[()] * 2
+        b[()] += qd.Matrix([[1, 2], [3, 4]])
+
+    bump(v, m)
+    np.testing.assert_allclose(v.to_numpy(), data * 2)
+    np.testing.assert_array_equal(m.to_numpy(), [[1, 2], [3, 4]])
+
+
 def test_conversions():
     a = qd.ndarray(qd.i16, 3)
     a[0] = -2.7
