@@ -285,14 +285,25 @@ def _array_value(param, value, callbacks):
     if isinstance(value, Ndarray):
         array = value._data()
         _matrix.check_element_shape(param.annotation, name, array.shape)
+        element = tuple(value.element_shape)
+        if not getattr(param.annotation, "element_ndim", 0):
+            # No element type in the annotation: the element is the argument's, and ndim counts
+            # the array axes only (a vector ndarray of shape (3, 4) is taken by ndim=2).
+            if wanted_dtype is not None and element:
+                raise TypeError(
+                    f"Expect element type {wanted_dtype} for argument {name}, but get "
+                    f"[Tensor {_element_text(element)} {value.dtype}]"
+                )
+            if wanted_ndim is not None:
+                wanted_ndim += len(element)
         if wanted_dtype is not None and value.dtype is not wanted_dtype:
             raise TypeError(
                 f"Expect element type {wanted_dtype} for argument {name}, but get {value.dtype}"
             )
         if wanted_ndim is not None and array.ndim != wanted_ndim:
             raise ValueError(
-                f"Invalid value for argument {name} - required ndim={wanted_ndim}, but "
-                f"{array.ndim}d ndarray with shape {value.shape} is provided"
+                f"Invalid value for argument {name} - required ndim={param.annotation.ndim}, but "
+                f"{len(value.shape)}d ndarray with shape {value.shape} is provided"
             )
         return value.dtype, value._qd_array  # on CUDA its DeviceBuffer
     if isinstance(value, np.ndarray):
@@ -317,6 +328,11 @@ def _array_value(param, value, callbacks):
         f"Argument {name} (type={type(value)}) cannot be converted into required type "
         f"{param.annotation}: pass a qd.ndarray, a numpy array or a torch tensor"
     )
+
+
+def _element_text(element):
+    """``(2)`` / ``(2, 3)``: a vector/matrix element shape as error messages write it."""
+    return f"({element[0]})" if len(element) == 1 else str(tuple(element))
 
 
 def _foreign_array_dtype(param, np_dtype, shape):

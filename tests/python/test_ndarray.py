@@ -250,3 +250,53 @@ def test_fortran_array_is_copied_back():
     fortran = np.zeros((3, 5), dtype=np.int32, order="F")
     mark(fortran)
     np.testing.assert_array_equal(fortran, np.add.outer(np.arange(3) * 100, np.arange(5)))
+
+
+@pytest.mark.parametrize(
+    "make, outer",
+    [
+        (lambda shape: qd.Vector.ndarray(2, qd.f32, shape=shape), (3, 4)),
+        (lambda shape: qd.Matrix.ndarray(2, 3, qd.i32, shape=shape), (5,)),
+        (lambda shape: qd.ndarray(qd.f32, shape), (3, 4)),
+    ],
+)
+def test_untyped_ndim_counts_array_axes_only(make, outer):
+    """ndarray(ndim=N) without an element type takes the argument's elements; N is the number of
+    array axes (the element axes come on top)."""
+    a = make(outer)
+    data = (np.random.default_rng().standard_normal(a.to_numpy().shape) * 10).astype(
+        a.to_numpy().dtype
+    )
+    a.from_numpy(data)
+
+    @qd.kernel
+    def twice(x: qd.types.ndarray(ndim=len(outer))):
+        for I in qd.grouped(x):
+            x[I] = x[I] * 2
+
+    twice(a)
+    twice(a)  # the second call takes the launch fast path
+    np.testing.assert_array_equal(a.to_numpy(), data * 4)
+
+    @qd.kernel
+    def wrong(x: qd.types.ndarray(ndim=len(outer) + 1)):
+        pass
+
+    with pytest.raises(ValueError) as info:
+        wrong(a)
+    assert str(info.value) == (
+        f"Invalid value for argument x - required ndim={len(outer) + 1}, but {len(outer)}d "
+        f"ndarray with shape {outer} is provided"
+    )
+
+
+def test_scalar_dtype_rejects_vector_ndarray():
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i32, ndim=1)):
+        pass
+
+    with pytest.raises(TypeError) as info:
+        k(qd.Matrix.ndarray(2, 3, qd.i32, shape=(3,)))
+    assert str(info.value) == "Expect element type i32 for argument x, but get [Tensor (2, 3) i32]"
+    with pytest.raises(TypeError, match=r"but get \[Tensor \(2\) f32\]"):
+        k(qd.Vector.ndarray(2, qd.f32, shape=(3,)))
