@@ -194,7 +194,7 @@ def _analyze_params(function, *, is_kernel, requires_annotations):
         signature = inspect.signature(function, eval_str=True)
     except Exception as exc:  # string annotations that do not evaluate
         raise QuadrantsSyntaxError(
-            f"cannot evaluate the annotations of {function.__qualname__}: {exc}"
+            f"Invalid type annotation in `{function.__qualname__}`: {exc}"
         ) from None
     is_method = _is_method(function)
     params = []
