@@ -5,7 +5,8 @@ call by that attribute and compiles it. Called in Python scope:
 
 - ``static``, ``static_assert``, ``static_print``, ``ndrange``, ``grouped`` behave as at trace
   time (``qd.static(qd.ndrange(2, 3))`` is an iterable of index tuples);
-- ``cast``, ``bit_cast`` and the math functions compute on Python/NumPy numbers (math-module
+- ``cast``, ``bit_cast`` and the math functions compute on Python/NumPy numbers, and
+  elementwise on Python-scope vectors and matrices through NumPy (math-module
   semantics, with the kernel's conventions where they differ: ``floor``/``ceil``/``round`` keep
   floats, ``round`` is half away from zero, ``raw_div``/``raw_mod`` are C division/remainder,
   ``bit_shr`` is a logical shift in the width of the value's type);

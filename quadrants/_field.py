@@ -13,7 +13,8 @@ is its host mirror (``_device.py`` says when data moves).
 Layouts: ``qd.root.dense(axes, shape)`` levels may be nested (``qd.root.dense(qd.i, 4).dense(qd.j,
 8)`` makes (4, 8) fields). A field has one dimension per axis named along the chain, in axis
 order (``qd.root.dense(qd.k, 5)`` makes a (5,) field); an axis divided over several levels has
-the product of their extents (``dense(qd.i, 4).dense(qd.i, 3)``: shape (12,)). Several fields placed in one SNode get one array each (structure of arrays). Sparse
+the product of their extents (``dense(qd.i, 4).dense(qd.i, 3)``: shape (12,)). Several fields
+placed in one SNode get one array each (structure of arrays). Sparse
 SNodes (``pointer``, ``bitmasked``, ``dynamic``, ``hash``) raise NotImplementedError.
 
 Python-scope element access checks bounds always (AssertionError, as the reference does with

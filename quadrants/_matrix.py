@@ -8,7 +8,9 @@ made by ``qd.types.vector(n, dt)`` / ``qd.types.matrix(n, m, dt)`` carries ``_qd
 and ``n``, ``m``, ``ndim``, ``dtype``; calling it in a kernel builds a value of that type.
 
 In Python scope a ``Matrix`` is a small NumPy-backed value (``entries``: a 1-D array for a
-vector, 2-D for a matrix). A ``Matrix`` captured by a kernel (a global, a template argument)
+vector, 2-D for a matrix, of ``dt``'s type when given, else of NumPy's: float64, int64, bool) that
+prints as NumPy does; ``dtype`` is the type a kernel gives it. Operators, comparisons and the
+qd math builtins work elementwise (``elementwise``) and give a ``Matrix``. A ``Matrix`` captured by a kernel (a global, a template argument)
 becomes a constant of the kernel: it carries ``_qd_matrix_value``, ``_qd_entries`` (the
 row-major Python scalars), ``n``, ``m``, ``ndim`` and ``dtype``.
 """
