@@ -5,7 +5,8 @@ call by that attribute and compiles it. Called in Python scope:
 
 - ``static``, ``static_assert``, ``static_print``, ``ndrange``, ``grouped`` behave as at trace
   time (``qd.static(qd.ndrange(2, 3))`` is an iterable of index tuples);
-- ``cast``, ``bit_cast`` and the math functions compute on Python/NumPy numbers (math-module
+- ``cast``, ``bit_cast`` and the math functions compute on Python/NumPy numbers, and
+  elementwise on Python-scope vectors and matrices through NumPy (math-module
   semantics, with the kernel's conventions where they differ: ``floor``/``ceil``/``round`` keep
   floats, ``round`` is half away from zero, ``raw_div``/``raw_mod`` are C division/remainder,
   ``bit_shr`` is a logical shift in the width of the value's type);
@@ -13,13 +14,14 @@ call by that attribute and compiles it. Called in Python scope:
 """
 
 import builtins as _py
+import functools
 import itertools
 import math
 import types
 
 import numpy as np
 
-from quadrants import _types
+from quadrants import _matrix, _types
 from quadrants._core import QuadrantsSyntaxError, QuadrantsTypeError
 
 
@@ -188,7 +190,10 @@ def _source_dtype(x):
 
 @_builtin("cast")
 def cast(x, dtype):
-    """`x` converted to `dtype` (float -> int truncates toward zero)."""
+    """`x` converted to `dtype` (float -> int truncates toward zero); elementwise on vectors and
+    matrices."""
+    if isinstance(x, _matrix.Matrix):
+        return x.cast(dtype)
     return _types.to_dtype_value(x, _types.cook_dtype(dtype)).item()
 
 
@@ -215,8 +220,25 @@ def _rounded(x, result, dtype):
     return cast(result, dtype) if dtype is not None else result
 
 
-def _math1(name, function, doc):
+def _has_matrix(args):
+    return _py.any(isinstance(a, _matrix.Matrix) for a in args)
+
+
+def _elementwise(function, *args):
+    """`function` (a NumPy function) over Matrix arguments, elementwise (scalars broadcast)."""
+    return _matrix.elementwise(function, *args)
+
+
+def _rounding(x, function, dtype):
+    """floor/ceil/round of a vector or matrix: integers stay as they are."""
+    result = _elementwise(np.copy if x.entries.dtype.kind in "biu" else function, x)
+    return result.cast(dtype) if dtype is not None else result
+
+
+def _math1(name, function, np_function, doc):
     def builtin(x):
+        if isinstance(x, _matrix.Matrix):
+            return _elementwise(np_function, x)
         return function(x)
 
     builtin.__name__ = builtin.__qualname__ = name
@@ -225,40 +247,55 @@ def _math1(name, function, doc):
     return builtin
 
 
-sqrt = _math1("sqrt", math.sqrt, "Square root.")
-exp = _math1("exp", math.exp, "e to the power x.")
-log = _math1("log", math.log, "Natural logarithm.")
-sin = _math1("sin", math.sin, "Sine.")
-cos = _math1("cos", math.cos, "Cosine.")
-tan = _math1("tan", math.tan, "Tangent.")
-tanh = _math1("tanh", math.tanh, "Hyperbolic tangent.")
-asin = _math1("asin", math.asin, "Arc sine.")
-acos = _math1("acos", math.acos, "Arc cosine.")
-rsqrt = _math1("rsqrt", lambda x: 1.0 / math.sqrt(x), "Reciprocal square root, 1 / sqrt(x).")
-abs = _math1("abs", _py.abs, "Absolute value.")  # noqa: A001 (qd.abs)
+def _np_rsqrt(x):
+    return 1 / np.sqrt(x)
+
+
+sqrt = _math1("sqrt", math.sqrt, np.sqrt, "Square root.")
+exp = _math1("exp", math.exp, np.exp, "e to the power x.")
+log = _math1("log", math.log, np.log, "Natural logarithm.")
+sin = _math1("sin", math.sin, np.sin, "Sine.")
+cos = _math1("cos", math.cos, np.cos, "Cosine.")
+tan = _math1("tan", math.tan, np.tan, "Tangent.")
+tanh = _math1("tanh", math.tanh, np.tanh, "Hyperbolic tangent.")
+asin = _math1("asin", math.asin, np.arcsin, "Arc sine.")
+acos = _math1("acos", math.acos, np.arccos, "Arc cosine.")
+rsqrt = _math1(
+    "rsqrt", lambda x: 1.0 / math.sqrt(x), _np_rsqrt, "Reciprocal square root, 1 / sqrt(x)."
+)
+abs = _math1("abs", _py.abs, np.abs, "Absolute value.")  # noqa: A001 (qd.abs)
 
 
 @_builtin("atan2")
 def atan2(y, x):
     """The angle of the point (x, y): arc tangent of y / x in the right quadrant."""
+    if _has_matrix((y, x)):
+        return _elementwise(np.arctan2, y, x)
     return math.atan2(y, x)
 
 
 @_builtin("floor")
 def floor(x, dtype=None):
     """Largest integer not above `x`, in x's type (or cast to `dtype`)."""
+    if isinstance(x, _matrix.Matrix):
+        return _rounding(x, np.floor, dtype)
     return _rounded(x, math.floor(x), dtype)
 
 
 @_builtin("ceil")
 def ceil(x, dtype=None):
     """Smallest integer not below `x`, in x's type (or cast to `dtype`)."""
+    if isinstance(x, _matrix.Matrix):
+        return _rounding(x, np.ceil, dtype)
     return _rounded(x, math.ceil(x), dtype)
 
 
 @_builtin("round")
 def round(x, dtype=None):  # noqa: A001 (qd.round)
-    """`x` rounded to the nearest integer, halves away from zero (or cast to `dtype`)."""
+    """`x` rounded to the nearest integer, halves away from zero (or cast to `dtype`); on a
+    Python-scope vector or matrix, halves to even (NumPy's rounding, as in the reference)."""
+    if isinstance(x, _matrix.Matrix):
+        return _rounding(x, np.round, dtype)
     lower = math.floor(x)
     fraction = x - lower
     result = lower + 1 if fraction > 0.5 or (fraction == 0.5 and x > 0) else lower
@@ -273,19 +310,32 @@ def pow(x, n):  # noqa: A001 (qd.pow)
 
 @_builtin("min")
 def min(*args):  # noqa: A001 (qd.min)
-    """The smallest argument (one argument is returned unchanged)."""
-    return args[0] if len(args) == 1 else _py.min(args)
+    """The smallest argument (one argument is returned unchanged); elementwise on vectors and
+    matrices."""
+    if len(args) == 1:
+        return args[0]
+    if _has_matrix(args):
+        return functools.reduce(lambda a, b: _elementwise(np.minimum, a, b), args)
+    return _py.min(args)
 
 
 @_builtin("max")
 def max(*args):  # noqa: A001 (qd.max)
-    """The largest argument (one argument is returned unchanged)."""
-    return args[0] if len(args) == 1 else _py.max(args)
+    """The largest argument (one argument is returned unchanged); elementwise on vectors and
+    matrices."""
+    if len(args) == 1:
+        return args[0]
+    if _has_matrix(args):
+        return functools.reduce(lambda a, b: _elementwise(np.maximum, a, b), args)
+    return _py.max(args)
 
 
 @_builtin("select")
 def select(cond, a, b):
-    """`a` where `cond` is true, else `b` (both are evaluated)."""
+    """`a` where `cond` is true, else `b` (both are evaluated); elementwise when `cond` is a
+    vector or matrix."""
+    if isinstance(cond, _matrix.Matrix):
+        return _elementwise(lambda c, x, y: np.where(c, np.asarray(x), np.asarray(y)), cond, a, b)
     return a if cond else b
 
 

@@ -11,8 +11,10 @@ On CUDA the memory is a ``DeviceBuffer`` registered with ``cuda_register_field``
 is its host mirror (``_device.py`` says when data moves).
 
 Layouts: ``qd.root.dense(axes, shape)`` levels may be nested (``qd.root.dense(qd.i, 4).dense(qd.j,
-8)`` makes (4, 8) fields), each axis at most once along a chain; axes missing from the chain have
-extent 1. Several fields placed in one SNode get one array each (structure of arrays). Sparse
+8)`` makes (4, 8) fields). A field has one dimension per axis named along the chain, in axis
+order (``qd.root.dense(qd.k, 5)`` makes a (5,) field); an axis divided over several levels has
+the product of their extents (``dense(qd.i, 4).dense(qd.i, 3)``: shape (12,)). Several fields
+placed in one SNode get one array each (structure of arrays). Sparse
 SNodes (``pointer``, ``bitmasked``, ``dynamic``, ``hash``) raise NotImplementedError.
 
 Python-scope element access checks bounds always (AssertionError, as the reference does with
@@ -22,6 +24,7 @@ Python-scope element access checks bounds always (AssertionError, as the referen
 
 import itertools
 import numbers
+import warnings
 import weakref
 
 import numpy as np
@@ -60,6 +63,7 @@ def axes(*indices):
 
 
 i, j, k, l = Axes(0), Axes(1), Axes(2), Axes(3)
+_AXIS_NAMES = "ijklmnopqrst"
 ij, ik, il, jk, jl, kl = Axes(0, 1), Axes(0, 2), Axes(0, 3), Axes(1, 2), Axes(1, 3), Axes(2, 3)
 ijk, ijl, ikl, jkl = Axes(0, 1, 2), Axes(0, 1, 3), Axes(0, 2, 3), Axes(1, 2, 3)
 ijkl = Axes(0, 1, 2, 3)
@@ -137,12 +141,16 @@ class SNode:
                 raise ValueError(
                     f"dense(): every dimension must be a positive int, got {dimensions!r}"
                 )
-        used = [axis for axis, _ in self._chain()]
-        for axis in indices:
-            if axis in used or indices.count(axis) > 1:
-                raise NotImplementedError(
-                    f"splitting axis {axis} over several dense levels is not supported; give each "
-                    "axis once"
+        if len(set(indices)) != len(indices):
+            raise ValueError(f"dense(): axes {indices} name an axis twice")
+        used = {axis for axis, _ in self._chain()}
+        for axis, size in zip(indices, dimensions):
+            if axis in used and size & (size - 1):
+                warnings.warn(
+                    f"Shape {size} is detected on non-first division of axis "
+                    f"{_AXIS_NAMES[axis]}. For best performance, we recommend that you set it "
+                    "to a power of two.",
+                    stacklevel=3 if isinstance(self, _Root) else 2,
                 )
         return SNode(self, indices, tuple(int(size) for size in dimensions))
 
@@ -152,15 +160,21 @@ class SNode:
     hash = _sparse_unsupported("hash")
 
     def _layout(self):
-        """(canonical shape, physical order) of fields placed here."""
+        """(canonical shape, physical order) of fields placed here. The field has one dimension
+        per axis named along the chain, in axis-number order (``dense(qd.k, 5)`` makes a 1-D
+        field); an axis divided over several levels has the product of their extents, and its
+        index runs over the levels row-major (``dense(qd.i, 4).dense(qd.i, 3)``: i in [0, 12)).
+        Such an axis is stored as one contiguous extent at the place of its outermost level."""
         chain = self._chain()
-        ndim = max((axis + 1 for axis, _ in chain), default=0)
-        extent = [1] * ndim
+        present = sorted({axis for axis, _ in chain})
+        dim_of = {axis: d for d, axis in enumerate(present)}
+        extent = [1] * len(present)
+        order = []
         for axis, size in chain:
-            extent[axis] = size
-        listed = [axis for axis, _ in chain]
-        order = tuple([axis for axis in range(ndim) if axis not in listed] + listed)
-        return tuple(extent), order
+            extent[dim_of[axis]] *= size
+            if dim_of[axis] not in order:
+                order.append(dim_of[axis])
+        return tuple(extent), tuple(order)
 
     @property
     def shape(self):

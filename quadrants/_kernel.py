@@ -194,7 +194,7 @@ def _analyze_params(function, *, is_kernel, requires_annotations):
         signature = inspect.signature(function, eval_str=True)
     except Exception as exc:  # string annotations that do not evaluate
         raise QuadrantsSyntaxError(
-            f"cannot evaluate the annotations of {function.__qualname__}: {exc}"
+            f"Invalid type annotation in `{function.__qualname__}`: {exc}"
         ) from None
     is_method = _is_method(function)
     params = []
@@ -285,14 +285,25 @@ def _array_value(param, value, callbacks):
     if isinstance(value, Ndarray):
         array = value._data()
         _matrix.check_element_shape(param.annotation, name, array.shape)
+        element = tuple(value.element_shape)
+        if not getattr(param.annotation, "element_ndim", 0):
+            # No element type in the annotation: the element is the argument's, and ndim counts
+            # the array axes only (a vector ndarray of shape (3, 4) is taken by ndim=2).
+            if wanted_dtype is not None and element:
+                raise TypeError(
+                    f"Expect element type {wanted_dtype} for argument {name}, but get "
+                    f"[Tensor {_element_text(element)} {value.dtype}]"
+                )
+            if wanted_ndim is not None:
+                wanted_ndim += len(element)
         if wanted_dtype is not None and value.dtype is not wanted_dtype:
             raise TypeError(
                 f"Expect element type {wanted_dtype} for argument {name}, but get {value.dtype}"
             )
         if wanted_ndim is not None and array.ndim != wanted_ndim:
             raise ValueError(
-                f"Invalid value for argument {name} - required ndim={wanted_ndim}, but "
-                f"{array.ndim}d ndarray with shape {value.shape} is provided"
+                f"Invalid value for argument {name} - required ndim={param.annotation.ndim}, but "
+                f"{len(value.shape)}d ndarray with shape {value.shape} is provided"
             )
         return value.dtype, value._qd_array  # on CUDA its DeviceBuffer
     if isinstance(value, np.ndarray):
@@ -319,6 +330,11 @@ def _array_value(param, value, callbacks):
             f"Argument {param.annotation} cannot be converted into required type {value}"
         )
     raise QuadrantsRuntimeTypeError(f"Invalid type for argument {name}, got {value}")
+
+
+def _element_text(element):
+    """``(2)`` / ``(2, 3)``: a vector/matrix element shape as error messages write it."""
+    return f"({element[0]})" if len(element) == 1 else str(tuple(element))
 
 
 def _foreign_array_dtype(param, np_dtype, shape):

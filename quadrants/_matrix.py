@@ -8,7 +8,9 @@ made by ``qd.types.vector(n, dt)`` / ``qd.types.matrix(n, m, dt)`` carries ``_qd
 and ``n``, ``m``, ``ndim``, ``dtype``; calling it in a kernel builds a value of that type.
 
 In Python scope a ``Matrix`` is a small NumPy-backed value (``entries``: a 1-D array for a
-vector, 2-D for a matrix). A ``Matrix`` captured by a kernel (a global, a template argument)
+vector, 2-D for a matrix, of ``dt``'s type when given, else of NumPy's: float64, int64, bool) that
+prints as NumPy does; ``dtype`` is the type a kernel gives it. Operators, comparisons and the
+qd math builtins work elementwise (``elementwise``) and give a ``Matrix``. A ``Matrix`` captured by a kernel (a global, a template argument)
 becomes a constant of the kernel: it carries ``_qd_matrix_value``, ``_qd_entries`` (the
 row-major Python scalars), ``n``, ``m``, ``ndim`` and ``dtype``.
 """
@@ -88,6 +90,10 @@ class Matrix(metaclass=_MatrixMeta):
 
     def __init__(self, arr, dt=None, ndim=None):
         if isinstance(arr, Matrix):
+            if dt is None and ndim in (None, arr.ndim):
+                self.dtype = arr.dtype
+                self.entries = arr.entries.copy()
+                return
             data = arr.entries.tolist()
             dt = dt or arr.dtype
         elif isinstance(arr, np.ndarray):
@@ -110,11 +116,9 @@ class Matrix(metaclass=_MatrixMeta):
                 )
             flat = data
             shape = (len(data),)
-        self.dtype = _types.cook_dtype(dt) if dt is not None else _infer_dtype(flat)
         _warn_size(len(flat))
-        self.entries = np.array(
-            [_types.to_dtype_value(v, self.dtype) for v in flat], dtype=self.dtype.np_dtype
-        ).reshape(shape)
+        self.dtype = _types.cook_dtype(dt) if dt is not None else _infer_dtype(flat)
+        self.entries = _host_entries(flat, self.dtype, dt is not None).reshape(shape)
 
     # --- shape ---
     @property
@@ -162,10 +166,9 @@ class Matrix(metaclass=_MatrixMeta):
         indices = _swizzle_indices(name, self)
         if indices is None:
             raise AttributeError(name)
-        values = [self.entries[i] for i in indices]
-        if len(values) == 1:
-            return _types.to_python_value(values[0], self.dtype)
-        return Vector(values, dt=self.dtype)
+        if len(indices) == 1:
+            return _types.to_python_value(self.entries[indices[0]], self.dtype)
+        return _wrap(self.entries[indices], self.dtype)
 
     def __setattr__(self, name, value):
         if name in ("entries", "dtype") or _swizzle_indices(name, self) is None:
@@ -189,28 +192,43 @@ class Matrix(metaclass=_MatrixMeta):
         self.entries[...] = value
 
     def cast(self, dtype):
-        return _wrap(self.entries, _types.cook_dtype(dtype))
+        dtype = _types.cook_dtype(dtype)
+        flat = _host_entries(self.entries.reshape(-1).tolist(), dtype, True)
+        return _wrap(flat.reshape(self.entries.shape), dtype)
 
     def __repr__(self):
-        return str(self.to_list())
+        return str(self.entries)
 
     __str__ = __repr__
 
+    # --- comparisons (elementwise: a Matrix of bools) ---
     def __eq__(self, other):
-        return _wrap(self.entries == _arr(other), _types.u1)
+        return self._binary(other, np.equal)
 
     def __ne__(self, other):
-        return _wrap(self.entries != _arr(other), _types.u1)
+        return self._binary(other, np.not_equal)
+
+    def __lt__(self, other):
+        return self._binary(other, np.less)
+
+    def __le__(self, other):
+        return self._binary(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._binary(other, np.greater)
+
+    def __ge__(self, other):
+        return self._binary(other, np.greater_equal)
 
     __hash__ = None
 
-    # --- arithmetic (NumPy) ---
+    # --- arithmetic (NumPy; the in-place forms rebind to a new value) ---
     def _binary(self, other, fn, reverse=False):
-        a, b = self.entries, _arr(other)
-        if isinstance(other, Matrix) and a.shape != b.shape:
-            raise QuadrantsTypeError(f"shape mismatch: {a.shape} and {b.shape}")
-        result = fn(b, a) if reverse else fn(a, b)
-        return _wrap(result, _result_dtype(self, other, result))
+        if isinstance(other, Matrix) and self.entries.shape != other.entries.shape:
+            raise QuadrantsTypeError(
+                f"shape mismatch: {self.entries.shape} and {other.entries.shape}"
+            )
+        return elementwise(fn, other, self) if reverse else elementwise(fn, self, other)
 
     def __add__(self, o):
         return self._binary(o, np.add)
@@ -239,17 +257,62 @@ class Matrix(metaclass=_MatrixMeta):
     def __floordiv__(self, o):
         return self._binary(o, np.floor_divide)
 
+    def __rfloordiv__(self, o):
+        return self._binary(o, np.floor_divide, True)
+
     def __mod__(self, o):
         return self._binary(o, np.mod)
+
+    def __rmod__(self, o):
+        return self._binary(o, np.mod, True)
 
     def __pow__(self, o):
         return self._binary(o, np.power)
 
+    def __rpow__(self, o):
+        return self._binary(o, np.power, True)
+
+    def __lshift__(self, o):
+        return self._binary(o, np.left_shift)
+
+    def __rlshift__(self, o):
+        return self._binary(o, np.left_shift, True)
+
+    def __rshift__(self, o):
+        return self._binary(o, np.right_shift)
+
+    def __rrshift__(self, o):
+        return self._binary(o, np.right_shift, True)
+
+    def __and__(self, o):
+        return self._binary(o, np.bitwise_and)
+
+    def __rand__(self, o):
+        return self._binary(o, np.bitwise_and, True)
+
+    def __or__(self, o):
+        return self._binary(o, np.bitwise_or)
+
+    def __ror__(self, o):
+        return self._binary(o, np.bitwise_or, True)
+
+    def __xor__(self, o):
+        return self._binary(o, np.bitwise_xor)
+
+    def __rxor__(self, o):
+        return self._binary(o, np.bitwise_xor, True)
+
     def __neg__(self):
-        return _wrap(-self.entries, self.dtype)
+        return elementwise(np.negative, self)
+
+    def __pos__(self):
+        return elementwise(np.positive, self)
+
+    def __invert__(self):
+        return elementwise(np.invert, self)
 
     def __abs__(self):
-        return _wrap(np.abs(self.entries), self.dtype)
+        return elementwise(np.abs, self)
 
     def __matmul__(self, o):
         a, b = self.entries, _arr(o)
@@ -299,7 +362,10 @@ class Matrix(metaclass=_MatrixMeta):
         return float(np.linalg.det(self.entries.astype(np.float64)))
 
     def inverse(self):
-        return _wrap(np.linalg.inv(self.entries.astype(np.float64)), self.dtype)
+        inverse = np.linalg.inv(self.entries.astype(np.float64))
+        if self.entries.dtype.kind == "f":
+            return _wrap(inverse.astype(self.entries.dtype), self.dtype)
+        return _wrap(inverse, _types.default_fp())
 
     def frobenius_inner(self, o):
         return _types.to_python_value(np.sum(self.entries * _arr(o)), self.dtype)
@@ -314,10 +380,10 @@ class Matrix(metaclass=_MatrixMeta):
         return _types.to_python_value(np.min(self.entries), self.dtype)
 
     def any(self):
-        return int(np.any(self.entries))
+        return bool(np.any(self.entries))
 
     def all(self):
-        return int(np.all(self.entries))
+        return bool(np.all(self.entries))
 
     # --- constructors ---
     @classmethod
@@ -411,7 +477,38 @@ class Vector(Matrix):
 
 
 def _arr(x):
-    return x.entries if isinstance(x, Matrix) else np.asarray(x)
+    """The NumPy operand of `x`: a Matrix's entries; Python numbers stay as they are so that
+    NumPy types the result by the array (``f32 vector * 2`` stays f32)."""
+    if isinstance(x, Matrix):
+        return x.entries
+    if isinstance(x, (bool, int, float)):
+        return x
+    return np.asarray(x)
+
+
+def _host_entries(values, dtype, explicit):
+    """The NumPy array of Python-scope values `values`: converted to `dtype` like C casts when
+    the dtype was given, else of the type NumPy gives them (float64, int64, bool), as the
+    reference keeps an untyped host vector; `dtype` then only types the value in kernels."""
+    if not explicit:
+        array = np.array(values)
+        if array.dtype.kind in "biuf":
+            return array
+    return np.array(
+        [_types.to_dtype_value(v, dtype) for v in values], dtype=dtype.np_dtype
+    )
+
+
+def elementwise(function, *args):
+    """NumPy function `function` applied elementwise to Matrix/scalar arguments (broadcast):
+    the Python-scope value of an operator or math builtin on vectors and matrices, a Matrix
+    whose element type follows NumPy's promotion."""
+    arrays = [_arr(a) for a in args]
+    with np.errstate(all="ignore"):
+        result = np.asarray(function(*arrays))
+    matrices = [a for a in args if isinstance(a, Matrix)]
+    dtype = _result_dtype(matrices[0], matrices[1] if len(matrices) > 1 else None, result)
+    return _wrap(result, dtype, Matrix)
 
 
 def _result_dtype(a, b, result):
@@ -428,11 +525,13 @@ def _result_dtype(a, b, result):
     return da or db or found
 
 
-def _wrap(array, dtype):
+def _wrap(array, dtype, cls=None):
+    """A Matrix (a Vector for 1-D `array` unless `cls` says) holding `array` as it is, typed
+    `dtype` in kernels."""
     array = np.asarray(array)
-    result = Matrix.__new__(Vector if array.ndim == 1 else Matrix)
+    result = Matrix.__new__(cls or (Vector if array.ndim == 1 else Matrix))
     object.__setattr__(result, "dtype", dtype)
-    object.__setattr__(result, "entries", array.astype(dtype.np_dtype))
+    object.__setattr__(result, "entries", array.copy() if array.base is not None else array)
     return result
 
 

@@ -162,7 +162,7 @@ class MatrixField(_field.Field):
             raise ValueError(f"Mismatch shape: {expected} expected, but {arr.shape} provided")
         flat = arr.reshape(tuple(self.shape) + (count,))
         for k, f in enumerate(self._qd_fields):
-            f.from_numpy(np.ascontiguousarray(flat[..., k]))
+            f.from_numpy(flat[..., k].copy())
 
     def fill(self, value):
         if isinstance(value, numbers.Number):

@@ -19,7 +19,7 @@ def test_construction_shape_and_access():
     assert qd.Matrix([0, 1, 2], qd.i32).to_list() == [0, 1, 2]
     assert qd.Vector([1, 2], dt=qd.f64).dtype == qd.f64
     assert v.to_numpy().shape == (3,)
-    assert str(v) == "[1, 2, 3]"
+    assert str(v) == repr(v) == "[1 2 3]"
 
 
 def test_arithmetic_against_numpy():
@@ -106,3 +106,100 @@ def test_field_and_ndarray_elements_write_back():
     v[0].z = 3
     assert v.to_numpy().tolist() == [[0, 0, 3], [0, 0, 0]]
     assert isinstance(f[0], qd.Vector) and isinstance(m[0, 0], qd.Matrix)
+
+
+def test_printing_like_numpy():
+    assert str(qd.Vector([1.0, 2.0, 3.0])) == "[1. 2. 3.]"
+    assert repr(qd.Matrix([[1, 2], [3, 4]])) == "[[1 2]\n [3 4]]"
+    assert str(qd.Vector([True, False])) == "[ True False]"
+    assert qd.Vector([1.0, 2.0]).to_numpy().dtype == np.float64
+    assert qd.Vector([1, 2]).to_numpy().dtype == np.int64
+    assert qd.Vector([1, 2], dt=qd.f32).to_numpy().dtype == np.float32
+
+
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
+def test_comparisons_are_elementwise(op):
+    a, b = rng.integers(-3, 3, 5).astype(np.float64), rng.integers(-3, 3, 5).astype(np.float64)
+    A, B = qd.Vector(a.tolist()), qd.Vector(b.tolist())
+    for got, want in [
+        (eval(f"A {op} B"), eval(f"a {op} b")),
+        (eval(f"A {op} 1"), eval(f"a {op} 1")),
+        (eval(f"1 {op} A"), eval(f"1 {op} a")),
+    ]:
+        assert type(got) is qd.Matrix and got.to_numpy().dtype == np.bool_
+        np.testing.assert_array_equal(got.to_numpy(), want)
+    m = rng.standard_normal((2, 3))
+    np.testing.assert_array_equal(eval(f"qd.Matrix(m) {op} 0").to_numpy(), eval(f"m {op} 0"))
+    assert str(qd.Vector([1.0, 2.0, 3.0]) < qd.Vector([3.0, 2.0, 1.0])) == "[ True False False]"
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^", "**"])
+def test_integer_operators_and_in_place_forms(op):
+    a = rng.integers(1, 8, 4).astype(np.int32)
+    b = rng.integers(1, 4, 4).astype(np.int32)
+    v = qd.Vector(a.tolist(), dt=qd.i32)
+    scope = {"w": v, "qd": qd, "b": b}
+    exec(f"w {op}= qd.Vector(b.tolist(), dt=qd.i32)", scope)
+    w = scope["w"]
+    np.testing.assert_array_equal(w.to_numpy(), eval(f"a {op} b"))
+    assert w.to_numpy().dtype == np.int32 and v.to_list() == a.tolist()  # rebinds, v unchanged
+    np.testing.assert_array_equal(eval(f"v {op} 2").to_numpy(), eval(f"a {op} 2"))
+    np.testing.assert_array_equal(eval(f"3 {op} v").to_numpy(), eval(f"3 {op} a"))
+    np.testing.assert_array_equal((~v).to_numpy(), ~a)
+
+
+def test_float_in_place_division():
+    a = rng.standard_normal(3)
+    v = qd.Vector(a.tolist())
+    v /= 2
+    np.testing.assert_allclose(v.to_numpy(), a / 2)
+
+
+@pytest.mark.parametrize(
+    "name, ref",
+    [("sin", np.sin), ("cos", np.cos), ("tan", np.tan), ("tanh", np.tanh), ("exp", np.exp),
+     ("floor", np.floor), ("ceil", np.ceil), ("round", np.round), ("abs", np.abs)],
+)
+def test_math_functions_are_elementwise(name, ref):
+    a = rng.uniform(-3, 3, (2, 3)).astype(np.float32)
+    got = getattr(qd, name)(qd.Matrix(a.tolist(), dt=qd.f32))
+    assert type(got) is qd.Matrix and got.to_numpy().dtype == np.float32
+    np.testing.assert_allclose(got.to_numpy(), ref(a), rtol=1e-6)
+
+
+def test_math_functions_on_vectors():
+    a, b = rng.uniform(0.1, 1, 4), rng.uniform(0.1, 1, 4)
+    A, B = qd.Vector(a.tolist()), qd.Vector(b.tolist())
+    np.testing.assert_allclose(qd.sqrt(A).to_numpy(), np.sqrt(a))
+    np.testing.assert_allclose(qd.log(A).to_numpy(), np.log(a))
+    np.testing.assert_allclose(qd.asin(A).to_numpy(), np.arcsin(a))
+    np.testing.assert_allclose(qd.acos(A).to_numpy(), np.arccos(a))
+    np.testing.assert_allclose(qd.rsqrt(A).to_numpy(), 1 / np.sqrt(a))
+    np.testing.assert_allclose(qd.atan2(A, B).to_numpy(), np.arctan2(a, b))
+    np.testing.assert_allclose(qd.max(A, B).to_numpy(), np.maximum(a, b))
+    np.testing.assert_allclose(qd.min(A, 0.5).to_numpy(), np.minimum(a, 0.5))
+    np.testing.assert_allclose(qd.max(A, B, 0.5).to_numpy(), np.maximum(np.maximum(a, b), 0.5))
+    np.testing.assert_allclose(qd.select(A < B, A, B).to_numpy(), np.where(a < b, a, b))
+    np.testing.assert_allclose(qd.pow(A, 2).to_numpy(), a**2)
+    # integers keep their type through floor/ceil/max; sqrt of integers is real
+    i = qd.Vector([3, 2, 1], dt=qd.i32)
+    assert qd.floor(i).to_numpy().dtype == np.int32 and qd.floor(i).to_list() == [3, 2, 1]
+    assert qd.max(i, 2).to_list() == [3, 2, 2] and qd.max(i, 2).to_numpy().dtype == np.int32
+    assert str(qd.cos(qd.Vector([1.0, 2.0, 3.0]))) == "[ 0.54030231 -0.41614684 -0.9899925 ]"
+    assert qd.floor(qd.Vector([1.5, -1.5]), qd.i32).to_list() == [1, -2]
+
+
+def test_kernel_vector_returns_print_like_numpy():
+    @qd.kernel
+    def vec() -> qd.types.vector(3, qd.f32):
+        return qd.Vector([1.0, 2.0, 3.0])
+
+    @qd.kernel
+    def mat() -> qd.types.matrix(2, 2, qd.i32):
+        return qd.Matrix([[1, 2], [3, 4]])
+
+    v = vec()
+    assert type(v) is qd.Vector and str(v) == repr(v) == "[1. 2. 3.]"
+    assert v.to_numpy().dtype == np.float32
+    m = mat()
+    assert type(m) is qd.Matrix and str(m) == "[[1 2]\n [3 4]]"

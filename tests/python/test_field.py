@@ -1,6 +1,8 @@
 """qd.field and qd.root: shapes, 0-d fields, order, offset, layouts, Python-scope access with
 fresh random data for every dtype, errors, registration with the core, and qd.reset."""
 
+import warnings
+
 import numpy as np
 import pytest
 from qd_helpers import DTYPE_NAMES, random_array, random_scalar, requires_compiler
@@ -134,6 +136,32 @@ def test_zero_d_field():
     assert x[None] == -1.0
     with pytest.raises(AssertionError, match="Slicing is not supported on qd.field"):
         x[0]
+
+
+def test_zero_d_vector_and_matrix_fields():
+    v = qd.Vector.field(3, qd.f32, shape=())
+    data = random_array(qd.f32, (3,))
+    v.from_numpy(data)
+    assert v.shape == () and v.to_numpy().shape == (3,)
+    np.testing.assert_array_equal(v.to_numpy(), data)
+    np.testing.assert_array_equal(v[None].to_numpy(), data)
+    assert v.to_numpy(keep_dims=True).shape == (3, 1)
+    m = qd.Matrix.field(2, 3, qd.i32, shape=())
+    mdata = random_array(qd.i32, (2, 3))
+    m.from_numpy(mdata)
+    assert m.to_numpy().shape == (2, 3)
+    np.testing.assert_array_equal(m.to_numpy(), mdata)
+    with pytest.raises(ValueError, match="Mismatch shape"):
+        v.from_numpy(np.zeros(4, np.float32))
+
+    @qd.kernel
+    def double():
+        v[None] = v[None] * 2
+        m[None] += 1
+
+    double()
+    np.testing.assert_allclose(v.to_numpy(), data * 2)
+    np.testing.assert_array_equal(m.to_numpy(), mdata + 1)
 
 
 def test_values_converted_like_c_casts():
@@ -348,7 +376,7 @@ def test_root_levels_and_shapes():
     assert x.shape == (3,) and y.shape == (3, 5)
     skipped = qd.field(qd.f32)
     qd.root.dense(qd.j, 8).place(skipped)
-    assert skipped.shape == (1, 8)
+    assert skipped.shape == (8,)  # one dimension per axis named, as in the reference
     square = qd.field(qd.f32)
     qd.root.dense(qd.ij, 3).place(square)
     assert square.shape == (3, 3)
@@ -376,14 +404,83 @@ def test_root_errors():
         qd.root.dense(qd.i, 4).place(x)
     with pytest.raises(TypeError):
         qd.root.dense(qd.i, 4).place(np.zeros(4))
-    with pytest.raises(NotImplementedError, match="splitting axis"):
-        qd.root.dense(qd.i, 4).dense(qd.i, 2)
+    with pytest.raises(ValueError, match="twice"):
+        qd.root.dense(qd.axes(0, 0), 4)
     with pytest.raises(ValueError):
         qd.root.dense(qd.ij, (2, 3, 4))
     with pytest.raises(ValueError):
         qd.root.dense(qd.i, 0)
     with pytest.raises(TypeError):
         qd.root.dense(0, 4)
+
+
+def _filled_with_linear_index(build, ndim):
+    """A field laid out by `build`, filled in a kernel (struct-for) with its row-major linear
+    index; returns (shape, to_numpy())."""
+    x = qd.field(qd.i32)
+    build(x)
+
+    @qd.kernel
+    def fill():
+        for I in qd.grouped(x):
+            linear = 0
+            for d in qd.static(range(ndim)):
+                linear = linear * x.shape[d] + I[d]
+            x[I] = linear
+
+    fill()
+    return x.shape, x.to_numpy()
+
+
+@pytest.mark.parametrize(
+    "build, shape",
+    [
+        (lambda x: qd.root.dense(qd.i, 4).dense(qd.i, 3).place(x), (12,)),
+        (lambda x: qd.root.dense(qd.i, 2).dense(qd.i, 2).dense(qd.i, 2).place(x), (8,)),
+        (lambda x: qd.root.dense(qd.k, 5).place(x), (5,)),
+        (lambda x: qd.root.dense(qd.j, 8).place(x), (8,)),
+        (lambda x: qd.root.dense(qd.ik, (2, 3)).place(x), (2, 3)),
+        (lambda x: qd.root.dense(qd.k, 2).dense(qd.i, 3).place(x), (3, 2)),
+        (lambda x: qd.root.dense(qd.ij, (2, 3)).dense(qd.j, 4).place(x), (2, 12)),
+        (lambda x: qd.root.dense(qd.i, 4).dense(qd.j, 3).dense(qd.i, 2).place(x), (8, 3)),
+        (lambda x: qd.root.dense(qd.jk, (3, 2)).dense(qd.i, 2).place(x), (2, 3, 2)),
+    ],
+)
+def test_root_axis_split_over_levels_and_skipped_axes(build, shape):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got_shape, data = _filled_with_linear_index(build, len(shape))
+    assert got_shape == shape
+    np.testing.assert_array_equal(data, np.arange(int(np.prod(shape))).reshape(shape))
+
+
+def test_root_axis_split_access_and_offset():
+    with pytest.warns(UserWarning, match="Shape 3 is detected on non-first division of axis i"):
+        node = qd.root.dense(qd.i, 4).dense(qd.i, 3)
+    assert node.shape == (12,)
+    y, z = qd.field(qd.f32), qd.field(qd.f32)
+    node.place(y)
+    qd.root.dense(qd.i, 4).dense(qd.i, 4).place(z, offset=-2)
+    y[7] = 5.0
+    values = random_array(qd.f32, (12,))
+
+    @qd.kernel
+    def add(v: qd.types.ndarray()):
+        for i in range(12):
+            y[i] += v[i]
+        for i in z:
+            z[i] = i
+
+    add(values)
+    expected = values.copy()
+    expected[7] += 5.0
+    np.testing.assert_allclose(y.to_numpy(), expected)
+    assert y[7] == pytest.approx(expected[7])
+    assert z.shape == (16,)
+    np.testing.assert_array_equal(z.to_numpy(), np.arange(-2, 14))
+    w = qd.Vector.field(2, qd.f32)
+    qd.root.dense(qd.i, 2).dense(qd.i, 4).place(w)
+    assert w.shape == (8,) and w.to_numpy().shape == (8, 2)
 
 
 @pytest.mark.parametrize("kind", ["pointer", "bitmasked", "dynamic", "hash"])

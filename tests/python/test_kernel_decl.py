@@ -143,7 +143,7 @@ def test_invalid_annotation(annotation):
 
     k.__annotations__ = {"x": annotation}
     with pytest.raises(
-        qd.QuadrantsSyntaxError, match=r"Invalid type annotation \(argument 0\)|annotations"
+        qd.QuadrantsSyntaxError, match=r"Invalid type annotation (\(argument 0\)|in `)"
     ):
         qd.kernel(k)
 
@@ -162,8 +162,54 @@ def test_string_annotations_are_evaluated():
     )
     kernel = qd.kernel(namespace["k"])
     assert [p.kind for p in kernel._params] == ["scalar", "ndarray", "template"]
-    with pytest.raises(qd.QuadrantsSyntaxError, match="cannot evaluate the annotations"):
+    with pytest.raises(qd.QuadrantsSyntaxError, match="Invalid type annotation in `bad`: name .undefined_name. is not defined"):
         qd.kernel(namespace["bad"])
+
+
+def _kernels_with_local_annotations():
+    vec3 = qd.types.vector(3, qd.f32)
+    mat2 = qd.types.matrix(2, 2, qd.i32)
+    arr = qd.types.ndarray(qd.f32, ndim=1)
+    real = qd.f32
+    pair = qd.types.struct(a=qd.i32, b=qd.f32)
+
+    @qd.dataclass
+    class Particle:
+        x: qd.f32
+        n: qd.i32
+
+    @qd.kernel
+    def scale(v: vec3, s: real) -> vec3:
+        return v * s
+
+    @qd.kernel
+    def mixed(a: arr, m: mat2, p: pair) -> real:
+        return a[0] + m[1, 1] + p.a + p.b
+
+    @qd.kernel
+    def step(p: Particle) -> Particle:
+        q = p
+        q.x = p.x * 2
+        q.n = p.n + 1
+        return q
+
+    return scale, mixed, step, Particle, pair
+
+
+@requires_compiler
+def test_annotations_name_locals_of_the_enclosing_function():
+    scale, mixed, step, Particle, pair = _kernels_with_local_annotations()
+    rng = np.random.default_rng()
+    v = rng.standard_normal(3).astype(np.float32)
+    s = np.float32(rng.standard_normal())
+    got = scale(qd.Vector(v.tolist()), float(s))
+    assert type(got) is qd.Vector and got.to_numpy().dtype == np.float32
+    np.testing.assert_allclose(got.to_numpy(), v * s, rtol=1e-6)
+    a = rng.standard_normal(2).astype(np.float32)
+    total = mixed(a, qd.Matrix([[1, 2], [3, 4]]), pair(a=5, b=0.5))
+    assert total == pytest.approx(float(a[0]) + 4 + 5 + 0.5, rel=1e-6)
+    p = step(Particle(x=1.5, n=2))
+    assert (p.x, p.n) == (3.0, 3)
 
 
 def test_checkpoints_require_graph():

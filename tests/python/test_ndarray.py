@@ -122,6 +122,25 @@ def test_zero_d():
     assert a[()] == -3 and a.to_numpy().shape == ()
 
 
+def test_zero_d_vector_and_matrix_ndarrays():
+    v = qd.Vector.ndarray(3, qd.f32, shape=())
+    assert v.shape == () and v.to_numpy().shape == (3,)
+    data = random_array(qd.f32, (3,))
+    v.from_numpy(data)
+    np.testing.assert_array_equal(v[None].to_numpy(), data)
+    m = qd.ndarray(qd.types.matrix(2, 2, qd.i32), shape=())
+    assert m.shape == () and m.to_numpy().shape == (2, 2)
+
+    @qd.kernel
+    def bump(a: qd.types.ndarray(), b: qd.types.ndarray()):
+        a[()] = a[()] * 2
+        b[()] += qd.Matrix([[1, 2], [3, 4]])
+
+    bump(v, m)
+    np.testing.assert_allclose(v.to_numpy(), data * 2)
+    np.testing.assert_array_equal(m.to_numpy(), [[1, 2], [3, 4]])
+
+
 def test_conversions():
     a = qd.ndarray(qd.i16, 3)
     a[0] = -2.7
@@ -231,3 +250,53 @@ def test_fortran_array_is_copied_back():
     fortran = np.zeros((3, 5), dtype=np.int32, order="F")
     mark(fortran)
     np.testing.assert_array_equal(fortran, np.add.outer(np.arange(3) * 100, np.arange(5)))
+
+
+@pytest.mark.parametrize(
+    "make, outer",
+    [
+        (lambda shape: qd.Vector.ndarray(2, qd.f32, shape=shape), (3, 4)),
+        (lambda shape: qd.Matrix.ndarray(2, 3, qd.i32, shape=shape), (5,)),
+        (lambda shape: qd.ndarray(qd.f32, shape), (3, 4)),
+    ],
+)
+def test_untyped_ndim_counts_array_axes_only(make, outer):
+    """ndarray(ndim=N) without an element type takes the argument's elements; N is the number of
+    array axes (the element axes come on top)."""
+    a = make(outer)
+    data = (np.random.default_rng().standard_normal(a.to_numpy().shape) * 10).astype(
+        a.to_numpy().dtype
+    )
+    a.from_numpy(data)
+
+    @qd.kernel
+    def twice(x: qd.types.ndarray(ndim=len(outer))):
+        for I in qd.grouped(x):
+            x[I] = x[I] * 2
+
+    twice(a)
+    twice(a)  # the second call takes the launch fast path
+    np.testing.assert_array_equal(a.to_numpy(), data * 4)
+
+    @qd.kernel
+    def wrong(x: qd.types.ndarray(ndim=len(outer) + 1)):
+        pass
+
+    with pytest.raises(ValueError) as info:
+        wrong(a)
+    assert str(info.value) == (
+        f"Invalid value for argument x - required ndim={len(outer) + 1}, but {len(outer)}d "
+        f"ndarray with shape {outer} is provided"
+    )
+
+
+def test_scalar_dtype_rejects_vector_ndarray():
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i32, ndim=1)):
+        pass
+
+    with pytest.raises(TypeError) as info:
+        k(qd.Matrix.ndarray(2, 3, qd.i32, shape=(3,)))
+    assert str(info.value) == "Expect element type i32 for argument x, but get [Tensor (2, 3) i32]"
+    with pytest.raises(TypeError, match=r"but get \[Tensor \(2\) f32\]"):
+        k(qd.Vector.ndarray(2, qd.f32, shape=(3,)))
