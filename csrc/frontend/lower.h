@@ -457,7 +457,20 @@ int lw_linalg_inverse(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out);
 /***** lower_stmt.c *****/
 
 int lw_stmt(Lowerer *lw, const QdAst *node);
+/* Whether `node` is a call of the builtin `qd.static`. */
+bool lw_is_static_call(Lowerer *lw, const QdAst *node);
+/* Lowers a block in a new scope; a break/continue inside ends only this block. */
+int lw_block(Lowerer *lw, const QdAstList *body);
+/* Assigns value to an assignment target (name, tuple, attribute, subscript); `is_static` binds
+ * names as compile-time aliases. */
+int lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_static);
 /* `target <op>= value` of AUG_ASSIGN node `node` for a scalar target (atomic on global data). */
 int lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+
+/***** lower_loop.c *****/
+
+int lw_while(Lowerer *lw, const QdAst *node);
+int lw_for(Lowerer *lw, const QdAst *node);
+int lw_jump(Lowerer *lw, const QdAst *node, bool is_break);
 
 #endif /* QD_FRONTEND_LOWER_H */
