@@ -95,6 +95,15 @@ struct IterSpec {
     uint32_t axes[16];   /* iteration order: axes[0] outermost (a permutation) */
 };
 
+/* The loop a `break` / `continue` at the current statement refers to (the innermost). */
+typedef enum LoopKind {
+    LOOP_NONE,     /* none: the top level of the kernel or of a func */
+    LOOP_PARALLEL, /* the parallel loop of a range_for task: `continue` ends the iteration, and
+                      `break` is an error (the iterations run in no particular order) */
+    LOOP_SERIAL,   /* a runtime `for` or `while` run by one thread */
+    LOOP_STATIC,   /* a `qd.static` loop: `break` / `continue` act at compile time */
+} LoopKind;
+
 /* A variable binding in a scope. */
 typedef struct Var {
     const char *name;  /* interned */
@@ -145,7 +154,9 @@ typedef struct Lowerer {
     QdRegion *cur;            /* where instructions go (NULL at top level between tasks) */
     QdInst *task;             /* task being filled, or NULL */
     bool at_top;              /* statements are at the kernel's top level */
-    int loop_depth;           /* serial loops around the current statement (break/continue) */
+    LoopKind loop_kind;       /* innermost loop around the current statement (break/continue) */
+    int loop_ifs;             /* runtime `if`s between that loop and the current statement */
+    const QdAst *loop_if;     /* the condition of the innermost of them (named in errors) */
     bool in_parallel;         /* inside the parallel loop of a range_for task */
     LoopConfig loop_config;   /* pending qd.loop_config */
     uint32_t depth;           /* inlining depth (recursion guard) */
@@ -154,8 +165,6 @@ typedef struct Lowerer {
     QdInst *rng_task;         /* task whose random state is rng_slot, or NULL */
     uint32_t rng_slot;        /* pointer to that task's u64 random state */
     int static_ctl;           /* 1 = break, 2 = continue requested inside a static loop */
-    int static_loops;         /* static loops around the current statement in this frame, with no
-                                 runtime control flow in between (0 = break/continue are runtime) */
     QdLoc loc;                /* location of the node being lowered */
     QdVec(StaticValue) statics; /* runtime values behind qd.static's stand-ins, by index */
 } Lowerer;
@@ -468,6 +477,17 @@ int lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool i
 int lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 
 /***** lower_loop.c *****/
+
+/* The break/continue context around a statement, saved when a loop (or a func body) opens. */
+typedef struct LoopScope {
+    LoopKind kind;
+    int ifs;
+    const QdAst *cond;
+} LoopScope;
+/* Opens the body of a loop of the given kind (LOOP_NONE: a func body); returns the outer context. */
+LoopScope lw_loop_enter(Lowerer *lw, LoopKind kind);
+/* Closes it: the outer context again. */
+void lw_loop_leave(Lowerer *lw, const LoopScope *saved);
 
 int lw_while(Lowerer *lw, const QdAst *node);
 int lw_for(Lowerer *lw, const QdAst *node);

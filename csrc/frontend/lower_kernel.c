@@ -237,8 +237,8 @@ int
 lw_stmts(Lowerer *lw, const QdAstList *body)
 {
     for (uint32_t i = 0; i < body->len; i++) {
-        if (lw->frame->returned) {
-            break;
+        if (lw->frame->returned || lw->terminated) {
+            break; /* what follows a return, break or continue never runs */
         }
         RETURN_IF_ERROR(lw_stmt(lw, body->items[i]));
     }
@@ -389,6 +389,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     FuncFrame *caller = lw->frame;
     lw->frame = &frame;
     lw->depth++;
+    LoopScope loops = lw_loop_enter(lw, LOOP_NONE);
     lw_push_scope(lw);
     int rc = 0;
     for (uint32_t i = 0; i < nparams && rc == 0; i++) {
@@ -477,6 +478,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         rc = lw_stmts(lw, &def->b);
     }
     lw_pop_scope(lw);
+    lw_loop_leave(lw, &loops);
     lw->depth--;
     lw->frame = caller;
     if (rc < 0) {

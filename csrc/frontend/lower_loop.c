@@ -10,6 +10,27 @@
 
 #include <string.h>
 
+/***** break / continue context *****/
+
+LoopScope
+lw_loop_enter(Lowerer *lw, LoopKind kind)
+{
+    LoopScope saved = {lw->loop_kind, lw->loop_ifs, lw->loop_if};
+    lw->loop_kind = kind;
+    lw->loop_ifs = 0;
+    lw->loop_if = NULL;
+    return saved;
+}
+
+void
+lw_loop_leave(Lowerer *lw, const LoopScope *saved)
+{
+    lw->loop_kind = saved->kind;
+    lw->loop_ifs = saved->ifs;
+    lw->loop_if = saved->cond;
+    lw->terminated = false; /* a break / continue ends only the body it is in */
+}
+
 /***** while *****/
 
 static int
@@ -32,11 +53,9 @@ lw_while(Lowerer *lw, const QdAst *node)
     }
     QdRegion *saved = lw->cur;
     bool saved_top = lw->at_top;
-    int saved_static = lw->static_loops;
     lw->cur = loop->regions[0];
     lw->at_top = false;
-    lw->static_loops = 0;
-    lw->loop_depth++;
+    LoopScope scope = lw_loop_enter(lw, LOOP_SERIAL);
     lw->frame->control_depth++;
     /* loop { if !cond { break }; body } */
     Expr c;
@@ -60,32 +79,13 @@ lw_while(Lowerer *lw, const QdAst *node)
         rc = lw_block(lw, &node->a);
     }
     lw->frame->control_depth--;
-    lw->loop_depth--;
+    lw_loop_leave(lw, &scope);
     lw->cur = saved;
     lw->at_top = saved_top;
-    lw->static_loops = saved_static;
     return rc;
 }
 
 /***** for loops *****/
-
-/* Whether a loop body breaks out of this loop directly (not from a nested loop). */
-static bool
-body_breaks(const QdAstList *body)
-{
-    for (uint32_t i = 0; i < body->len; i++) {
-        const QdAst *s = body->items[i];
-        if (s->kind == QD_AST_BREAK) {
-            return true;
-        }
-        if (s->kind == QD_AST_IF || s->kind == QD_AST_WITH) {
-            if (body_breaks(&s->a) || body_breaks(&s->b)) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
 
 /***** loop counter widths *****/
 
@@ -360,6 +360,7 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
     lw->in_parallel = true;
     lw->pfor = pf;
     lw->frame->control_depth++; /* a return inside the loop is an error */
+    LoopScope scope = lw_loop_enter(lw, LOOP_PARALLEL);
     uint32_t idx[16];
     if (it->kind == IT_RANGE) {
         idx[0] = ivar;
@@ -387,7 +388,7 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
         rc = lw_stmts(lw, &node->a);
     }
     lw_pop_scope(lw);
-    lw->terminated = false;
+    lw_loop_leave(lw, &scope);
     lw->in_parallel = false;
     lw->pfor = NULL;
     lw->frame->control_depth--;
@@ -403,7 +404,6 @@ lower_serial_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
 {
     QdRegion *saved = lw->cur;
     bool saved_top = lw->at_top;
-    int saved_static = lw->static_loops;
     uint32_t idx[16];
     memset(&lw->loop_config, 0, sizeof(lw->loop_config));
     const QdType *types[16];
@@ -423,8 +423,7 @@ lower_serial_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
         lw->cur = f->regions[0];
         lw->at_top = false;
     }
-    lw->static_loops = 0;
-    lw->loop_depth++;
+    LoopScope scope = lw_loop_enter(lw, LOOP_SERIAL);
     lw->frame->control_depth++;
     lw_push_scope(lw);
     int rc = bind_targets(lw, node, it, idx);
@@ -432,12 +431,10 @@ lower_serial_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
         rc = lw_stmts(lw, &node->a);
     }
     lw_pop_scope(lw);
-    lw->terminated = false;
     lw->frame->control_depth--;
-    lw->loop_depth--;
+    lw_loop_leave(lw, &scope);
     lw->cur = saved;
     lw->at_top = saved_top;
-    lw->static_loops = saved_static;
     return rc;
 }
 
@@ -459,7 +456,7 @@ lower_static_for(Lowerer *lw, const QdAst *node, const Expr *iterable)
                                 "A static loop unrolls %u iterations, more than unrolling_limit (%u)",
                                 items.nitems, lw->opt->unrolling_limit));
     }
-    lw->static_loops++;
+    LoopScope scope = lw_loop_enter(lw, LOOP_STATIC);
     int rc = 0;
     for (uint32_t i = 0; i < items.nitems && rc == 0; i++) {
         lw_push_scope(lw);
@@ -478,10 +475,10 @@ lower_static_for(Lowerer *lw, const QdAst *node, const Expr *iterable)
         int ctl = lw->static_ctl;
         lw->static_ctl = 0;
         if (ctl == 1) {
-            break;
+            break; /* a `break`: no more copies */
         }
     }
-    lw->static_loops--;
+    lw_loop_leave(lw, &scope);
     return rc;
 }
 
@@ -545,7 +542,7 @@ lw_for(Lowerer *lw, const QdAst *node)
     RETURN_IF_ERROR(lw_expr(lw, node->y, &iterable));
     RETURN_IF_ERROR(iter_of(lw, node, &iterable, &it));
     bool serialize = lw->loop_config.set && lw->loop_config.serialize;
-    if (!serialize && !body_breaks(&node->a)) {
+    if (!serialize) {
         return lower_parallel_for(lw, node, &it);
     }
     /* Serialized: the task runs the loop on one thread. */
@@ -562,18 +559,30 @@ lw_for(Lowerer *lw, const QdAst *node)
 int
 lw_jump(Lowerer *lw, const QdAst *node, bool is_break)
 {
-    if (lw->static_loops > 0) {
-        /* Directly inside a static loop (no runtime control flow in between): compile time. */
+    const char *what = is_break ? "break" : "continue";
+    switch (lw->loop_kind) {
+    case LOOP_STATIC:
+        /* Ends the unrolling (break) or this copy of the body (continue), which only a
+         * compile-time condition can decide. */
+        if (lw->loop_ifs > 0) {
+            return lw_error(lw, lw->loop_if, QD_ERR_SYNTAX,
+                            "You are trying to `%s` a static `for` loop, but the `%s` statement is "
+                            "inside a non-static `if`. ", what, what);
+        }
         lw->static_ctl = is_break ? 1 : 2;
         lw->terminated = true;
         return 0;
+    case LOOP_PARALLEL:
+        if (is_break) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "Cannot break in the outermost loop");
+        }
+        break;
+    case LOOP_SERIAL:
+        break;
+    case LOOP_NONE:
+        return lw_error(lw, node, QD_ERR_SYNTAX, "'%s' outside loop", what);
     }
-    if (lw->loop_depth == 0) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "'%s' outside a serial loop",
-                        is_break ? "break" : "continue");
-    }
-    QdInst *inst = lw_emit(lw, is_break ? QD_OP_BREAK : QD_OP_CONTINUE, 0);
-    if (!inst) {
+    if (!lw_emit(lw, is_break ? QD_OP_BREAK : QD_OP_CONTINUE, 0)) {
         return -1;
     }
     lw->terminated = true;

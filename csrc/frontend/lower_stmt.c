@@ -392,9 +392,10 @@ lower_if(Lowerer *lw, const QdAst *node)
     ifi->args[0] = cond;
     QdRegion *saved = lw->cur;
     bool saved_top = lw->at_top;
-    int saved_static = lw->static_loops;
+    const QdAst *saved_if = lw->loop_if;
     lw->at_top = false;
-    lw->static_loops = 0;
+    lw->loop_ifs++;
+    lw->loop_if = node->x;
     lw->frame->control_depth++;
     int rc = 0;
     for (int s = 0; s < 2 && rc == 0; s++) {
@@ -404,7 +405,8 @@ lower_if(Lowerer *lw, const QdAst *node)
     lw->frame->control_depth--;
     lw->cur = saved;
     lw->at_top = saved_top;
-    lw->static_loops = saved_static;
+    lw->loop_ifs--;
+    lw->loop_if = saved_if;
     return rc;
 }
 
