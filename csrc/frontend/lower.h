@@ -468,6 +468,8 @@ int lw_linalg_inverse(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out);
 int lw_stmt(Lowerer *lw, const QdAst *node);
 /* Whether `node` is a call of the builtin `qd.static`. */
 bool lw_is_static_call(Lowerer *lw, const QdAst *node);
+/* The truth of compile-time condition `cond` (a `qd.static(...)` call), as Python sees it. */
+int lw_static_truth(Lowerer *lw, const QdAst *cond, bool *truth);
 /* Lowers a block in a new scope; a break/continue inside ends only this block. */
 int lw_block(Lowerer *lw, const QdAstList *body);
 /* Assigns value to an assignment target (name, tuple, attribute, subscript); `is_static` binds

@@ -526,20 +526,27 @@ int
 lw_for(Lowerer *lw, const QdAst *node)
 {
     RETURN_IF_ERROR(ensure_no_else(lw, node, "for"));
+    /* `for i in a if qd.static(c) else b`: the iterable is chosen at compile time. */
+    const QdAst *iter_node = node->y;
+    while (iter_node->kind == QD_AST_IF_EXP && lw_is_static_call(lw, iter_node->x)) {
+        bool truth;
+        RETURN_IF_ERROR(lw_static_truth(lw, iter_node->x, &truth));
+        iter_node = truth ? iter_node->y : iter_node->z;
+    }
     Expr iterable;
-    if (lw_is_static_call(lw, node->y)) {
-        RETURN_IF_ERROR(lw_expr(lw, node->y, &iterable));
+    if (lw_is_static_call(lw, iter_node)) {
+        RETURN_IF_ERROR(lw_expr(lw, iter_node, &iterable));
         return lower_static_for(lw, node, &iterable);
     }
     IterSpec it;
     if (!lw->at_top) {
-        RETURN_IF_ERROR(lw_expr(lw, node->y, &iterable));
+        RETURN_IF_ERROR(lw_expr(lw, iter_node, &iterable));
         RETURN_IF_ERROR(iter_of(lw, node, &iterable, &it));
         return lower_serial_for(lw, node, &it);
     }
     /* A top-level loop gets a task; its bounds are evaluated in the task's prologue. */
     RETURN_IF_ERROR(open_loop_task(lw));
-    RETURN_IF_ERROR(lw_expr(lw, node->y, &iterable));
+    RETURN_IF_ERROR(lw_expr(lw, iter_node, &iterable));
     RETURN_IF_ERROR(iter_of(lw, node, &iterable, &it));
     bool serialize = lw->loop_config.set && lw->loop_config.serialize;
     if (!serialize) {

@@ -361,22 +361,30 @@ aug_assign_scalar(Lowerer *lw, const QdAst *node, const Expr *target_expr, const
 
 /***** if *****/
 
+int
+lw_static_truth(Lowerer *lw, const QdAst *cond, bool *truth)
+{
+    Expr c;
+    RETURN_IF_ERROR(lw_expr(lw, cond, &c));
+    if (lw_is_compile_time_scalar(&c)) {
+        *truth = c.kind == EX_FLOAT ? c.fval != 0 : c.ival != 0;
+        return 0;
+    }
+    if (c.kind == EX_NONE) {
+        *truth = false;
+        return 0;
+    }
+    QdHandle h;
+    RETURN_IF_ERROR(lw_to_handle(lw, cond, &c, &h));
+    return lw->host->truth(lw->host->self, lw->ctx, h, truth);
+}
+
 static int
 lower_if(Lowerer *lw, const QdAst *node)
 {
     if (lw_is_static_call(lw, node->x)) {
-        Expr c;
-        RETURN_IF_ERROR(lw_expr(lw, node->x, &c));
         bool truth;
-        if (lw_is_compile_time_scalar(&c)) {
-            truth = c.kind == EX_FLOAT ? c.fval != 0 : c.ival != 0;
-        } else if (c.kind == EX_NONE) {
-            truth = false;
-        } else {
-            QdHandle h;
-            RETURN_IF_ERROR(lw_to_handle(lw, node->x, &c, &h));
-            RETURN_IF_ERROR(lw->host->truth(lw->host->self, lw->ctx, h, &truth));
-        }
+        RETURN_IF_ERROR(lw_static_truth(lw, node->x, &truth));
         /* Only the taken branch exists; it stays at the same level (top level stays top). */
         return lw_stmts(lw, truth ? &node->a : &node->b);
     }
