@@ -126,6 +126,7 @@ typedef struct FuncFrame {
     const char *file;      /* its source file */
     uint32_t vars_base;    /* first Var index of this function */
     bool is_kernel;        /* the kernel itself (not an inlined func) */
+    bool is_real;          /* a @qd.real_func */
     bool returned;         /* a return was lowered: skip the rest of the body */
     int control_depth;     /* runtime if/for/while around the current statement */
     Expr ret;              /* value of that return (funcs) */

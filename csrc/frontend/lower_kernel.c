@@ -303,6 +303,19 @@ check_top_level(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def
                     def->name);
 }
 
+/* Whether func `fn` is a @qd.real_func. */
+static int
+is_real_func(Lowerer *lw, const Expr *fn, bool *out)
+{
+    *out = false;
+    QdHandle flag;
+    int rc = lw->host->getattr(lw->host->self, lw->ctx, fn->h, "_qd_real_func", &flag);
+    if (rc != 0) {
+        return rc > 0 ? 0 : rc;
+    }
+    return lw->host->truth(lw->host->self, lw->ctx, flag, out);
+}
+
 /* A `qd.ref(T)` parameter (annotation `ann`, a RefType): the argument must be a variable -- a
  * scalar in memory (a local, or an element of a field or ndarray) of type T, or a vector/matrix
  * variable -- and the parameter is bound to it, so that the callee's assignments change it.
@@ -365,6 +378,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     frame.ret_annotation = def->x;
     frame.ret.kind = EX_VOID;
     RETURN_IF_ERROR(check_top_level(lw, call, fn, def));
+    RETURN_IF_ERROR(is_real_func(lw, fn, &frame.is_real));
     /* Arguments are evaluated in the caller; parameters are bound in the callee's frame. */
     uint32_t nparams = def->a.len;
     if (npos > nparams) {
@@ -483,6 +497,11 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     lw->frame = caller;
     if (rc < 0) {
         return -1;
+    }
+    bool returns_none = def->x && def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE;
+    if (def->x && !returns_none && !frame.returned) {
+        return lw_error(lw, call, QD_ERR_SYNTAX,
+                        "Function has a return type but does not have a return statement");
     }
     *out = frame.ret;
     return 0;

@@ -433,6 +433,12 @@ lower_return(Lowerer *lw, const QdAst *node)
     if (node->x) {
         RETURN_IF_ERROR(lw_expr(lw, node->x, &value));
     }
+    if (!fr->is_kernel && fr->is_real && !fr->ret_annotation && value.kind != EX_VOID &&
+        value.kind != EX_NONE) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "A function with a return value must be annotated with a return type, "
+                        "e.g. def func() -> qd.f32");
+    }
     if (!fr->is_kernel) {
         Expr snap;
         RETURN_IF_ERROR(snapshot(lw, node, &value, &snap));
