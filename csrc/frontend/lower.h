@@ -127,6 +127,11 @@ typedef struct FuncFrame {
     uint32_t vars_base;    /* first Var index of this function */
     bool is_kernel;        /* the kernel itself (not an inlined func) */
     bool is_real;          /* a @qd.real_func */
+    bool early_return;     /* a real_func returning from inside runtime if/for/while: its body is
+                              a one-trip `loop`; `return` stores ret_slot, sets ret_flag and
+                              breaks, and each loop of the body passes the break on */
+    Expr ret_slot;         /* early_return: the returned value's variable */
+    Expr ret_flag;         /* early_return: i32 variable, 1 once a return ran */
     bool returned;         /* a return was lowered: skip the rest of the body */
     int control_depth;     /* runtime if/for/while around the current statement */
     Expr ret;              /* value of that return (funcs) */

@@ -31,6 +31,27 @@ lw_loop_leave(Lowerer *lw, const LoopScope *saved)
     lw->terminated = false; /* a break / continue ends only the body it is in */
 }
 
+/* After a loop of a function with early returns: a `return` in the loop broke out of it, and
+ * breaks out of the loop around it in turn (the outermost being the function's one-trip loop). */
+static int
+pass_return_on(Lowerer *lw, const QdAst *node)
+{
+    if (!lw->frame->early_return) {
+        return 0;
+    }
+    Expr flag;
+    RETURN_IF_ERROR(lw_rvalue(lw, node, &lw->frame->ret_flag, &flag));
+    QdInst *ifi = lw_emit(lw, QD_OP_IF, 1);
+    QdInst *brk = ifi ? qd_inst_new(lw->f, QD_OP_BREAK, 0) : NULL;
+    if (!brk) {
+        return -1;
+    }
+    ifi->args[0] = flag.id;
+    brk->loc = lw->loc;
+    qd_region_append(ifi->regions[0], brk);
+    return 0;
+}
+
 /***** while *****/
 
 static int
@@ -82,7 +103,7 @@ lw_while(Lowerer *lw, const QdAst *node)
     lw_loop_leave(lw, &scope);
     lw->cur = saved;
     lw->at_top = saved_top;
-    return rc;
+    return rc < 0 ? rc : pass_return_on(lw, node);
 }
 
 /***** for loops *****/
@@ -435,7 +456,7 @@ lower_serial_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
     lw_loop_leave(lw, &scope);
     lw->cur = saved;
     lw->at_top = saved_top;
-    return rc;
+    return rc < 0 ? rc : pass_return_on(lw, node);
 }
 
 /* `for x in qd.static(iterable)`: the body is lowered once per item. */
@@ -457,6 +478,7 @@ lower_static_for(Lowerer *lw, const QdAst *node, const Expr *iterable)
                                 items.nitems, lw->opt->unrolling_limit));
     }
     LoopScope scope = lw_loop_enter(lw, LOOP_STATIC);
+    bool ended = false;
     int rc = 0;
     for (uint32_t i = 0; i < items.nitems && rc == 0; i++) {
         lw_push_scope(lw);
@@ -471,14 +493,16 @@ lower_static_for(Lowerer *lw, const QdAst *node, const Expr *iterable)
             rc = lw_stmts(lw, &node->a);
         }
         lw_pop_scope(lw);
-        lw->terminated = false;
         int ctl = lw->static_ctl;
         lw->static_ctl = 0;
-        if (ctl == 1) {
+        ended = lw->terminated && ctl == 0; /* a runtime jump (an early return) */
+        lw->terminated = false;
+        if (ctl == 1 || ended) {
             break; /* a `break`: no more copies */
         }
     }
     lw_loop_leave(lw, &scope);
+    lw->terminated = ended; /* what follows the jump in the enclosing block never runs */
     return rc;
 }
 

@@ -420,10 +420,37 @@ lower_if(Lowerer *lw, const QdAst *node)
 
 /***** return, assert *****/
 
+/* `return` in a function lowered with early returns (FuncFrame.early_return). */
+static int
+lower_early_return(Lowerer *lw, const QdAst *node)
+{
+    FuncFrame *fr = lw->frame;
+    if (node->x) {
+        Expr value;
+        RETURN_IF_ERROR(lw_expr(lw, node->x, &value));
+        RETURN_IF_ERROR(lw_store(lw, node, &fr->ret_slot, &value));
+    }
+    Expr one = {0};
+    one.kind = EX_INT;
+    one.ival = 1;
+    RETURN_IF_ERROR(lw_store(lw, node, &fr->ret_flag, &one));
+    if (!lw_emit(lw, QD_OP_BREAK, 0)) {
+        return -1;
+    }
+    lw->terminated = true;
+    if (fr->control_depth == 0) {
+        fr->returned = true; /* the rest of the body never runs */
+    }
+    return 0;
+}
+
 static int
 lower_return(Lowerer *lw, const QdAst *node)
 {
     FuncFrame *fr = lw->frame;
+    if (fr->early_return) {
+        return lower_early_return(lw, node);
+    }
     if (fr->control_depth > 0) {
         return lw_error(lw, node, QD_ERR_SYNTAX,
                         "Return inside non-static if/for/while is not supported");
