@@ -915,7 +915,8 @@ def func(fn=None, *, requires_top_level=False):
 
 def real_func(fn):
     """Decorator of a function compiled as a real (not inlined) function; parameters must be
-    annotated. Compiled like ``@qd.func`` for now."""
+    annotated. Compiled into each caller like ``@qd.func``; it may return from inside runtime
+    if/for/while (scalar return types)."""
     return Func(fn, is_real=True)
 
 

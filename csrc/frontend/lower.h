@@ -95,6 +95,15 @@ struct IterSpec {
     uint32_t axes[16];   /* iteration order: axes[0] outermost (a permutation) */
 };
 
+/* The loop a `break` / `continue` at the current statement refers to (the innermost). */
+typedef enum LoopKind {
+    LOOP_NONE,     /* none: the top level of the kernel or of a func */
+    LOOP_PARALLEL, /* the parallel loop of a range_for task: `continue` ends the iteration, and
+                      `break` is an error (the iterations run in no particular order) */
+    LOOP_SERIAL,   /* a runtime `for` or `while` run by one thread */
+    LOOP_STATIC,   /* a `qd.static` loop: `break` / `continue` act at compile time */
+} LoopKind;
+
 /* A variable binding in a scope. */
 typedef struct Var {
     const char *name;  /* interned */
@@ -117,6 +126,12 @@ typedef struct FuncFrame {
     const char *file;      /* its source file */
     uint32_t vars_base;    /* first Var index of this function */
     bool is_kernel;        /* the kernel itself (not an inlined func) */
+    bool is_real;          /* a @qd.real_func */
+    bool early_return;     /* a real_func returning from inside runtime if/for/while: its body is
+                              a one-trip `loop`; `return` stores ret_slot, sets ret_flag and
+                              breaks, and each loop of the body passes the break on */
+    Expr ret_slot;         /* early_return: the returned value's variable */
+    Expr ret_flag;         /* early_return: i32 variable, 1 once a return ran */
     bool returned;         /* a return was lowered: skip the rest of the body */
     int control_depth;     /* runtime if/for/while around the current statement */
     Expr ret;              /* value of that return (funcs) */
@@ -145,7 +160,9 @@ typedef struct Lowerer {
     QdRegion *cur;            /* where instructions go (NULL at top level between tasks) */
     QdInst *task;             /* task being filled, or NULL */
     bool at_top;              /* statements are at the kernel's top level */
-    int loop_depth;           /* serial loops around the current statement (break/continue) */
+    LoopKind loop_kind;       /* innermost loop around the current statement (break/continue) */
+    int loop_ifs;             /* runtime `if`s between that loop and the current statement */
+    const QdAst *loop_if;     /* the condition of the innermost of them (named in errors) */
     bool in_parallel;         /* inside the parallel loop of a range_for task */
     LoopConfig loop_config;   /* pending qd.loop_config */
     uint32_t depth;           /* inlining depth (recursion guard) */
@@ -154,8 +171,6 @@ typedef struct Lowerer {
     QdInst *rng_task;         /* task whose random state is rng_slot, or NULL */
     uint32_t rng_slot;        /* pointer to that task's u64 random state */
     int static_ctl;           /* 1 = break, 2 = continue requested inside a static loop */
-    int static_loops;         /* static loops around the current statement in this frame, with no
-                                 runtime control flow in between (0 = break/continue are runtime) */
     QdLoc loc;                /* location of the node being lowered */
     QdVec(StaticValue) statics; /* runtime values behind qd.static's stand-ins, by index */
 } Lowerer;
@@ -472,7 +487,33 @@ int lw_linalg_inverse(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out);
 /***** lower_stmt.c *****/
 
 int lw_stmt(Lowerer *lw, const QdAst *node);
+/* Whether `node` is a call of the builtin `qd.static`. */
+bool lw_is_static_call(Lowerer *lw, const QdAst *node);
+/* The truth of compile-time condition `cond` (a `qd.static(...)` call), as Python sees it. */
+int lw_static_truth(Lowerer *lw, const QdAst *cond, bool *truth);
+/* Lowers a block in a new scope; a break/continue inside ends only this block. */
+int lw_block(Lowerer *lw, const QdAstList *body);
+/* Assigns value to an assignment target (name, tuple, attribute, subscript); `is_static` binds
+ * names as compile-time aliases. */
+int lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_static);
 /* `target <op>= value` of AUG_ASSIGN node `node` for a scalar target (atomic on global data). */
 int lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+
+/***** lower_loop.c *****/
+
+/* The break/continue context around a statement, saved when a loop (or a func body) opens. */
+typedef struct LoopScope {
+    LoopKind kind;
+    int ifs;
+    const QdAst *cond;
+} LoopScope;
+/* Opens the body of a loop of the given kind (LOOP_NONE: a func body); returns the outer context. */
+LoopScope lw_loop_enter(Lowerer *lw, LoopKind kind);
+/* Closes it: the outer context again. */
+void lw_loop_leave(Lowerer *lw, const LoopScope *saved);
+
+int lw_while(Lowerer *lw, const QdAst *node);
+int lw_for(Lowerer *lw, const QdAst *node);
+int lw_jump(Lowerer *lw, const QdAst *node, bool is_break);
 
 #endif /* QD_FRONTEND_LOWER_H */

@@ -237,8 +237,8 @@ int
 lw_stmts(Lowerer *lw, const QdAstList *body)
 {
     for (uint32_t i = 0; i < body->len; i++) {
-        if (lw->frame->returned) {
-            break;
+        if (lw->frame->returned || lw->terminated) {
+            break; /* what follows a return, break or continue never runs */
         }
         RETURN_IF_ERROR(lw_stmt(lw, body->items[i]));
     }
@@ -303,6 +303,89 @@ check_top_level(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def
                     def->name);
 }
 
+/* Whether a `return` stands inside an if, for or while of `body` (nested: body is inside one). */
+static bool
+returns_inside_control(const QdAstList *body, bool nested)
+{
+    for (uint32_t i = 0; i < body->len; i++) {
+        const QdAst *s = body->items[i];
+        if (s->kind == QD_AST_RETURN && nested) {
+            return true;
+        }
+        if ((s->kind == QD_AST_IF || s->kind == QD_AST_FOR || s->kind == QD_AST_WHILE) &&
+            (returns_inside_control(&s->a, true) || returns_inside_control(&s->b, true))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The body of a real_func that returns from inside runtime control flow: a one-trip `loop`
+ * around the statements, which a `return` leaves with `break` (FuncFrame.early_return). The
+ * return type must be a scalar type. */
+static int
+early_return_body(Lowerer *lw, const QdAst *def, FuncFrame *frame)
+{
+    Expr ann = {0};
+    if (def->x) {
+        RETURN_IF_ERROR(lw_expr(lw, def->x, &ann));
+    }
+    bool is_scalar = ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_DTYPE;
+    if (def->x && !is_scalar) {
+        return lw_error(lw, def->x, QD_ERR_SYNTAX,
+                        "a @qd.real_func returning from inside if/for/while must return a scalar");
+    }
+    Expr zero = {0};
+    zero.kind = EX_INT;
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    RETURN_IF_ERROR(lw_new_slot(lw, i32, &frame->ret_flag));
+    RETURN_IF_ERROR(lw_store(lw, def, &frame->ret_flag, &zero));
+    if (is_scalar) {
+        RETURN_IF_ERROR(lw_new_slot(lw, ann.ty, &frame->ret_slot));
+        RETURN_IF_ERROR(lw_store(lw, def, &frame->ret_slot, &zero));
+    }
+    QdInst *loop = lw_emit(lw, QD_OP_LOOP, 0);
+    if (!loop) {
+        return -1;
+    }
+    QdRegion *saved = lw->cur;
+    bool saved_top = lw->at_top;
+    lw->cur = loop->regions[0];
+    lw->at_top = false;
+    frame->early_return = true;
+    int rc = lw_stmts(lw, &def->b);
+    if (rc == 0 && !lw->terminated) { /* the end of the body: leave the loop */
+        QdInst *brk = qd_inst_new(lw->f, QD_OP_BREAK, 0);
+        if (!brk) {
+            rc = -1;
+        } else {
+            brk->loc = lw->loc;
+            qd_region_append(lw->cur, brk);
+        }
+    }
+    lw->terminated = false;
+    lw->cur = saved;
+    lw->at_top = saved_top;
+    frame->returned = true;
+    if (rc == 0 && is_scalar) {
+        rc = lw_rvalue(lw, def, &frame->ret_slot, &frame->ret);
+    }
+    return rc;
+}
+
+/* Whether func `fn` is a @qd.real_func. */
+static int
+is_real_func(Lowerer *lw, const Expr *fn, bool *out)
+{
+    *out = false;
+    QdHandle flag;
+    int rc = lw->host->getattr(lw->host->self, lw->ctx, fn->h, "_qd_real_func", &flag);
+    if (rc != 0) {
+        return rc > 0 ? 0 : rc;
+    }
+    return lw->host->truth(lw->host->self, lw->ctx, flag, out);
+}
+
 /* A `qd.ref(T)` parameter (annotation `ann`, a RefType): the argument must be a variable -- a
  * scalar in memory (a local, or an element of a field or ndarray) of type T, or a vector/matrix
  * variable -- and the parameter is bound to it, so that the callee's assignments change it.
@@ -365,6 +448,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     frame.ret_annotation = def->x;
     frame.ret.kind = EX_VOID;
     RETURN_IF_ERROR(check_top_level(lw, call, fn, def));
+    RETURN_IF_ERROR(is_real_func(lw, fn, &frame.is_real));
     /* Arguments are evaluated in the caller; parameters are bound in the callee's frame. */
     uint32_t nparams = def->a.len;
     if (npos > nparams) {
@@ -389,6 +473,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     FuncFrame *caller = lw->frame;
     lw->frame = &frame;
     lw->depth++;
+    LoopScope loops = lw_loop_enter(lw, LOOP_NONE);
     lw_push_scope(lw);
     int rc = 0;
     for (uint32_t i = 0; i < nparams && rc == 0; i++) {
@@ -473,14 +558,22 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
             rc = lw_bind(lw, param->name, &value, NULL);
         }
     }
-    if (rc == 0) {
+    if (rc == 0 && frame.is_real && returns_inside_control(&def->b, false)) {
+        rc = early_return_body(lw, def, &frame);
+    } else if (rc == 0) {
         rc = lw_stmts(lw, &def->b);
     }
     lw_pop_scope(lw);
+    lw_loop_leave(lw, &loops);
     lw->depth--;
     lw->frame = caller;
     if (rc < 0) {
         return -1;
+    }
+    bool returns_none = def->x && def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE;
+    if (def->x && !returns_none && !frame.returned && !frame.early_return) {
+        return lw_error(lw, call, QD_ERR_SYNTAX,
+                        "Function has a return type but does not have a return statement");
     }
     *out = frame.ret;
     return 0;

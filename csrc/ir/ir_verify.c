@@ -30,7 +30,8 @@ typedef struct Nest {
     bool in_task;    /* inside the body of a `task` */
     QdTaskKind task; /* kind of that task (valid when in_task) */
     uint32_t loops;  /* serial loops (for, loop) around it, counted from the nearest task or
-                        parallel_for body: break / continue need one */
+                        parallel_for body: break needs one */
+    bool in_pfor;    /* inside a parallel_for body: continue ends its iteration */
 } Nest;
 
 /***** errors *****/
@@ -305,8 +306,11 @@ check_placement(Verifier *v, const QdInst *inst, const Nest *nest)
     if (qd_op_has(op, QD_TERM) && inst->next != NULL) {
         return verify_fail(v, inst, "must be the last instruction of its region");
     }
-    if ((op == QD_OP_BREAK || op == QD_OP_CONTINUE) && nest->loops == 0) {
+    if (op == QD_OP_BREAK && nest->loops == 0) {
         return verify_fail(v, inst, "outside of a `for` or `loop` body");
+    }
+    if (op == QD_OP_CONTINUE && nest->loops == 0 && !nest->in_pfor) {
+        return verify_fail(v, inst, "outside of a `for`, `loop` or `parallel_for` body");
     }
     if (op == QD_OP_RET && in_kernel) {
         return verify_fail(v, inst, "not allowed in a kernel (results go through `kernel_ret`)");
@@ -394,8 +398,10 @@ verify_inst(Verifier *v, QdInst *inst, const Nest *nest)
         inner.in_task = true;
         inner.task = inst->imm.task.kind;
         inner.loops = 0;
+        inner.in_pfor = false;
     } else if (inst->op == QD_OP_PARALLEL_FOR) {
-        inner.loops = 0; /* break / continue never leave a parallel loop */
+        inner.loops = 0; /* break never leaves a parallel loop; continue ends an iteration */
+        inner.in_pfor = true;
     } else if (qd_op_has(inst->op, QD_LOOP)) {
         inner.loops++;
     }
@@ -443,7 +449,7 @@ verify_func_header(Verifier *v, QdFunc *f)
 static int
 verify_func_body(Verifier *v, QdFunc *f)
 {
-    Nest top = {false, QD_TASK_SERIAL, 0};
+    Nest top = {false, QD_TASK_SERIAL, 0, false};
 
     if (f->ret->kind != QD_TY_VOID) {
         RETURN_IF_ERROR(verify_value_type(v, NULL, f->ret));

@@ -501,3 +501,101 @@ def test_func_same_name_as_caller_local():
         return y + z
 
     assert k(1) == 102
+
+
+def _line_of(marker):
+    with open(__file__) as f:
+        hits = [n for n, text in enumerate(f, 1) if marker in text and "_line_of(" not in text]
+    assert len(hits) == 1, (marker, hits)
+    return f"{__file__}:{hits[0]}"
+
+
+def test_func_with_return_type_and_no_return_is_syntax_error():
+    @qd.func
+    def f(a: qd.i32) -> qd.i32:
+        b = a  # noqa: F841
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return f(1)  # call of f without return
+
+    with pytest.raises(
+        qd.QuadrantsSyntaxError, match="Function has a return type but does not have a return statement"
+    ) as e:
+        k()
+    assert _line_of("# call of f without return") in str(e.value)
+
+
+def test_real_func_returning_a_value_needs_a_return_annotation():
+    @qd.real_func
+    def f(a: qd.i32):
+        return a  # unannotated real_func return
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return f(1)
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as e:
+        k()
+    assert (
+        "A function with a return value must be annotated with a return type, e.g. def func() -> qd.f32"
+        in str(e.value)
+    )
+    assert _line_of("# unannotated real_func return") in str(e.value)
+
+
+def test_func_returning_none_annotation_needs_no_return():
+    a = qd.field(qd.i32, shape=())
+
+    @qd.func
+    def f(x: qd.i32) -> None:
+        a[None] = x
+
+    @qd.kernel
+    def k(x: qd.i32):
+        f(x)
+
+    x = int(rng.integers(-1000, 1000))
+    k(x)
+    assert a[None] == x
+
+
+def test_real_func_early_return_inside_if_for_while():
+    @qd.real_func
+    def first_below(a: qd.types.ndarray(), i: qd.i32, t: qd.f32) -> qd.f32:
+        for j in range(a.shape[1]):
+            k = 1
+            while k < 3:
+                if a[i, j] * k < t:
+                    return a[i, j] * k
+                k += 1
+        return 7.5
+
+    @qd.real_func
+    def sgn(x: qd.i32) -> qd.i32:
+        if x > 0:
+            return 1
+        elif x < 0:
+            return -1
+        return 0
+
+    @qd.kernel
+    def k(a: qd.types.NDArray[qd.f32, 2], out: qd.types.NDArray[qd.f32, 1], x: qd.i32) -> qd.i32:
+        for i in range(a.shape[0]):
+            out[i] = first_below(a, i, -1.0)
+        return sgn(x)
+
+    a = rng.normal(size=(64, 5)).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    x = int(rng.integers(-3, 4))
+    assert k(a, out, x) == int(np.sign(x))
+    expect = []
+    for row in a:
+        found = 7.5
+        for v in row:
+            hits = [v * m for m in (1, 2) if v * m < -1.0]
+            if hits:
+                found = hits[0]
+                break
+        expect.append(found)
+    np.testing.assert_allclose(out, np.array(expect, np.float32), rtol=1e-6)

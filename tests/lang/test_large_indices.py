@@ -147,7 +147,8 @@ def test_serial_range_i64_trip_count_with_break():
     @qd.kernel
     def k(n: qd.i64) -> qd.i64:
         last = qd.i64(-1)
-        for i in range(n):  # a break makes the loop serial
+        qd.loop_config(serialize=True)  # a top-level loop may break only when serial
+        for i in range(n):
             if i >= 3:
                 break
             last = i

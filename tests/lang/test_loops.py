@@ -877,3 +877,23 @@ def test_break_in_static_for_under_runtime_if_is_syntax_error():
 
     with pytest.raises(qd.QuadrantsSyntaxError):
         k(2)
+
+
+@pytest.mark.parametrize("use_range", [False, True])
+def test_iterable_chosen_by_static_conditional_expression(use_range):
+    N = 6
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.i32:
+        s = 0
+        for j in range(1):
+            # range(n) when use_range, else the unrolled range(N)
+            for i in range(n) if qd.static(use_range) else qd.static(range(N)):
+                s += i * i
+        for i in (qd.static(range(N)) if qd.static(not use_range) else range(n)):  # top level
+            s += 1000
+        return s
+
+    n = int(rng.integers(0, 20))
+    m = n if use_range else N
+    assert k(n) == sum(i * i for i in range(m)) + 1000 * m
