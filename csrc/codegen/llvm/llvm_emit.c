@@ -384,3 +384,23 @@ done:
     LLVMDisposeBuilder(e->b);
     return rc;
 }
+
+void
+qd_llvm_limit_vectorizers(LLVMModuleRef mod)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName("noimplicitfloat", 15);
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        uint32_t n = 0;
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb && n <= QD_LLVM_VECTORIZE_MAX_INSTS;
+             bb = LLVMGetNextBasicBlock(bb)) {
+            for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+                n++;
+            }
+        }
+        if (n > QD_LLVM_VECTORIZE_MAX_INSTS) {
+            LLVMContextRef llctx = LLVMGetModuleContext(mod);
+            LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                    LLVMCreateEnumAttribute(llctx, kind, 0));
+        }
+    }
+}

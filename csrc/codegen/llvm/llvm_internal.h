@@ -233,6 +233,15 @@ typedef enum QdLlvmDump {
 void qd_llvm_dump_path(const QdLlvmOptions *opts, QdLlvmDump kind, char *out, size_t size);
 /* Writes the module's IR as the next file of `kind`. 0, or -1 with a diag. */
 int qd_llvm_dump_ir(QdCtx *ctx, LLVMModuleRef mod, const QdLlvmOptions *opts, QdLlvmDump kind);
+/* Functions of more IR instructions than this are not vectorized (see qd_llvm_limit_vectorizers). */
+#define QD_LLVM_VECTORIZE_MAX_INSTS 20000
+/* Marks every function of `mod` larger than QD_LLVM_VECTORIZE_MAX_INSTS instructions
+ * `noimplicitfloat`, which LLVM's SLP and loop vectorizers respect by leaving the function as it
+ * is. Run before the optimizer: SLP's cost grows faster than the function (a 100k-instruction
+ * task, every func of a collision pipeline inlined, spent 60% of its O3 time there), and a
+ * task that large is straight-line code that vectorizing does not speed up. Explicit float
+ * arithmetic is unaffected. */
+void qd_llvm_limit_vectorizers(LLVMModuleRef mod);
 /* Reports an LLVM message string (disposed) as a diag of `kind`; returns -1. */
 int qd_llvm_message_error(QdCtx *ctx, QdErrKind kind, const char *what, char *msg);
 

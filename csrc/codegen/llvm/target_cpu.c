@@ -214,6 +214,7 @@ qd_cpu_target_optimize(QdCtx *ctx, QdCpuTarget *target, LLVMModuleRef mod,
         return -1;
     }
     snprintf(pipeline, sizeof(pipeline), "default<O%d>", target->opt_level);
+    qd_llvm_limit_vectorizers(mod);
     pass_opts = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(pass_opts, target->opt_level >= 2);
     LLVMPassBuilderOptionsSetSLPVectorization(pass_opts, target->opt_level >= 2);

@@ -431,6 +431,7 @@ optimize(QdCtx *ctx, LLVMTargetMachineRef tm, LLVMModuleRef mod, const QdLlvmOpt
     int rc = -1;
 
     snprintf(pipeline, sizeof(pipeline), "default<O%d>", level);
+    qd_llvm_limit_vectorizers(mod);
     LLVMPassBuilderOptionsSetLoopVectorization(pass_opts, level >= 2);
     LLVMPassBuilderOptionsSetSLPVectorization(pass_opts, level >= 2);
     LLVMPassBuilderOptionsSetLoopUnrolling(pass_opts, level >= 2);
