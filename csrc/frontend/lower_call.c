@@ -1565,7 +1565,8 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
         if (fn.hkind == QD_HOST_DTYPE) {
             /* qd.i32(x): a typed literal (range-checked) or a cast. */
             if (c.npos != 1 || c.nkw) {
-                return lw_error(lw, node, QD_ERR_SYNTAX, "a type takes exactly one argument, e.g. qd.i32(x)");
+                return lw_error(lw, node, QD_ERR_SYNTAX,
+                                "A primitive type can only decorate a single expression.");
             }
             if (lw_is_compile_time_scalar(&c.pos[0])) {
                 const QdType *ty = fn.ty;

@@ -781,14 +781,16 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
         break;
     case QD_UNARY_INVERT:
         if (!qd_type_is_int(v.ty)) {
-            return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type for ~: '%s'",
+            return lw_error(lw, node, QD_ERR_TYPE,
+                            "'bit_not' takes integral inputs only, however '%s' is provided",
                             type_name(v.ty));
         }
         id = lw_emit_value(lw, QD_OP_NOT, v.ty, v.id, 0);
         break;
     default: { /* not */
         if (!qd_type_is_int(v.ty)) {
-            return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type for not: '%s'",
+            return lw_error(lw, node, QD_ERR_TYPE,
+                            "'logic_not' takes integral inputs only, however '%s' is provided",
                             type_name(v.ty));
         }
         uint32_t zero = lw_const_int(lw, v.ty, 0);
@@ -823,9 +825,12 @@ compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Ex
         return lw_matrix_compare(lw, node, op, a, b, out);
     }
     if (op == QD_CMP_IS || op == QD_CMP_IS_NOT || op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "Operator \"%s\" is not supported in Quadrants kernels (use it inside qd.static)",
-                        op == QD_CMP_IS ? "is" : op == QD_CMP_IS_NOT ? "is not" : op == QD_CMP_IN ? "in" : "not in");
+        if (op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "\"%s\" is only supported inside `qd.static`.",
+                            op == QD_CMP_IN ? "In" : "NotIn");
+        }
+        return lw_error(lw, node, QD_ERR_SYNTAX, "Operator \"%s\" in Quadrants scope is not supported.",
+                        op == QD_CMP_IS ? "is" : "is not");
     }
     if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
         double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;

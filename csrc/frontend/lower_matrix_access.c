@@ -181,26 +181,27 @@ index_list(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
 {
     const QdAst *parts[2];
     *n = 0;
+    uint32_t want = base->is_vector ? 1 : 2;
+    uint32_t got = index->kind == QD_AST_TUPLE ? index->a.len : 1;
+    if (got > want) {
+        return lw_error(lw, node, QD_ERR_INDEX, "Expected %u indices, got %u.", want, got);
+    }
     if (index->kind == QD_AST_TUPLE) {
-        if (index->a.len > 2) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "a matrix takes at most two indices");
-        }
         for (uint32_t i = 0; i < index->a.len; i++) {
             parts[i] = index->a.items[i];
         }
-        *n = index->a.len;
     } else {
         parts[0] = index;
-        *n = 1;
     }
-    if (*n == 2 && base->is_vector) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "a vector takes one index, got two");
-    }
+    *n = got;
     for (uint32_t i = 0; i < *n; i++) {
         RETURN_IF_ERROR(parse_index(lw, node, parts[i], i == 0 ? base->rows : base->cols, &ix[i]));
     }
     if (*n == 1 && !base->is_vector) {
-        /* m[i]: row i (all columns). */
+        if (!ix[0].is_slice) { /* a single element needs both indices; m[a:b] selects rows */
+            return lw_error(lw, node, QD_ERR_INDEX, "Expected %u indices, got %u.", want, got);
+        }
+        /* m[a:b]: those rows (all columns). */
         memset(&ix[1], 0, sizeof(ix[1]));
         ix[1].is_slice = true;
         ix[1].start = 0;
@@ -428,6 +429,29 @@ lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
 
 static const char *const swizzle_groups[] = {"xyzw", "rgba", "stpq"};
 
+/* The letters of s as a Python tuple of one-character strings ("('x', 'y')", "('w',)"),
+ * sorted when `sorted` is set, as error messages name them. */
+static const char *
+char_tuple(Lowerer *lw, const char *s, bool sorted)
+{
+    char letters[5] = {0}, buf[40];
+    size_t n = strlen(s) < 4 ? strlen(s) : 4, len = 0;
+    memcpy(letters, s, n);
+    for (size_t i = 1; sorted && i < n; i++) { /* insertion sort of at most four letters */
+        for (size_t j = i; j > 0 && letters[j - 1] > letters[j]; j--) {
+            char t = letters[j];
+            letters[j] = letters[j - 1];
+            letters[j - 1] = t;
+        }
+    }
+    buf[len++] = '(';
+    for (size_t i = 0; i < n; i++) {
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s'%c'", i ? ", " : "", letters[i]);
+    }
+    snprintf(buf + len, sizeof(buf) - len, "%s)", n == 1 ? "," : "");
+    return qd_arena_strdup(lw->arena, buf);
+}
+
 /* Element indices of swizzle `name`; 0 when it is not a swizzle, -1 with a diag when it names an
  * element beyond the vector. */
 static int
@@ -454,12 +478,10 @@ swizzle(Lowerer *lw, const QdAst *node, const Expr *base, const char *name, uint
         }
         for (size_t i = 0; i < len; i++) {
             if (idx[i] >= base->rows) {
-                char attrs[16] = {0};
-                for (uint32_t k = 0; k < base->rows && k < 4; k++) {
-                    attrs[k] = swizzle_groups[g][k];
-                }
-                return lw_error(lw, node, QD_ERR_SYNTAX, "vec%u only has attributes=%s, got '%s'",
-                                base->rows, attrs, name);
+                char have[5] = {0};
+                memcpy(have, swizzle_groups[g], base->rows < 4 ? base->rows : 4);
+                return lw_error(lw, node, QD_ERR_SYNTAX, "vec%u only has attributes=%s, got=%s",
+                                base->rows, char_tuple(lw, have, true), char_tuple(lw, name, false));
             }
         }
         *n = (uint32_t)len;

@@ -58,11 +58,11 @@ need_vector(Lowerer *lw, const QdAst *node, const Expr *a, const char *what)
 }
 
 static int
-need_square(Lowerer *lw, const QdAst *node, const Expr *a, const char *what)
+need_square(Lowerer *lw, const QdAst *node, const Expr *a)
 {
     if (a->is_vector || a->rows != a->cols) {
-        return lw_error(lw, node, QD_ERR_COMPILATION, "%s needs a square matrix, got shape %s",
-                        what, lw_matrix_shape_str(lw, a));
+        return lw_error(lw, node, QD_ERR_COMPILATION, "expected a square matrix, got shape %s",
+                        lw_matrix_shape_str(lw, a));
     }
     return 0;
 }
@@ -200,7 +200,7 @@ lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *s
         return lw_matrix_transpose(lw, node, a, out);
     }
     if (strcmp(name, "trace") == 0) {
-        RETURN_IF_ERROR(need_square(lw, node, a, "trace()"));
+        RETURN_IF_ERROR(need_square(lw, node, a));
         Expr acc = a->items[0];
         for (uint32_t i = 1; i < a->rows; i++) {
             RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_ADD, &acc, &a->items[i * a->cols + i], &acc));
@@ -208,10 +208,7 @@ lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *s
         return lw_matrix_item(lw, node, &acc, a->ty, out);
     }
     if (strcmp(name, "determinant") == 0 || strcmp(name, "inverse") == 0) {
-        if (a->is_vector || a->rows != a->cols) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "%s() needs a square matrix, got shape %s",
-                            name, lw_matrix_shape_str(lw, a));
-        }
+        RETURN_IF_ERROR(need_square(lw, node, a));
         uint32_t limit = name[0] == 'd' ? 4 : 12; /* closed forms to 4x4, elimination to 12x12 */
         if (a->rows > limit) {
             return lw_error(lw, node, QD_ERR_COMPILATION,

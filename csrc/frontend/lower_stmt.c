@@ -187,6 +187,9 @@ assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_stati
         return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this attribute");
     }
     case QD_AST_SUBSCRIPT: {
+        if (is_static) {
+            return lw_error(lw, target, QD_ERR_SYNTAX, "Static assign cannot be used on elements in arrays");
+        }
         Expr base, lv;
         int rc = lw_subscript_base(lw, target, &base, &lv);
         if (rc != 0) {
