@@ -67,7 +67,7 @@ struct Expr {
     Expr *items;         /* TUPLE: elements; DICT: values */
     Expr *keys;          /* DICT: keys */
     uint32_t nitems;     /* TUPLE, DICT: count */
-    bool is_vector;      /* TUPLE: a qd.Vector of runtime values (a grouped index); MATRIX: 1-D */
+    bool is_vector;      /* MATRIX: 1-D */
     uint32_t rows, cols; /* MATRIX: shape (a vector of n: rows = n, cols = 1) */
     IterSpec *iter;      /* ITER */
 };
@@ -226,6 +226,10 @@ int lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr
 int lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 int lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond);
+/* Debug check: `assert ok` failing the launch with "file:line: message"; with values, message is
+ * a print format for them. Nothing in the prologue of a range_for task. */
+int lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message,
+                    const uint32_t *vals, uint32_t nvals);
 /* Compile-time value of an Expr as a host handle (for qd.static evaluation). */
 int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
 /* Expr for a host handle (describes it). */

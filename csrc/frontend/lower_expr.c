@@ -611,6 +611,8 @@ arith_op(int op)
 static const char *const binop_symbols[] = {"+", "-", "*", "@", "/", "%", "**", "<<", ">>", "|",
                                              "^", "&", "//"};
 
+static const char neg_pow_message[] = "Negative exponent in pow(int, int) is not allowed.";
+
 /* x ** n for a compile-time n in 0..8: repeated multiplication (exact, and what users expect). */
 static int
 small_power(Lowerer *lw, const Expr *base, int64_t n, Expr *out)
@@ -704,6 +706,9 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
         ty = ta;
     } else if (op == QD_BIN_POW && qd_type_is_int(tb)) {
         ty = ta; /* an integer exponent keeps the base's type */
+        if (b->kind == EX_INT && b->ival < 0 && qd_type_is_int(ta)) {
+            return lw_error(lw, node, QD_ERR_RUNTIME, "%s", neg_pow_message);
+        }
         if (b->kind == EX_INT && b->ival >= 0 && b->ival <= 8) {
             Expr base;
             RETURN_IF_ERROR(lw_convert(lw, node, a, ty, &base));
@@ -716,6 +721,11 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
         RETURN_IF_ERROR(lw_convert(lw, node, b, tb, &y));
     } else {
         RETURN_IF_ERROR(lw_convert(lw, node, b, ty, &y));
+    }
+    if (op == QD_BIN_POW && lw->opt->debug && qd_type_is_int(ty) && qd_type_is_signed(y.ty) &&
+        !lw_is_compile_time_scalar(b)) {
+        uint32_t ok = lw_emit_value(lw, QD_OP_GE, qd_type_scalar(QD_TY_U1), y.id, lw_const_int(lw, y.ty, 0));
+        RETURN_IF_ERROR(ok == QD_NO_VALUE ? -1 : lw_debug_assert(lw, node, ok, neg_pow_message, NULL, 0));
     }
     uint32_t id = lw_emit_value(lw, arith_op(op), ty, x.id, y.id);
     if (id == QD_NO_VALUE) {
@@ -1342,6 +1352,32 @@ lw_convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty)
     return 0;
 }
 
+int
+lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message, const uint32_t *vals,
+                uint32_t nvals)
+{
+    if (lw->task && lw->task->imm.task.kind == QD_TASK_RANGE_FOR && lw->cur == lw->task->regions[0]) {
+        return 0; /* the prologue of a range_for task computes bounds; it has no checks */
+    }
+    QdSbuf fmt;
+    qd_sbuf_init(&fmt);
+    for (const char *f = lw->frame->file ? lw->frame->file : "?"; *f; f++) {
+        qd_sbuf_putn(&fmt, *f == '%' && nvals ? "%%" : f, *f == '%' && nvals ? 2 : 1);
+    }
+    qd_sbuf_printf(&fmt, ":%u: %s", node->line, message);
+    char *text = qd_sbuf_take(&fmt);
+    QdInst *as = text ? lw_emit(lw, QD_OP_ASSERT, 1 + nvals) : NULL;
+    if (as) {
+        as->args[0] = ok;
+        for (uint32_t i = 0; i < nvals; i++) {
+            as->args[1 + i] = vals[i];
+        }
+        as->imm.str = qd_arena_strdup(lw->arena, text);
+    }
+    free(text);
+    return as && as->imm.str ? 0 : -1;
+}
+
 /* Debug bounds checks: asserts that every index lies in its axis, then clamps out-of-range
  * indices to the axis start so that the access after a failed check stays inside the memory
  * (the launch reports the failure once it ends). Indices are rewritten in place. Each check
@@ -1351,8 +1387,6 @@ static int
 check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32_t n)
 {
     const QdType *u1 = qd_type_scalar(QD_TY_U1);
-    bool in_prologue = lw->task && lw->task->imm.task.kind == QD_TASK_RANGE_FOR &&
-                       lw->cur == lw->task->regions[0];
     bool is_field = base->kind == EX_FIELD;
     uint32_t all_ok = QD_NO_VALUE;
     QdSbuf shape;
@@ -1397,20 +1431,17 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
         all_ok = all_ok == QD_NO_VALUE ? ok : lw_emit_value(lw, QD_OP_AND, u1, all_ok, ok);
     }
     char *dims = qd_sbuf_take(&shape);
-    if (all_ok != QD_NO_VALUE && !in_prologue) {
-        QdInst *as = lw_emit(lw, QD_OP_ASSERT, 1);
-        if (!as) {
-            free(dims);
-            return -1;
-        }
-        as->args[0] = all_ok;
-        as->imm.str = qd_arena_printf(
-            lw->arena, "%s:%u: Out of bound access to %s%s%s%s", lw->frame->file ? lw->frame->file : "?",
-            node->line, is_field ? "a field of shape (" : "an ndarray", is_field && dims ? dims : "",
-            is_field && n == 1 ? "," : "", is_field ? ")" : "");
+    int rc = 0;
+    if (all_ok != QD_NO_VALUE) {
+        rc = lw_debug_assert(lw, node, all_ok,
+                             qd_arena_printf(lw->arena, "Out of bound access to %s%s%s%s",
+                                             is_field ? "a field of shape (" : "an ndarray",
+                                             is_field && dims ? dims : "", is_field && n == 1 ? "," : "",
+                                             is_field ? ")" : ""),
+                             NULL, 0);
     }
     free(dims);
-    return 0;
+    return rc;
 }
 
 static bool
