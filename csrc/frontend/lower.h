@@ -375,9 +375,16 @@ int lw_matrix_type_call(Lowerer *lw, const QdAst *node, const Expr *type, const 
 int lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out);
 /* A Python-scope Matrix captured at compile time. */
 int lw_matrix_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
-/* Operators with at least one matrix operand (scalars broadcast). */
+/* *e itself, or for a list/tuple literal the vector (list of lists: matrix) it spells, made in
+ * *tmp: an operand of a matrix operator or element-wise call. */
+int lw_matrix_operand(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp);
+/* Operators with at least one matrix operand (scalars broadcast; lists are lw_matrix_operand's). */
 int lw_matrix_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
 int lw_matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+/* `a and b` (is_and) / `a or b` with a vector/matrix (or list) operand: element-wise logical,
+ * 0 or 1 (u1), on integral elements; a scalar broadcasts. */
+int lw_matrix_logical(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, const Expr *b,
+                      Expr *out);
 int lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_matrix_transpose(Lowerer *lw, const QdAst *node, const Expr *a, Expr *out);
 /* Method `name` of matrix `self` (dot, cross, norm, sum, cast, fill, ...). */
@@ -389,6 +396,9 @@ bool lw_matrix_is_method(const char *name);
 int lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out);
 /* Element-wise store of a matrix, list or scalar (broadcast) into a matrix of lvalues. */
 int lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+/* `target <op>= value` of AUG_ASSIGN node `node` for a matrix of lvalues, element by element
+ * (atomic per element on global data); a scalar broadcasts, a list is the vector/matrix it spells. */
+int lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 /* `name = value` where the value or the variable v (NULL when new) is a matrix. */
 int lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
 /* Indexing, slicing, swizzles. */
@@ -461,7 +471,8 @@ int lw_linalg_inverse(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out);
 /***** lower_stmt.c *****/
 
 int lw_stmt(Lowerer *lw, const QdAst *node);
-/* `target <op>= value` of AUG_ASSIGN node `node` for a scalar target (atomic on global data). */
+/* `target <op>= value` of AUG_ASSIGN node `node` (atomic on global data); a matrix target goes to
+ * lw_matrix_aug_assign. */
 int lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 
 #endif /* QD_FRONTEND_LOWER_H */

@@ -1107,6 +1107,44 @@ b_len(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     return 0;
 }
 
+/* qd.zero(x) / qd.one(x) of a scalar: k (0 or 1) of the type of `x * k` (x's type promoted with
+ * an integer literal's: a u8 gives an i32); of a Python number, the Python number. Vectors and
+ * matrices are lw_matrix_call's. */
+static int
+zero_one(Lowerer *lw, const CallArgs *c, int64_t k, Expr *out)
+{
+    const char *name = k ? "one" : "zero";
+    RETURN_IF_ERROR(expect_args(lw, c, name, 1, 1));
+    const Expr *x = &c->pos[0];
+    memset(out, 0, sizeof(*out));
+    out->kind = x->kind == EX_FLOAT ? EX_FLOAT : EX_INT;
+    out->ival = k;
+    out->fval = (double)k;
+    if (lw_is_python_scalar(x)) {
+        return 0;
+    }
+    const QdType *ty = lw_dtype_of(lw, x);
+    if (!ty) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "qd.%s takes a scalar, vector or matrix", name);
+    }
+    Expr lit = *out;
+    return lw_convert(lw, c->node, &lit, lw_promote(ty, lw_literal_type(lw, &lit)), out);
+}
+
+static int
+b_zero(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    return zero_one(lw, c, 0, out);
+}
+
+static int
+b_one(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    return zero_one(lw, c, 1, out);
+}
+
 /***** optimisation hints *****/
 
 static int
@@ -1338,6 +1376,8 @@ static const Builtin builtins[] = {
     {"frexp", b_frexp, QD_OP_COUNT_},
     {"randn", b_randn, QD_OP_COUNT_},
     {"len", b_len, QD_OP_COUNT_},
+    {"zero", b_zero, QD_OP_COUNT_},
+    {"one", b_one, QD_OP_COUNT_},
     {"tuple", b_sequence, QD_OP_COUNT_},
     {"list", b_sequence, QD_OP_COUNT_},
     {"assume_in_range", b_assume_in_range, QD_OP_COUNT_},

@@ -1015,6 +1015,8 @@ merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void 
 typedef struct BoolOpData {
     uint32_t from;       /* index of the first value of the right side */
     Expr left;           /* the left operand's value */
+    bool is_and;         /* `and` (else `or`) */
+    bool elementwise;    /* the right side is a vector/matrix: the result is element-wise logical */
 } BoolOpData;
 
 static int lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out);
@@ -1026,7 +1028,18 @@ boolop_side(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data)
 {
     BoolOpData *d = data;
     if (side == 0) {
-        return lower_boolop_from(lw, node, d->from, out);
+        RETURN_IF_ERROR(lower_boolop_from(lw, node, d->from, out));
+        d->elementwise = out->kind == EX_MATRIX || out->kind == EX_TUPLE;
+        if (d->elementwise) { /* `x and v`: (x != 0) and v, element by element */
+            Expr right = *out;
+            return lw_matrix_logical(lw, node, d->is_and, &d->left, &right, out);
+        }
+        return 0;
+    }
+    if (d->elementwise) { /* the left operand decided: x != 0, broadcast */
+        Expr zero = {0};
+        zero.kind = EX_INT;
+        return lw_compare(lw, node, QD_CMP_NE, &d->left, &zero, out);
     }
     *out = d->left;
     return 0;
@@ -1042,13 +1055,23 @@ lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
         return 0;
     }
     bool is_and = node->op == QD_BOOL_AND;
+    if (left.kind == EX_MATRIX) { /* element-wise, every operand evaluated */
+        Expr right;
+        RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, &right));
+        return lw_matrix_logical(lw, node, is_and, &left, &right, out);
+    }
     if (lw_is_compile_time_scalar(&left)) {
         bool truth = left.kind == EX_FLOAT ? left.fval != 0 : left.ival != 0;
         if (truth != is_and) {
             *out = left; /* decided by the left operand */
             return 0;
         }
-        return lower_boolop_from(lw, node, from + 1, out);
+        RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, out));
+        if (out->kind == EX_MATRIX) { /* `2 and v`: element-wise */
+            Expr right = *out;
+            return lw_matrix_logical(lw, node, is_and, &left, &right, out);
+        }
+        return 0;
     }
     Expr lv;
     RETURN_IF_ERROR(lw_rvalue(lw, node, &left, &lv));
@@ -1059,6 +1082,9 @@ lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
     if (!lw->opt->short_circuit) {
         Expr right;
         RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, &right));
+        if (right.kind == EX_MATRIX) { /* `x and v`: element-wise */
+            return lw_matrix_logical(lw, node, is_and, &lv, &right, out);
+        }
         return lw_binary(lw, node, is_and ? QD_BIN_BITAND : QD_BIN_BITOR, &lv, &right, out);
     }
     uint32_t zero = lw_const_int(lw, lv.ty, 0);
@@ -1066,7 +1092,7 @@ lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
     if (cond == QD_NO_VALUE) {
         return -1;
     }
-    BoolOpData d = {from + 1, lv};
+    BoolOpData d = {from + 1, lv, is_and, false};
     return merge_branches(lw, node, cond, boolop_side, &d, out);
 }
 
