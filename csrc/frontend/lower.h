@@ -68,6 +68,11 @@ struct Expr {
     Expr *keys;          /* DICT: keys */
     uint32_t nitems;     /* TUPLE, DICT: count */
     bool is_vector;      /* MATRIX: 1-D */
+    bool is_big;         /* INT: a Python int outside int64, held by the host: h; str is its
+                            decimal text, fval its float value, ival INT64_MAX / INT64_MIN by its
+                            sign, and big_u64 says it is in [2^63, 2^64) with ubits its bits */
+    bool big_u64;
+    uint64_t ubits;
     uint32_t rows, cols; /* MATRIX: shape (a vector of n: rows = n, cols = 1) */
     IterSpec *iter;      /* ITER */
 };
@@ -198,7 +203,11 @@ int lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
 int lw_expr(Lowerer *lw, const QdAst *node, Expr *out);
 /* The runtime scalar of an Expr (loads lvalues, types literals); error when not a scalar. */
 int lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
-/* Converts a runtime or literal scalar to type ty (a `cast`, or a typed constant). */
+/* `dtype(x)` of a compile-time scalar x: a constant of ty, range-checked as an explicitly typed
+ * literal (QuadrantsTypeError "Integer literal ... exceeded the range of specified dtype"). */
+int lw_explicit_literal(Lowerer *lw, const QdAst *node, const Expr *x, const QdType *ty, Expr *out);
+/* Converts a runtime or literal scalar to type ty (a `cast`, or a typed constant); a Python int
+ * must fit default_ip first, as every untyped integer literal that becomes a value. */
 int lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out);
 /* Value *id converted to type ty (by the source's signedness), in place. */
 int lw_convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty);

@@ -1619,12 +1619,7 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
                     return lw_error(lw, node, QD_ERR_TYPE, "Floating-point literals must be annotated with a "
                                                             "floating-point type. For type casting, use `qd.cast`.");
                 }
-                if (x->kind != EX_FLOAT && !qd_type_is_float(ty)) {
-                    if (!lw_int_fits(ty, x->ival)) {
-                        return lw_error(lw, node, QD_ERR_TYPE, "The value %lld exceeded the range of specified dtype %s",
-                                        (long long)x->ival, tname(ty));
-                    }
-                }
+                return lw_explicit_literal(lw, node, x, ty, out);
             }
             return lw_convert(lw, node, &c.pos[0], fn.ty, out);
         }

@@ -144,6 +144,22 @@ value_expr(uint32_t id, const QdType *ty)
     return e;
 }
 
+/* The decimal text of compile-time integer e. */
+static const char *
+int_text(Lowerer *lw, const Expr *e)
+{
+    return e->is_big ? e->str : qd_arena_printf(lw->arena, "%lld", (long long)e->ival);
+}
+
+static int
+default_ip_error(Lowerer *lw, const QdAst *node, const char *text)
+{
+    return lw_error(lw, node, QD_ERR_TYPE,
+                    "Integer literal %s exceeded the range of default_ip: %s, please specify the dtype "
+                    "via e.g. `qd.u64(%s)` or set a different `default_ip` in `qd.init()`",
+                    text, type_name(qd_type_scalar(lw->opt->default_ip)), text);
+}
+
 /* A literal as a typed constant of `ty`, checking the range as the reference does. */
 static int
 typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty, bool explicit_type,
@@ -170,21 +186,22 @@ typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty,
                                 "Integer literals must be annotated with a integer type. "
                                 "For type casting, use `qd.cast`.");
             }
-            id = lw_const_float(lw, ty, (double)v);
+            id = lw_const_float(lw, ty, lit->is_big ? lit->fval : (double)v);
+        } else if (lit->is_big && lit->big_u64 && ty->kind == QD_TY_U64) {
+            id = lw_const_int(lw, ty, (int64_t)lit->ubits);
         } else {
-            if (!lw_int_fits(ty, v)) {
+            if (lit->is_big || !lw_int_fits(ty, v)) {
+                const char *text = int_text(lw, lit);
                 if (explicit_type) {
                     return lw_error(lw, node, QD_ERR_TYPE,
-                                    "The value %lld exceeded the range of specified dtype %s",
-                                    (long long)v, type_name(ty));
+                                    "Integer literal %s exceeded the range of specified dtype: %s", text,
+                                    type_name(ty));
                 }
                 if (ty->kind == lw->opt->default_ip) {
-                    return lw_error(lw, node, QD_ERR_TYPE,
-                                    "Integer literal %lld exceeded the range of default_ip: %s",
-                                    (long long)v, type_name(ty));
+                    return default_ip_error(lw, node, text);
                 }
-                return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %lld exceeded the range of %s",
-                                (long long)v, type_name(ty));
+                return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %s exceeded the range of %s", text,
+                                type_name(ty));
             }
             id = lw_const_int(lw, ty, v);
         }
@@ -234,15 +251,19 @@ lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
 }
 
 int
+lw_explicit_literal(Lowerer *lw, const QdAst *node, const Expr *x, const QdType *ty, Expr *out)
+{
+    return typed_literal(lw, node, x, ty, true, out);
+}
+
+int
 lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out)
 {
     if (lw_is_compile_time_scalar(e)) {
         /* A literal has its default type (range-checked there); it becomes a constant of ty
-         * directly when it fits, else it is converted like a runtime value (wrapping). */
-        if (e->kind == EX_INT && qd_type_is_float(ty)) {
-            /* a Python int is a default_ip literal before it becomes a float (spec 0.4) */
-            RETURN_IF_ERROR(lw_check_literal(lw, node, e));
-        }
+         * directly when it fits, else it is converted like a runtime value (wrapping). A Python
+         * int is a default_ip literal before it becomes a value of any type (spec 0.4). */
+        RETURN_IF_ERROR(lw_check_literal(lw, node, e));
         if (e->kind == EX_INT && !qd_type_is_float(ty) && !lw_int_fits(ty, e->ival)) {
             Expr lit;
             RETURN_IF_ERROR(typed_literal(lw, node, e, lw_literal_type(lw, e), false, &lit));
@@ -331,11 +352,15 @@ lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
         e.ival = hv.ival;
         break;
     case QD_HOST_INT:
-        if (hv.is_big) {
-            return lw_error(lw, node, QD_ERR_TYPE, "Integer literal exceeded the range of 64-bit integers");
-        }
         e.kind = EX_INT;
         e.ival = hv.ival;
+        if (hv.is_big) {
+            e.is_big = true;
+            e.str = qd_arena_strdup(lw->arena, hv.str);
+            e.fval = hv.fval;
+            e.big_u64 = hv.big_u64;
+            e.ubits = hv.ubits;
+        }
         break;
     case QD_HOST_FLOAT:
         e.kind = EX_FLOAT;
@@ -473,9 +498,29 @@ py_mod(int64_t a, int64_t b)
     return r;
 }
 
+/* Python operator `op` on two compile-time numbers (b NULL: unary), carried out by the host:
+ * for ints outside int64, and for results that leave it. */
+static int
+python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b, Expr *out)
+{
+    QdHandle ha, hb = 0, r;
+    RETURN_IF_ERROR(lw_to_handle(lw, node, a, &ha));
+    if (b) {
+        RETURN_IF_ERROR(lw_to_handle(lw, node, b, &hb));
+    }
+    RETURN_IF_ERROR(lw->host->number_op(lw->host->self, lw->ctx, op, ha, hb, &r));
+    return lw_from_handle(lw, node, r, out);
+}
+
+static const char *const binop_symbols[] = {"+", "-", "*", "@", "/", "%", "**", "<<", ">>", "|",
+                                             "^", "&", "//"};
+
 static int
 fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
+    if (a->is_big || b->is_big) {
+        return python_number_op(lw, node, binop_symbols[op], a, b, out);
+    }
     Expr e = {0};
     bool is_float = a->kind == EX_FLOAT || b->kind == EX_FLOAT;
     double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
@@ -558,9 +603,8 @@ fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b
     default:
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operator for Python integers");
     }
-    if (overflow) {
-        return lw_error(lw, node, QD_ERR_TYPE,
-                        "Integer literal exceeded the range of 64-bit integers in a compile-time expression");
+    if (overflow) { /* Python ints have no range: the host computes it */
+        return python_number_op(lw, node, binop_symbols[op], a, b, out);
     }
     if (a->kind == EX_BOOL && b->kind == EX_BOOL &&
         (op == QD_BIN_BITAND || op == QD_BIN_BITOR || op == QD_BIN_BITXOR)) {
@@ -578,10 +622,8 @@ lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e)
     if (e->kind != EX_INT || e->ty) { /* a typed constant is in its type's range already */
         return 0;
     }
-    const QdType *ip = qd_type_scalar(lw->opt->default_ip);
-    if (!lw_int_fits(ip, e->ival)) {
-        return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %lld exceeded the range of default_ip: %s",
-                        (long long)e->ival, type_name(ip));
+    if (e->is_big || !lw_int_fits(qd_type_scalar(lw->opt->default_ip), e->ival)) {
+        return default_ip_error(lw, node, int_text(lw, e));
     }
     return 0;
 }
@@ -607,9 +649,6 @@ arith_op(int op)
     default: return QD_OP_COUNT_;
     }
 }
-
-static const char *const binop_symbols[] = {"+", "-", "*", "@", "/", "%", "**", "<<", ">>", "|",
-                                             "^", "&", "//"};
 
 static const char neg_pow_message[] = "Negative exponent in pow(int, int) is not allowed.";
 
@@ -754,8 +793,12 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
         Expr e = a;
         switch (op) {
         case QD_UNARY_PLUS:
-            break;
+            *out = a;
+            return 0;
         case QD_UNARY_MINUS:
+            if (a.is_big || (a.kind == EX_INT && a.ival == INT64_MIN)) {
+                return python_number_op(lw, node, "neg", &a, NULL, out);
+            }
             if (a.kind == EX_FLOAT) {
                 e.fval = -a.fval;
             } else {
@@ -765,11 +808,15 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
             break;
         case QD_UNARY_NOT:
             e.kind = EX_BOOL;
-            e.ival = a.kind == EX_FLOAT ? a.fval == 0 : a.ival == 0;
+            e.ival = a.kind == EX_FLOAT ? a.fval == 0 : (!a.is_big && a.ival == 0);
+            e.is_big = false;
             break;
         case QD_UNARY_INVERT:
             if (a.kind == EX_FLOAT) {
                 return lw_error(lw, node, QD_ERR_TYPE, "bad operand type for unary ~: 'float'");
+            }
+            if (a.is_big) {
+                return python_number_op(lw, node, "~", &a, NULL, out);
             }
             e.kind = EX_INT;
             e.ival = ~a.ival;
@@ -841,6 +888,10 @@ compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Ex
         }
         return lw_error(lw, node, QD_ERR_SYNTAX, "Operator \"%s\" in Quadrants scope is not supported.",
                         op == QD_CMP_IS ? "is" : "is not");
+    }
+    if (lw_is_python_scalar(a) && lw_is_python_scalar(b) && (a->is_big || b->is_big)) {
+        static const char *const cmp_symbols[] = {"==", "!=", "<", "<=", ">", ">="};
+        return python_number_op(lw, node, cmp_symbols[op - QD_CMP_EQ], a, b, out);
     }
     if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
         double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
@@ -1842,8 +1893,10 @@ lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
             out->ival = node->cst.ival;
             return 0;
         case QD_CONST_INT:
-            if (node->cst.is_big) {
-                return lw_error(lw, node, QD_ERR_TYPE, "Integer literal exceeded the range of 64-bit integers");
+            if (node->cst.is_big) { /* a Python int outside int64: held by the host */
+                QdHandle h;
+                RETURN_IF_ERROR(lw->host->parse_int(lw->host->self, lw->ctx, node->cst.sval, &h));
+                return lw_from_handle(lw, node, h, out);
             }
             out->kind = EX_INT;
             out->ival = node->cst.ival;
