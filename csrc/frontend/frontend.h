@@ -177,7 +177,7 @@ typedef struct QdHost {
     int (*parse_int)(void *self, QdCtx *ctx, const char *text, QdHandle *out);
     /* Python arithmetic on Python numbers (ints of any size): `op` is a binary operator ("+", "-",
      * "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"), a comparison ("==", "!=", "<", "<=",
-     * ">", ">=") or, with b = 0, a unary one ("neg", "~"). Exceptions become diags. */
+     * ">", ">=") or, with b = 0, a unary one ("neg", "~", "abs"). Exceptions become diags. */
     int (*number_op)(void *self, QdCtx *ctx, const char *op, QdHandle a, QdHandle b, QdHandle *out);
     int (*make_float)(void *self, QdCtx *ctx, double v, QdHandle *out);
     int (*make_tuple)(void *self, QdCtx *ctx, const QdHandle *items, uint32_t n, QdHandle *out);

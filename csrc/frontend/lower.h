@@ -203,6 +203,11 @@ int lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
 int lw_expr(Lowerer *lw, const QdAst *node, Expr *out);
 /* The runtime scalar of an Expr (loads lvalues, types literals); error when not a scalar. */
 int lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
+/* Python operator `op` on compile-time numbers a and b (b NULL: unary "neg", "~", "abs"), carried
+ * out by the host in Python arithmetic: for ints outside int64 (Expr.is_big) and results that
+ * leave it. The operator names are QdHost.number_op's. */
+int lw_python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b,
+                        Expr *out);
 /* `dtype(x)` of a compile-time scalar x: a constant of ty, range-checked as an explicitly typed
  * literal (QuadrantsTypeError "Integer literal ... exceeded the range of specified dtype"). */
 int lw_explicit_literal(Lowerer *lw, const QdAst *node, const Expr *x, const QdType *ty, Expr *out);

@@ -179,7 +179,7 @@ check_bound(Lowerer *lw, const QdAst *node, const Expr *e, const char *what)
         return lw_error(lw, node, QD_ERR_TYPE, "%s bounds must be integers, got a float", what);
     }
     if (e->kind == EX_INT || e->kind == EX_BOOL) {
-        return 0;
+        return e->is_big ? lw_check_literal(lw, node, e) : 0; /* bounds are 64-bit at most */
     }
     const QdType *ty = lw_dtype_of(lw, e);
     if (!ty) {
@@ -401,6 +401,10 @@ b_py_int(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     (void)op;
     RETURN_IF_ERROR(expect_args(lw, c, "int", 1, 1));
     const Expr *x = &c->pos[0];
+    if (x->is_big) {
+        *out = *x; /* already a Python int */
+        return 0;
+    }
     if (lw_is_compile_time_scalar(x)) {
         memset(out, 0, sizeof(*out));
         out->kind = EX_INT;
@@ -419,7 +423,7 @@ b_py_float(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     if (lw_is_compile_time_scalar(x)) {
         memset(out, 0, sizeof(*out));
         out->kind = EX_FLOAT;
-        out->fval = x->kind == EX_FLOAT ? x->fval : (double)x->ival;
+        out->fval = x->kind == EX_FLOAT || x->is_big ? x->fval : (double)x->ival;
         return 0;
     }
     return lw_convert(lw, c->node, x, qd_type_scalar(lw->opt->default_fp), out);
@@ -511,6 +515,9 @@ b_abs(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     (void)op;
     RETURN_IF_ERROR(expect_args(lw, c, "abs", 1, 1));
     const Expr *x = &c->pos[0];
+    if (x->is_big || (x->kind == EX_INT && x->ival == INT64_MIN)) {
+        return lw_python_number_op(lw, c->node, "abs", x, NULL, out);
+    }
     if (lw_is_compile_time_scalar(x)) {
         *out = *x;
         out->h = 0;

@@ -500,8 +500,9 @@ py_mod(int64_t a, int64_t b)
 
 /* Python operator `op` on two compile-time numbers (b NULL: unary), carried out by the host:
  * for ints outside int64, and for results that leave it. */
-static int
-python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b, Expr *out)
+int
+lw_python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b,
+                    Expr *out)
 {
     QdHandle ha, hb = 0, r;
     RETURN_IF_ERROR(lw_to_handle(lw, node, a, &ha));
@@ -519,7 +520,7 @@ static int
 fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
     if (a->is_big || b->is_big) {
-        return python_number_op(lw, node, binop_symbols[op], a, b, out);
+        return lw_python_number_op(lw, node, binop_symbols[op], a, b, out);
     }
     Expr e = {0};
     bool is_float = a->kind == EX_FLOAT || b->kind == EX_FLOAT;
@@ -604,7 +605,7 @@ fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operator for Python integers");
     }
     if (overflow) { /* Python ints have no range: the host computes it */
-        return python_number_op(lw, node, binop_symbols[op], a, b, out);
+        return lw_python_number_op(lw, node, binop_symbols[op], a, b, out);
     }
     if (a->kind == EX_BOOL && b->kind == EX_BOOL &&
         (op == QD_BIN_BITAND || op == QD_BIN_BITOR || op == QD_BIN_BITXOR)) {
@@ -797,7 +798,7 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
             return 0;
         case QD_UNARY_MINUS:
             if (a.is_big || (a.kind == EX_INT && a.ival == INT64_MIN)) {
-                return python_number_op(lw, node, "neg", &a, NULL, out);
+                return lw_python_number_op(lw, node, "neg", &a, NULL, out);
             }
             if (a.kind == EX_FLOAT) {
                 e.fval = -a.fval;
@@ -816,7 +817,7 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
                 return lw_error(lw, node, QD_ERR_TYPE, "bad operand type for unary ~: 'float'");
             }
             if (a.is_big) {
-                return python_number_op(lw, node, "~", &a, NULL, out);
+                return lw_python_number_op(lw, node, "~", &a, NULL, out);
             }
             e.kind = EX_INT;
             e.ival = ~a.ival;
@@ -891,7 +892,7 @@ compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Ex
     }
     if (lw_is_python_scalar(a) && lw_is_python_scalar(b) && (a->is_big || b->is_big)) {
         static const char *const cmp_symbols[] = {"==", "!=", "<", "<=", ">", ">="};
-        return python_number_op(lw, node, cmp_symbols[op - QD_CMP_EQ], a, b, out);
+        return lw_python_number_op(lw, node, cmp_symbols[op - QD_CMP_EQ], a, b, out);
     }
     if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
         double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
@@ -1387,6 +1388,9 @@ index_value(Lowerer *lw, const QdAst *node, const Expr *e, bool wide, uint32_t *
     const QdType *i32 = qd_type_scalar(QD_TY_I32);
     const QdType *i64 = qd_type_scalar(QD_TY_I64);
     if (e->kind == EX_INT || e->kind == EX_BOOL) {
+        if (e->is_big) {
+            return lw_check_literal(lw, node, e);
+        }
         bool fits = e->ival >= INT32_MIN && e->ival <= INT32_MAX;
         *id = lw_const_int(lw, fits ? i32 : i64, e->ival);
         return *id == QD_NO_VALUE ? -1 : 0;

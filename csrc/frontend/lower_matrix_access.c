@@ -88,6 +88,9 @@ parse_index(Lowerer *lw, const QdAst *node, const QdAst *ix, const Expr *val, ui
         return 0;
     }
     Expr e = *val;
+    if (e.is_big) {
+        return lw_check_literal(lw, node, &e);
+    }
     if (e.kind == EX_INT || e.kind == EX_BOOL) {
         if (e.ival < 0) {
             return lw_error(lw, node, QD_ERR_SYNTAX,

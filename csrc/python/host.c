@@ -676,6 +676,9 @@ host_number_op(void *self, QdCtx *ctx, const char *op, QdHandle a, QdHandle b, Q
     if (strcmp(op, "~") == 0) {
         return add_new(h, ctx, PyNumber_Invert(x), out);
     }
+    if (strcmp(op, "abs") == 0) {
+        return add_new(h, ctx, PyNumber_Absolute(x), out);
+    }
     if (strcmp(op, "**") == 0 && y) {
         return add_new(h, ctx, PyNumber_Power(x, y, Py_None), out);
     }

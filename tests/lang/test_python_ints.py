@@ -140,3 +140,44 @@ def test_big_int_through_static():
         return qd.i64(qd.static(big % 2**40) + big // 2**80)
 
     assert k() == 12345 + 1
+
+
+def test_python_builtins_on_big_ints():
+    @qd.kernel
+    def k() -> qd.i32:
+        return qd.i32(abs(-(2**70)) // 2**69 + int(2**70) // 2**68 + (float(2**70) > 1e21) * 100)
+
+    assert k() == 2 + 4 + 100
+
+
+def test_big_int_where_a_64_bit_value_is_needed():
+    f = qd.field(qd.i32, shape=4)
+
+    @qd.kernel
+    def index() -> qd.i32:
+        return f[2**64]
+
+    @qd.kernel
+    def vector_index() -> qd.i32:
+        return qd.Vector([1, 2])[2**70]
+
+    @qd.kernel
+    def loop() -> qd.i32:
+        s = 0
+        for i in range(2**64, 2**64 + 3):
+            s += 1
+        return s
+
+    for k, v in ((index, 2**64), (vector_index, 2**70), (loop, 2**64)):
+        with pytest.raises(qd.QuadrantsTypeError) as ei:
+            k()
+        assert default_ip_message(v) in str(ei.value)
+
+    @qd.kernel
+    def static_loop() -> qd.i32:
+        s = 0
+        for i in qd.static(range(2**64, 2**64 + 3)):
+            s += 1
+        return s
+
+    assert static_loop() == 3
