@@ -203,11 +203,6 @@ int lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
 int lw_expr(Lowerer *lw, const QdAst *node, Expr *out);
 /* The runtime scalar of an Expr (loads lvalues, types literals); error when not a scalar. */
 int lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
-/* Python operator `op` on compile-time numbers a and b (b NULL: unary "neg", "~", "abs"), carried
- * out by the host in Python arithmetic: for ints outside int64 (Expr.is_big) and results that
- * leave it. The operator names are QdHost.number_op's. */
-int lw_python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b,
-                        Expr *out);
 /* `dtype(x)` of a compile-time scalar x: a constant of ty, range-checked as an explicitly typed
  * literal (QuadrantsTypeError "Integer literal ... exceeded the range of specified dtype"). */
 int lw_explicit_literal(Lowerer *lw, const QdAst *node, const Expr *x, const QdType *ty, Expr *out);
@@ -271,6 +266,18 @@ const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
 /* The indices of x[index] (tuples expand), and one index as an i32 value. */
 int lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n);
 int lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id);
+
+/***** lower_consteval.c *****/
+
+/* a <op> b for two compile-time Python numbers (QD_BIN_*), with Python semantics. */
+int lw_fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+/* The Python spelling of binary operator op ("+", "//", ...). */
+const char *lw_binop_symbol(int op);
+/* Python operator `op` on compile-time numbers a and b (b NULL: unary "neg", "~", "abs"), carried
+ * out by the host in Python arithmetic: for ints outside int64 (Expr.is_big) and results that
+ * leave it. The operator names are QdHost.number_op's. */
+int lw_python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b,
+                        Expr *out);
 
 /***** lower_call.c *****/
 

@@ -8,7 +8,6 @@
  */
 #include "lower.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,145 +475,6 @@ lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out)
     }
 }
 
-/***** compile-time folding with Python semantics *****/
-
-static int64_t
-py_floordiv(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) {
-        q--;
-    }
-    return q;
-}
-
-static int64_t
-py_mod(int64_t a, int64_t b)
-{
-    int64_t r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) {
-        r += b;
-    }
-    return r;
-}
-
-/* Python operator `op` on two compile-time numbers (b NULL: unary), carried out by the host:
- * for ints outside int64, and for results that leave it. */
-int
-lw_python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b,
-                    Expr *out)
-{
-    QdHandle ha, hb = 0, r;
-    RETURN_IF_ERROR(lw_to_handle(lw, node, a, &ha));
-    if (b) {
-        RETURN_IF_ERROR(lw_to_handle(lw, node, b, &hb));
-    }
-    RETURN_IF_ERROR(lw->host->number_op(lw->host->self, lw->ctx, op, ha, hb, &r));
-    return lw_from_handle(lw, node, r, out);
-}
-
-static const char *const binop_symbols[] = {"+", "-", "*", "@", "/", "%", "**", "<<", ">>", "|",
-                                             "^", "&", "//"};
-
-static int
-fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
-{
-    if (a->is_big || b->is_big) {
-        return lw_python_number_op(lw, node, binop_symbols[op], a, b, out);
-    }
-    Expr e = {0};
-    bool is_float = a->kind == EX_FLOAT || b->kind == EX_FLOAT;
-    double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
-    double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
-    int64_t i = a->ival, j = b->ival;
-    bool overflow = false;
-    if (op == QD_BIN_DIV) {
-        if (y == 0) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "ZeroDivisionError: division by zero");
-        }
-        e.kind = EX_FLOAT;
-        e.fval = x / y;
-        *out = e;
-        return 0;
-    }
-    if (is_float) {
-        e.kind = EX_FLOAT;
-        switch (op) {
-        case QD_BIN_ADD: e.fval = x + y; break;
-        case QD_BIN_SUB: e.fval = x - y; break;
-        case QD_BIN_MUL: e.fval = x * y; break;
-        case QD_BIN_POW: e.fval = pow(x, y); break;
-        case QD_BIN_FLOORDIV:
-        case QD_BIN_MOD:
-            if (y == 0) {
-                return lw_error(lw, node, QD_ERR_COMPILATION, "ZeroDivisionError: float modulo");
-            }
-            e.fval = op == QD_BIN_FLOORDIV ? floor(x / y) : x - floor(x / y) * y;
-            break;
-        default:
-            return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for this operator: float");
-        }
-        *out = e;
-        return 0;
-    }
-    e.kind = EX_INT;
-    switch (op) {
-    case QD_BIN_ADD: overflow = __builtin_add_overflow(i, j, &e.ival); break;
-    case QD_BIN_SUB: overflow = __builtin_sub_overflow(i, j, &e.ival); break;
-    case QD_BIN_MUL: overflow = __builtin_mul_overflow(i, j, &e.ival); break;
-    case QD_BIN_FLOORDIV:
-    case QD_BIN_MOD:
-        if (j == 0) {
-            return lw_error(lw, node, QD_ERR_COMPILATION,
-                            "ZeroDivisionError: integer division or modulo by zero");
-        }
-        if (i == INT64_MIN && j == -1) {
-            overflow = true;
-            break;
-        }
-        e.ival = op == QD_BIN_FLOORDIV ? py_floordiv(i, j) : py_mod(i, j);
-        break;
-    case QD_BIN_POW:
-        if (j < 0) {
-            e.kind = EX_FLOAT;
-            e.fval = pow(x, y);
-            break;
-        }
-        e.ival = 1;
-        for (int64_t k = 0; k < j && !overflow; k++) {
-            overflow = __builtin_mul_overflow(e.ival, i, &e.ival);
-        }
-        break;
-    case QD_BIN_LSHIFT:
-        if (j < 0) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "ValueError: negative shift count");
-        }
-        overflow = j >= 63 || (i != 0 && (i > (INT64_MAX >> j) || i < (INT64_MIN >> j)));
-        e.ival = overflow ? 0 : (int64_t)((uint64_t)i << j);
-        break;
-    case QD_BIN_RSHIFT:
-        if (j < 0) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "ValueError: negative shift count");
-        }
-        e.ival = j >= 63 ? (i < 0 ? -1 : 0) : (i >> j);
-        break;
-    case QD_BIN_BITAND: e.ival = i & j; break;
-    case QD_BIN_BITOR: e.ival = i | j; break;
-    case QD_BIN_BITXOR: e.ival = i ^ j; break;
-    default:
-        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operator for Python integers");
-    }
-    if (overflow) { /* Python ints have no range: the host computes it */
-        return lw_python_number_op(lw, node, binop_symbols[op], a, b, out);
-    }
-    if (a->kind == EX_BOOL && b->kind == EX_BOOL &&
-        (op == QD_BIN_BITAND || op == QD_BIN_BITOR || op == QD_BIN_BITXOR)) {
-        e.kind = EX_BOOL;
-    }
-    *out = e;
-    return 0;
-}
-
 /* An integer literal meeting a runtime value is a default_ip value first (spec 0.4): one out of
  * that range is an error even next to a wider operand. */
 int
@@ -716,7 +576,7 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
         return lw_matrix_binary(lw, node, op, a, b, out);
     }
     if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
-        return fold_binary(lw, node, op, a, b, out);
+        return lw_fold_binary(lw, node, op, a, b, out);
     }
     if (a->kind == EX_TUPLE || b->kind == EX_TUPLE) {
         return sequence_binary(lw, node, op, a, b, out);
@@ -728,7 +588,7 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
     if (!ta || !tb) {
         Expr tmp;
         RETURN_IF_ERROR(lw_rvalue(lw, node, ta ? b : a, &tmp));
-        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand for '%s'", binop_symbols[op]);
+        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand for '%s'", lw_binop_symbol(op));
     }
     RETURN_IF_ERROR(lw_check_literal(lw, node, a));
     RETURN_IF_ERROR(lw_check_literal(lw, node, b));
@@ -736,7 +596,7 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
                    op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT;
     if (bitwise && (qd_type_is_float(ta) || qd_type_is_float(tb))) {
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for '%s': '%s' and '%s'",
-                        binop_symbols[op], type_name(ta), type_name(tb));
+                        lw_binop_symbol(op), type_name(ta), type_name(tb));
     }
     const QdType *ty = lw_promote(ta, tb);
     if (op == QD_BIN_DIV) {
