@@ -403,7 +403,7 @@ int lw_matrix_operand(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp)
 int lw_matrix_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
 int lw_matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
 /* `a and b` (is_and) / `a or b` with a vector/matrix (or list) operand: element-wise logical,
- * 0 or 1 (u1), on integral elements; a scalar broadcasts. */
+ * 0 or 1 in the operands' promoted type, on integral elements; a scalar broadcasts. */
 int lw_matrix_logical(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, const Expr *b,
                       Expr *out);
 int lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);

@@ -674,7 +674,7 @@ lw_matrix_logical(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, co
     }
     RETURN_IF_ERROR(lw_matrix_loaded(lw, node, &a, &la));
     RETURN_IF_ERROR(lw_matrix_loaded(lw, node, &b, &lb));
-    return elementwise(lw, node, is_and, a, b, logical_elem, qd_type_scalar(QD_TY_U1), out);
+    return elementwise(lw, node, is_and, a, b, logical_elem, lw_promote(tya, tyb), out);
 }
 
 int

@@ -390,6 +390,26 @@ def test_logical_operator_result_is_zero_or_one():
     np.testing.assert_array_equal(k().to_numpy(), [11, 110, 10])
 
 
+def test_logical_operator_result_types():
+    """and / or give the operands' promoted type, not gives u1 (as comparisons do)."""
+
+    @qd.kernel
+    def k(b: qd.i32, out: qd.types.ndarray(qd.i64, ndim=1)):
+        u8 = qd.Vector([b, 0], qd.u8)
+        one8 = qd.Vector([1, 1], qd.u8)
+        w64 = qd.Vector([1, 1], qd.i64)
+        r0 = (u8 and one8) - qd.u8(2)  # u8: wraps
+        r1 = (qd.Vector([b, 0], qd.u16) or w64) - qd.u32(2)  # i64
+        r2 = (not u8) - qd.u8(2)  # u1 meets u8: u8
+        out[0], out[1] = r0[0], r0[1]
+        out[2], out[3] = r1[0], r1[1]
+        out[4], out[5] = r2[0], r2[1]
+
+    out = np.zeros(6, np.int64)
+    k(3, out)
+    np.testing.assert_array_equal(out, [255, 254, -1, -1, 254, 255])
+
+
 def test_logical_operators_need_integral_vectors():
     @qd.kernel
     def k() -> qd.i32:
