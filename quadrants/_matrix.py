@@ -555,8 +555,9 @@ def _swizzle_indices(name, value):
     if value.__dict__.get("entries") is None or value.entries.ndim != 1:
         return None
     if max(indices) >= value.n:
+        group = next(g for g in _SWIZZLE_GROUPS if all(c in g for c in name))
         raise QuadrantsSyntaxError(
-            f"vec{value.n} only has attributes={tuple(sorted(set(name)))}"
+            f"vec{value.n} only has attributes={tuple(sorted(group[: value.n]))}, got={tuple(name)}"
         )
     return indices
 

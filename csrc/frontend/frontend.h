@@ -36,7 +36,7 @@ typedef enum QdAstOp {
 typedef enum QdAstConstKind {
     QD_CONST_NONE,     /* None */
     QD_CONST_BOOL,     /* True / False: ival 1 / 0 */
-    QD_CONST_INT,      /* ival; is_big when it does not fit in int64 */
+    QD_CONST_INT,      /* ival; is_big when it does not fit in int64 (sval: its decimal text) */
     QD_CONST_FLOAT,    /* fval */
     QD_CONST_STR,      /* sval (NUL-terminated, may contain no NUL) */
     QD_CONST_OTHER,    /* bytes, complex, Ellipsis: unsupported in kernels */
@@ -69,7 +69,7 @@ struct QdAst {
         int64_t ival;        /* INT, BOOL */
         bool is_big;         /* INT outside int64 */
         double fval;         /* FLOAT */
-        const char *sval;    /* STR */
+        const char *sval;    /* STR; INT is_big: the decimal text */
     } cst;
 };
 
@@ -132,8 +132,11 @@ typedef struct QdRuntimeFacts {
 /* What the host says about a value. Strings stay valid for the compilation. */
 typedef struct QdHostValue {
     QdHostKind kind;    /* what it is */
-    int64_t ival;       /* BOOL, INT */
-    bool is_big;        /* INT outside int64 */
+    int64_t ival;       /* BOOL, INT (is_big: INT64_MAX / INT64_MIN by the sign) */
+    bool is_big;        /* INT outside int64; then str is its decimal text, fval float(value),
+                           and big_u64 says it is in [2^63, 2^64) with ubits its bits */
+    bool big_u64;
+    uint64_t ubits;
     double fval;        /* FLOAT */
     const char *str;    /* STR; BUILTIN name ("sqrt", "range", "static", "ndrange", ...) */
     uint32_t len;       /* TUPLE, LIST */
@@ -170,6 +173,12 @@ typedef struct QdHost {
     int (*func_ast)(void *self, QdCtx *ctx, QdHandle fn, QdArena *arena, QdAst **out);
     /* Handles for values the frontend creates. */
     int (*make_int)(void *self, QdCtx *ctx, int64_t v, QdHandle *out);
+    /* A Python int from its decimal text (literals outside int64). */
+    int (*parse_int)(void *self, QdCtx *ctx, const char *text, QdHandle *out);
+    /* Python arithmetic on Python numbers (ints of any size): `op` is a binary operator ("+", "-",
+     * "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"), a comparison ("==", "!=", "<", "<=",
+     * ">", ">=") or, with b = 0, a unary one ("neg", "~", "abs"). Exceptions become diags. */
+    int (*number_op)(void *self, QdCtx *ctx, const char *op, QdHandle a, QdHandle b, QdHandle *out);
     int (*make_float)(void *self, QdCtx *ctx, double v, QdHandle *out);
     int (*make_tuple)(void *self, QdCtx *ctx, const QdHandle *items, uint32_t n, QdHandle *out);
     /* A str handle; s NULL gives None. */

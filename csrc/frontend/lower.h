@@ -67,7 +67,12 @@ struct Expr {
     Expr *items;         /* TUPLE: elements; DICT: values */
     Expr *keys;          /* DICT: keys */
     uint32_t nitems;     /* TUPLE, DICT: count */
-    bool is_vector;      /* TUPLE: a qd.Vector of runtime values (a grouped index); MATRIX: 1-D */
+    bool is_vector;      /* MATRIX: 1-D */
+    bool is_big;         /* INT: a Python int outside int64, held by the host: h; str is its
+                            decimal text, fval its float value, ival INT64_MAX / INT64_MIN by its
+                            sign, and big_u64 says it is in [2^63, 2^64) with ubits its bits */
+    bool big_u64;
+    uint64_t ubits;
     uint32_t rows, cols; /* MATRIX: shape (a vector of n: rows = n, cols = 1) */
     IterSpec *iter;      /* ITER */
 };
@@ -213,7 +218,11 @@ int lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
 int lw_expr(Lowerer *lw, const QdAst *node, Expr *out);
 /* The runtime scalar of an Expr (loads lvalues, types literals); error when not a scalar. */
 int lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
-/* Converts a runtime or literal scalar to type ty (a `cast`, or a typed constant). */
+/* `dtype(x)` of a compile-time scalar x: a constant of ty, range-checked as an explicitly typed
+ * literal (QuadrantsTypeError "Integer literal ... exceeded the range of specified dtype"). */
+int lw_explicit_literal(Lowerer *lw, const QdAst *node, const Expr *x, const QdType *ty, Expr *out);
+/* Converts a runtime or literal scalar to type ty (a `cast`, or a typed constant); a Python int
+ * must fit default_ip first, as every untyped integer literal that becomes a value. */
 int lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out);
 /* Value *id converted to type ty (by the source's signedness), in place. */
 int lw_convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty);
@@ -241,6 +250,10 @@ int lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr
 int lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 int lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond);
+/* Debug check: `assert ok` failing the launch with "file:line: message"; with values, message is
+ * a print format for them. Nothing in the prologue of a range_for task. */
+int lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message,
+                    const uint32_t *vals, uint32_t nvals);
 /* Compile-time value of an Expr as a host handle (for qd.static evaluation). */
 int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
 /* Expr for a host handle (describes it). */
@@ -268,6 +281,18 @@ const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
 /* The indices of x[index] (tuples expand), and one index as an i32 value. */
 int lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n);
 int lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id);
+
+/***** lower_consteval.c *****/
+
+/* a <op> b for two compile-time Python numbers (QD_BIN_*), with Python semantics. */
+int lw_fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+/* The Python spelling of binary operator op ("+", "//", ...). */
+const char *lw_binop_symbol(int op);
+/* Python operator `op` on compile-time numbers a and b (b NULL: unary "neg", "~", "abs"), carried
+ * out by the host in Python arithmetic: for ints outside int64 (Expr.is_big) and results that
+ * leave it. The operator names are QdHost.number_op's. */
+int lw_python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b,
+                        Expr *out);
 
 /***** lower_call.c *****/
 
@@ -395,9 +420,16 @@ int lw_matrix_type_call(Lowerer *lw, const QdAst *node, const Expr *type, const 
 int lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out);
 /* A Python-scope Matrix captured at compile time. */
 int lw_matrix_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
-/* Operators with at least one matrix operand (scalars broadcast). */
+/* *e itself, or for a list/tuple literal the vector (list of lists: matrix) it spells, made in
+ * *tmp: an operand of a matrix operator or element-wise call. */
+int lw_matrix_operand(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp);
+/* Operators with at least one matrix operand (scalars broadcast; lists are lw_matrix_operand's). */
 int lw_matrix_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
 int lw_matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+/* `a and b` (is_and) / `a or b` with a vector/matrix (or list) operand: element-wise logical,
+ * 0 or 1 in the operands' promoted type, on integral elements; a scalar broadcasts. */
+int lw_matrix_logical(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, const Expr *b,
+                      Expr *out);
 int lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_matrix_transpose(Lowerer *lw, const QdAst *node, const Expr *a, Expr *out);
 /* Method `name` of matrix `self` (dot, cross, norm, sum, cast, fill, ...). */
@@ -409,6 +441,9 @@ bool lw_matrix_is_method(const char *name);
 int lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out);
 /* Element-wise store of a matrix, list or scalar (broadcast) into a matrix of lvalues. */
 int lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+/* `target <op>= value` of AUG_ASSIGN node `node` for a matrix of lvalues, element by element
+ * (atomic per element on global data); a scalar broadcasts, a list is the vector/matrix it spells. */
+int lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 /* `name = value` where the value or the variable v (NULL when new) is a matrix. */
 int lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
 /* Indexing, slicing, swizzles. */
@@ -496,7 +531,8 @@ int lw_block(Lowerer *lw, const QdAstList *body);
 /* Assigns value to an assignment target (name, tuple, attribute, subscript); `is_static` binds
  * names as compile-time aliases. */
 int lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_static);
-/* `target <op>= value` of AUG_ASSIGN node `node` for a scalar target (atomic on global data). */
+/* `target <op>= value` of AUG_ASSIGN node `node` (atomic on global data); a matrix target goes to
+ * lw_matrix_aug_assign. */
 int lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 
 /***** lower_loop.c *****/

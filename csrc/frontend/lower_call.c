@@ -179,7 +179,7 @@ check_bound(Lowerer *lw, const QdAst *node, const Expr *e, const char *what)
         return lw_error(lw, node, QD_ERR_TYPE, "%s bounds must be integers, got a float", what);
     }
     if (e->kind == EX_INT || e->kind == EX_BOOL) {
-        return 0;
+        return e->is_big ? lw_check_literal(lw, node, e) : 0; /* bounds are 64-bit at most */
     }
     const QdType *ty = lw_dtype_of(lw, e);
     if (!ty) {
@@ -401,6 +401,10 @@ b_py_int(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     (void)op;
     RETURN_IF_ERROR(expect_args(lw, c, "int", 1, 1));
     const Expr *x = &c->pos[0];
+    if (x->is_big) {
+        *out = *x; /* already a Python int */
+        return 0;
+    }
     if (lw_is_compile_time_scalar(x)) {
         memset(out, 0, sizeof(*out));
         out->kind = EX_INT;
@@ -419,7 +423,7 @@ b_py_float(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     if (lw_is_compile_time_scalar(x)) {
         memset(out, 0, sizeof(*out));
         out->kind = EX_FLOAT;
-        out->fval = x->kind == EX_FLOAT ? x->fval : (double)x->ival;
+        out->fval = x->kind == EX_FLOAT || x->is_big ? x->fval : (double)x->ival;
         return 0;
     }
     return lw_convert(lw, c->node, x, qd_type_scalar(lw->opt->default_fp), out);
@@ -511,6 +515,9 @@ b_abs(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     (void)op;
     RETURN_IF_ERROR(expect_args(lw, c, "abs", 1, 1));
     const Expr *x = &c->pos[0];
+    if (x->is_big || (x->kind == EX_INT && x->ival == INT64_MIN)) {
+        return lw_python_number_op(lw, c->node, "abs", x, NULL, out);
+    }
     if (lw_is_compile_time_scalar(x)) {
         *out = *x;
         out->h = 0;
@@ -1107,6 +1114,44 @@ b_len(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     return 0;
 }
 
+/* qd.zero(x) / qd.one(x) of a scalar: k (0 or 1) of the type of `x * k` (x's type promoted with
+ * an integer literal's: a u8 gives an i32); of a Python number, the Python number. Vectors and
+ * matrices are lw_matrix_call's. */
+static int
+zero_one(Lowerer *lw, const CallArgs *c, int64_t k, Expr *out)
+{
+    const char *name = k ? "one" : "zero";
+    RETURN_IF_ERROR(expect_args(lw, c, name, 1, 1));
+    const Expr *x = &c->pos[0];
+    memset(out, 0, sizeof(*out));
+    out->kind = x->kind == EX_FLOAT ? EX_FLOAT : EX_INT;
+    out->ival = k;
+    out->fval = (double)k;
+    if (lw_is_python_scalar(x)) {
+        return 0;
+    }
+    const QdType *ty = lw_dtype_of(lw, x);
+    if (!ty) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "qd.%s takes a scalar, vector or matrix", name);
+    }
+    Expr lit = *out;
+    return lw_convert(lw, c->node, &lit, lw_promote(ty, lw_literal_type(lw, &lit)), out);
+}
+
+static int
+b_zero(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    return zero_one(lw, c, 0, out);
+}
+
+static int
+b_one(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    return zero_one(lw, c, 1, out);
+}
+
 /***** optimisation hints *****/
 
 static int
@@ -1338,6 +1383,8 @@ static const Builtin builtins[] = {
     {"frexp", b_frexp, QD_OP_COUNT_},
     {"randn", b_randn, QD_OP_COUNT_},
     {"len", b_len, QD_OP_COUNT_},
+    {"zero", b_zero, QD_OP_COUNT_},
+    {"one", b_one, QD_OP_COUNT_},
     {"tuple", b_sequence, QD_OP_COUNT_},
     {"list", b_sequence, QD_OP_COUNT_},
     {"assume_in_range", b_assume_in_range, QD_OP_COUNT_},
@@ -1565,7 +1612,8 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
         if (fn.hkind == QD_HOST_DTYPE) {
             /* qd.i32(x): a typed literal (range-checked) or a cast. */
             if (c.npos != 1 || c.nkw) {
-                return lw_error(lw, node, QD_ERR_SYNTAX, "a type takes exactly one argument, e.g. qd.i32(x)");
+                return lw_error(lw, node, QD_ERR_SYNTAX,
+                                "A primitive type can only decorate a single expression.");
             }
             if (lw_is_compile_time_scalar(&c.pos[0])) {
                 const QdType *ty = fn.ty;
@@ -1578,12 +1626,7 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
                     return lw_error(lw, node, QD_ERR_TYPE, "Floating-point literals must be annotated with a "
                                                             "floating-point type. For type casting, use `qd.cast`.");
                 }
-                if (x->kind != EX_FLOAT && !qd_type_is_float(ty)) {
-                    if (!lw_int_fits(ty, x->ival)) {
-                        return lw_error(lw, node, QD_ERR_TYPE, "The value %lld exceeded the range of specified dtype %s",
-                                        (long long)x->ival, tname(ty));
-                    }
-                }
+                return lw_explicit_literal(lw, node, x, ty, out);
             }
             return lw_convert(lw, node, &c.pos[0], fn.ty, out);
         }

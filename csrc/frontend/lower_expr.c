@@ -8,7 +8,6 @@
  */
 #include "lower.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +143,22 @@ value_expr(uint32_t id, const QdType *ty)
     return e;
 }
 
+/* The decimal text of compile-time integer e. */
+static const char *
+int_text(Lowerer *lw, const Expr *e)
+{
+    return e->is_big ? e->str : qd_arena_printf(lw->arena, "%lld", (long long)e->ival);
+}
+
+static int
+default_ip_error(Lowerer *lw, const QdAst *node, const char *text)
+{
+    return lw_error(lw, node, QD_ERR_TYPE,
+                    "Integer literal %s exceeded the range of default_ip: %s, please specify the dtype "
+                    "via e.g. `qd.u64(%s)` or set a different `default_ip` in `qd.init()`",
+                    text, type_name(qd_type_scalar(lw->opt->default_ip)), text);
+}
+
 /* A literal as a typed constant of `ty`, checking the range as the reference does. */
 static int
 typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty, bool explicit_type,
@@ -170,21 +185,22 @@ typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty,
                                 "Integer literals must be annotated with a integer type. "
                                 "For type casting, use `qd.cast`.");
             }
-            id = lw_const_float(lw, ty, (double)v);
+            id = lw_const_float(lw, ty, lit->is_big ? lit->fval : (double)v);
+        } else if (lit->is_big && lit->big_u64 && ty->kind == QD_TY_U64) {
+            id = lw_const_int(lw, ty, (int64_t)lit->ubits);
         } else {
-            if (!lw_int_fits(ty, v)) {
+            if (lit->is_big || !lw_int_fits(ty, v)) {
+                const char *text = int_text(lw, lit);
                 if (explicit_type) {
                     return lw_error(lw, node, QD_ERR_TYPE,
-                                    "The value %lld exceeded the range of specified dtype %s",
-                                    (long long)v, type_name(ty));
+                                    "Integer literal %s exceeded the range of specified dtype: %s", text,
+                                    type_name(ty));
                 }
                 if (ty->kind == lw->opt->default_ip) {
-                    return lw_error(lw, node, QD_ERR_TYPE,
-                                    "Integer literal %lld exceeded the range of default_ip: %s",
-                                    (long long)v, type_name(ty));
+                    return default_ip_error(lw, node, text);
                 }
-                return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %lld exceeded the range of %s",
-                                (long long)v, type_name(ty));
+                return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %s exceeded the range of %s", text,
+                                type_name(ty));
             }
             id = lw_const_int(lw, ty, v);
         }
@@ -234,15 +250,19 @@ lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
 }
 
 int
+lw_explicit_literal(Lowerer *lw, const QdAst *node, const Expr *x, const QdType *ty, Expr *out)
+{
+    return typed_literal(lw, node, x, ty, true, out);
+}
+
+int
 lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out)
 {
     if (lw_is_compile_time_scalar(e)) {
         /* A literal has its default type (range-checked there); it becomes a constant of ty
-         * directly when it fits, else it is converted like a runtime value (wrapping). */
-        if (e->kind == EX_INT && qd_type_is_float(ty)) {
-            /* a Python int is a default_ip literal before it becomes a float (spec 0.4) */
-            RETURN_IF_ERROR(lw_check_literal(lw, node, e));
-        }
+         * directly when it fits, else it is converted like a runtime value (wrapping). A Python
+         * int is a default_ip literal before it becomes a value of any type (spec 0.4). */
+        RETURN_IF_ERROR(lw_check_literal(lw, node, e));
         if (e->kind == EX_INT && !qd_type_is_float(ty) && !lw_int_fits(ty, e->ival)) {
             Expr lit;
             RETURN_IF_ERROR(typed_literal(lw, node, e, lw_literal_type(lw, e), false, &lit));
@@ -331,11 +351,15 @@ lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
         e.ival = hv.ival;
         break;
     case QD_HOST_INT:
-        if (hv.is_big) {
-            return lw_error(lw, node, QD_ERR_TYPE, "Integer literal exceeded the range of 64-bit integers");
-        }
         e.kind = EX_INT;
         e.ival = hv.ival;
+        if (hv.is_big) {
+            e.is_big = true;
+            e.str = qd_arena_strdup(lw->arena, hv.str);
+            e.fval = hv.fval;
+            e.big_u64 = hv.big_u64;
+            e.ubits = hv.ubits;
+        }
         break;
     case QD_HOST_FLOAT:
         e.kind = EX_FLOAT;
@@ -451,125 +475,6 @@ lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out)
     }
 }
 
-/***** compile-time folding with Python semantics *****/
-
-static int64_t
-py_floordiv(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) {
-        q--;
-    }
-    return q;
-}
-
-static int64_t
-py_mod(int64_t a, int64_t b)
-{
-    int64_t r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) {
-        r += b;
-    }
-    return r;
-}
-
-static int
-fold_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
-{
-    Expr e = {0};
-    bool is_float = a->kind == EX_FLOAT || b->kind == EX_FLOAT;
-    double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
-    double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
-    int64_t i = a->ival, j = b->ival;
-    bool overflow = false;
-    if (op == QD_BIN_DIV) {
-        if (y == 0) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "ZeroDivisionError: division by zero");
-        }
-        e.kind = EX_FLOAT;
-        e.fval = x / y;
-        *out = e;
-        return 0;
-    }
-    if (is_float) {
-        e.kind = EX_FLOAT;
-        switch (op) {
-        case QD_BIN_ADD: e.fval = x + y; break;
-        case QD_BIN_SUB: e.fval = x - y; break;
-        case QD_BIN_MUL: e.fval = x * y; break;
-        case QD_BIN_POW: e.fval = pow(x, y); break;
-        case QD_BIN_FLOORDIV:
-        case QD_BIN_MOD:
-            if (y == 0) {
-                return lw_error(lw, node, QD_ERR_COMPILATION, "ZeroDivisionError: float modulo");
-            }
-            e.fval = op == QD_BIN_FLOORDIV ? floor(x / y) : x - floor(x / y) * y;
-            break;
-        default:
-            return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for this operator: float");
-        }
-        *out = e;
-        return 0;
-    }
-    e.kind = EX_INT;
-    switch (op) {
-    case QD_BIN_ADD: overflow = __builtin_add_overflow(i, j, &e.ival); break;
-    case QD_BIN_SUB: overflow = __builtin_sub_overflow(i, j, &e.ival); break;
-    case QD_BIN_MUL: overflow = __builtin_mul_overflow(i, j, &e.ival); break;
-    case QD_BIN_FLOORDIV:
-    case QD_BIN_MOD:
-        if (j == 0) {
-            return lw_error(lw, node, QD_ERR_COMPILATION,
-                            "ZeroDivisionError: integer division or modulo by zero");
-        }
-        if (i == INT64_MIN && j == -1) {
-            overflow = true;
-            break;
-        }
-        e.ival = op == QD_BIN_FLOORDIV ? py_floordiv(i, j) : py_mod(i, j);
-        break;
-    case QD_BIN_POW:
-        if (j < 0) {
-            e.kind = EX_FLOAT;
-            e.fval = pow(x, y);
-            break;
-        }
-        e.ival = 1;
-        for (int64_t k = 0; k < j && !overflow; k++) {
-            overflow = __builtin_mul_overflow(e.ival, i, &e.ival);
-        }
-        break;
-    case QD_BIN_LSHIFT:
-        if (j < 0) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "ValueError: negative shift count");
-        }
-        overflow = j >= 63 || (i != 0 && (i > (INT64_MAX >> j) || i < (INT64_MIN >> j)));
-        e.ival = overflow ? 0 : (int64_t)((uint64_t)i << j);
-        break;
-    case QD_BIN_RSHIFT:
-        if (j < 0) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "ValueError: negative shift count");
-        }
-        e.ival = j >= 63 ? (i < 0 ? -1 : 0) : (i >> j);
-        break;
-    case QD_BIN_BITAND: e.ival = i & j; break;
-    case QD_BIN_BITOR: e.ival = i | j; break;
-    case QD_BIN_BITXOR: e.ival = i ^ j; break;
-    default:
-        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operator for Python integers");
-    }
-    if (overflow) {
-        return lw_error(lw, node, QD_ERR_TYPE,
-                        "Integer literal exceeded the range of 64-bit integers in a compile-time expression");
-    }
-    if (a->kind == EX_BOOL && b->kind == EX_BOOL &&
-        (op == QD_BIN_BITAND || op == QD_BIN_BITOR || op == QD_BIN_BITXOR)) {
-        e.kind = EX_BOOL;
-    }
-    *out = e;
-    return 0;
-}
-
 /* An integer literal meeting a runtime value is a default_ip value first (spec 0.4): one out of
  * that range is an error even next to a wider operand. */
 int
@@ -578,10 +483,8 @@ lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e)
     if (e->kind != EX_INT || e->ty) { /* a typed constant is in its type's range already */
         return 0;
     }
-    const QdType *ip = qd_type_scalar(lw->opt->default_ip);
-    if (!lw_int_fits(ip, e->ival)) {
-        return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %lld exceeded the range of default_ip: %s",
-                        (long long)e->ival, type_name(ip));
+    if (e->is_big || !lw_int_fits(qd_type_scalar(lw->opt->default_ip), e->ival)) {
+        return default_ip_error(lw, node, int_text(lw, e));
     }
     return 0;
 }
@@ -608,8 +511,7 @@ arith_op(int op)
     }
 }
 
-static const char *const binop_symbols[] = {"+", "-", "*", "@", "/", "%", "**", "<<", ">>", "|",
-                                             "^", "&", "//"};
+static const char neg_pow_message[] = "Negative exponent in pow(int, int) is not allowed.";
 
 /* x ** n for a compile-time n in 0..8: repeated multiplication (exact, and what users expect). */
 static int
@@ -674,7 +576,7 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
         return lw_matrix_binary(lw, node, op, a, b, out);
     }
     if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
-        return fold_binary(lw, node, op, a, b, out);
+        return lw_fold_binary(lw, node, op, a, b, out);
     }
     if (a->kind == EX_TUPLE || b->kind == EX_TUPLE) {
         return sequence_binary(lw, node, op, a, b, out);
@@ -686,7 +588,7 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
     if (!ta || !tb) {
         Expr tmp;
         RETURN_IF_ERROR(lw_rvalue(lw, node, ta ? b : a, &tmp));
-        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand for '%s'", binop_symbols[op]);
+        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand for '%s'", lw_binop_symbol(op));
     }
     RETURN_IF_ERROR(lw_check_literal(lw, node, a));
     RETURN_IF_ERROR(lw_check_literal(lw, node, b));
@@ -694,7 +596,7 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
                    op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT;
     if (bitwise && (qd_type_is_float(ta) || qd_type_is_float(tb))) {
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for '%s': '%s' and '%s'",
-                        binop_symbols[op], type_name(ta), type_name(tb));
+                        lw_binop_symbol(op), type_name(ta), type_name(tb));
     }
     const QdType *ty = lw_promote(ta, tb);
     if (op == QD_BIN_DIV) {
@@ -704,6 +606,9 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
         ty = ta;
     } else if (op == QD_BIN_POW && qd_type_is_int(tb)) {
         ty = ta; /* an integer exponent keeps the base's type */
+        if (b->kind == EX_INT && b->ival < 0 && qd_type_is_int(ta)) {
+            return lw_error(lw, node, QD_ERR_RUNTIME, "%s", neg_pow_message);
+        }
         if (b->kind == EX_INT && b->ival >= 0 && b->ival <= 8) {
             Expr base;
             RETURN_IF_ERROR(lw_convert(lw, node, a, ty, &base));
@@ -716,6 +621,11 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
         RETURN_IF_ERROR(lw_convert(lw, node, b, tb, &y));
     } else {
         RETURN_IF_ERROR(lw_convert(lw, node, b, ty, &y));
+    }
+    if (op == QD_BIN_POW && lw->opt->debug && qd_type_is_int(ty) && qd_type_is_signed(y.ty) &&
+        !lw_is_compile_time_scalar(b)) {
+        uint32_t ok = lw_emit_value(lw, QD_OP_GE, qd_type_scalar(QD_TY_U1), y.id, lw_const_int(lw, y.ty, 0));
+        RETURN_IF_ERROR(ok == QD_NO_VALUE ? -1 : lw_debug_assert(lw, node, ok, neg_pow_message, NULL, 0));
     }
     uint32_t id = lw_emit_value(lw, arith_op(op), ty, x.id, y.id);
     if (id == QD_NO_VALUE) {
@@ -744,8 +654,12 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
         Expr e = a;
         switch (op) {
         case QD_UNARY_PLUS:
-            break;
+            *out = a;
+            return 0;
         case QD_UNARY_MINUS:
+            if (a.is_big || (a.kind == EX_INT && a.ival == INT64_MIN)) {
+                return lw_python_number_op(lw, node, "neg", &a, NULL, out);
+            }
             if (a.kind == EX_FLOAT) {
                 e.fval = -a.fval;
             } else {
@@ -755,11 +669,15 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
             break;
         case QD_UNARY_NOT:
             e.kind = EX_BOOL;
-            e.ival = a.kind == EX_FLOAT ? a.fval == 0 : a.ival == 0;
+            e.ival = a.kind == EX_FLOAT ? a.fval == 0 : (!a.is_big && a.ival == 0);
+            e.is_big = false;
             break;
         case QD_UNARY_INVERT:
             if (a.kind == EX_FLOAT) {
                 return lw_error(lw, node, QD_ERR_TYPE, "bad operand type for unary ~: 'float'");
+            }
+            if (a.is_big) {
+                return lw_python_number_op(lw, node, "~", &a, NULL, out);
             }
             e.kind = EX_INT;
             e.ival = ~a.ival;
@@ -781,14 +699,16 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
         break;
     case QD_UNARY_INVERT:
         if (!qd_type_is_int(v.ty)) {
-            return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type for ~: '%s'",
+            return lw_error(lw, node, QD_ERR_TYPE,
+                            "'bit_not' takes integral inputs only, however '%s' is provided",
                             type_name(v.ty));
         }
         id = lw_emit_value(lw, QD_OP_NOT, v.ty, v.id, 0);
         break;
     default: { /* not */
         if (!qd_type_is_int(v.ty)) {
-            return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type for not: '%s'",
+            return lw_error(lw, node, QD_ERR_TYPE,
+                            "'logic_not' takes integral inputs only, however '%s' is provided",
                             type_name(v.ty));
         }
         uint32_t zero = lw_const_int(lw, v.ty, 0);
@@ -823,9 +743,16 @@ compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Ex
         return lw_matrix_compare(lw, node, op, a, b, out);
     }
     if (op == QD_CMP_IS || op == QD_CMP_IS_NOT || op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "Operator \"%s\" is not supported in Quadrants kernels (use it inside qd.static)",
-                        op == QD_CMP_IS ? "is" : op == QD_CMP_IS_NOT ? "is not" : op == QD_CMP_IN ? "in" : "not in");
+        if (op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "\"%s\" is only supported inside `qd.static`.",
+                            op == QD_CMP_IN ? "In" : "NotIn");
+        }
+        return lw_error(lw, node, QD_ERR_SYNTAX, "Operator \"%s\" in Quadrants scope is not supported.",
+                        op == QD_CMP_IS ? "is" : "is not");
+    }
+    if (lw_is_python_scalar(a) && lw_is_python_scalar(b) && (a->is_big || b->is_big)) {
+        static const char *const cmp_symbols[] = {"==", "!=", "<", "<=", ">", ">="};
+        return lw_python_number_op(lw, node, cmp_symbols[op - QD_CMP_EQ], a, b, out);
     }
     if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
         double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
@@ -1000,6 +927,8 @@ merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void 
 typedef struct BoolOpData {
     uint32_t from;       /* index of the first value of the right side */
     Expr left;           /* the left operand's value */
+    bool is_and;         /* `and` (else `or`) */
+    bool elementwise;    /* the right side is a vector/matrix: the result is element-wise logical */
 } BoolOpData;
 
 static int lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out);
@@ -1011,7 +940,18 @@ boolop_side(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data)
 {
     BoolOpData *d = data;
     if (side == 0) {
-        return lower_boolop_from(lw, node, d->from, out);
+        RETURN_IF_ERROR(lower_boolop_from(lw, node, d->from, out));
+        d->elementwise = out->kind == EX_MATRIX || out->kind == EX_TUPLE;
+        if (d->elementwise) { /* `x and v`: (x != 0) and v, element by element */
+            Expr right = *out;
+            return lw_matrix_logical(lw, node, d->is_and, &d->left, &right, out);
+        }
+        return 0;
+    }
+    if (d->elementwise) { /* the left operand decided: x != 0, broadcast */
+        Expr zero = {0};
+        zero.kind = EX_INT;
+        return lw_compare(lw, node, QD_CMP_NE, &d->left, &zero, out);
     }
     *out = d->left;
     return 0;
@@ -1027,13 +967,23 @@ lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
         return 0;
     }
     bool is_and = node->op == QD_BOOL_AND;
+    if (left.kind == EX_MATRIX) { /* element-wise, every operand evaluated */
+        Expr right;
+        RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, &right));
+        return lw_matrix_logical(lw, node, is_and, &left, &right, out);
+    }
     if (lw_is_compile_time_scalar(&left)) {
         bool truth = left.kind == EX_FLOAT ? left.fval != 0 : left.ival != 0;
         if (truth != is_and) {
             *out = left; /* decided by the left operand */
             return 0;
         }
-        return lower_boolop_from(lw, node, from + 1, out);
+        RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, out));
+        if (out->kind == EX_MATRIX) { /* `2 and v`: element-wise */
+            Expr right = *out;
+            return lw_matrix_logical(lw, node, is_and, &left, &right, out);
+        }
+        return 0;
     }
     Expr lv;
     RETURN_IF_ERROR(lw_rvalue(lw, node, &left, &lv));
@@ -1044,6 +994,9 @@ lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
     if (!lw->opt->short_circuit) {
         Expr right;
         RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, &right));
+        if (right.kind == EX_MATRIX) { /* `x and v`: element-wise */
+            return lw_matrix_logical(lw, node, is_and, &lv, &right, out);
+        }
         return lw_binary(lw, node, is_and ? QD_BIN_BITAND : QD_BIN_BITOR, &lv, &right, out);
     }
     uint32_t zero = lw_const_int(lw, lv.ty, 0);
@@ -1051,7 +1004,7 @@ lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
     if (cond == QD_NO_VALUE) {
         return -1;
     }
-    BoolOpData d = {from + 1, lv};
+    BoolOpData d = {from + 1, lv, is_and, false};
     return merge_branches(lw, node, cond, boolop_side, &d, out);
 }
 
@@ -1295,6 +1248,9 @@ index_value(Lowerer *lw, const QdAst *node, const Expr *e, bool wide, uint32_t *
     const QdType *i32 = qd_type_scalar(QD_TY_I32);
     const QdType *i64 = qd_type_scalar(QD_TY_I64);
     if (e->kind == EX_INT || e->kind == EX_BOOL) {
+        if (e->is_big) {
+            return lw_check_literal(lw, node, e);
+        }
         bool fits = e->ival >= INT32_MIN && e->ival <= INT32_MAX;
         *id = lw_const_int(lw, fits ? i32 : i64, e->ival);
         return *id == QD_NO_VALUE ? -1 : 0;
@@ -1337,6 +1293,32 @@ lw_convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty)
     return 0;
 }
 
+int
+lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message, const uint32_t *vals,
+                uint32_t nvals)
+{
+    if (lw->task && lw->task->imm.task.kind == QD_TASK_RANGE_FOR && lw->cur == lw->task->regions[0]) {
+        return 0; /* the prologue of a range_for task computes bounds; it has no checks */
+    }
+    QdSbuf fmt;
+    qd_sbuf_init(&fmt);
+    for (const char *f = lw->frame->file ? lw->frame->file : "?"; *f; f++) {
+        qd_sbuf_putn(&fmt, *f == '%' && nvals ? "%%" : f, *f == '%' && nvals ? 2 : 1);
+    }
+    qd_sbuf_printf(&fmt, ":%u: %s", node->line, message);
+    char *text = qd_sbuf_take(&fmt);
+    QdInst *as = text ? lw_emit(lw, QD_OP_ASSERT, 1 + nvals) : NULL;
+    if (as) {
+        as->args[0] = ok;
+        for (uint32_t i = 0; i < nvals; i++) {
+            as->args[1 + i] = vals[i];
+        }
+        as->imm.str = qd_arena_strdup(lw->arena, text);
+    }
+    free(text);
+    return as && as->imm.str ? 0 : -1;
+}
+
 /* Debug bounds checks: asserts that every index lies in its axis, then clamps out-of-range
  * indices to the axis start so that the access after a failed check stays inside the memory
  * (the launch reports the failure once it ends). Indices are rewritten in place. Each check
@@ -1346,8 +1328,6 @@ static int
 check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32_t n)
 {
     const QdType *u1 = qd_type_scalar(QD_TY_U1);
-    bool in_prologue = lw->task && lw->task->imm.task.kind == QD_TASK_RANGE_FOR &&
-                       lw->cur == lw->task->regions[0];
     bool is_field = base->kind == EX_FIELD;
     uint32_t all_ok = QD_NO_VALUE;
     QdSbuf shape;
@@ -1392,20 +1372,17 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
         all_ok = all_ok == QD_NO_VALUE ? ok : lw_emit_value(lw, QD_OP_AND, u1, all_ok, ok);
     }
     char *dims = qd_sbuf_take(&shape);
-    if (all_ok != QD_NO_VALUE && !in_prologue) {
-        QdInst *as = lw_emit(lw, QD_OP_ASSERT, 1);
-        if (!as) {
-            free(dims);
-            return -1;
-        }
-        as->args[0] = all_ok;
-        as->imm.str = qd_arena_printf(
-            lw->arena, "%s:%u: Out of bound access to %s%s%s%s", lw->frame->file ? lw->frame->file : "?",
-            node->line, is_field ? "a field of shape (" : "an ndarray", is_field && dims ? dims : "",
-            is_field && n == 1 ? "," : "", is_field ? ")" : "");
+    int rc = 0;
+    if (all_ok != QD_NO_VALUE) {
+        rc = lw_debug_assert(lw, node, all_ok,
+                             qd_arena_printf(lw->arena, "Out of bound access to %s%s%s%s",
+                                             is_field ? "a field of shape (" : "an ndarray",
+                                             is_field && dims ? dims : "", is_field && n == 1 ? "," : "",
+                                             is_field ? ")" : ""),
+                             NULL, 0);
     }
     free(dims);
-    return 0;
+    return rc;
 }
 
 static bool
@@ -1780,8 +1757,10 @@ lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
             out->ival = node->cst.ival;
             return 0;
         case QD_CONST_INT:
-            if (node->cst.is_big) {
-                return lw_error(lw, node, QD_ERR_TYPE, "Integer literal exceeded the range of 64-bit integers");
+            if (node->cst.is_big) { /* a Python int outside int64: held by the host */
+                QdHandle h;
+                RETURN_IF_ERROR(lw->host->parse_int(lw->host->self, lw->ctx, node->cst.sval, &h));
+                return lw_from_handle(lw, node, h, out);
             }
             out->kind = EX_INT;
             out->ival = node->cst.ival;

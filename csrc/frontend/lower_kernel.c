@@ -205,7 +205,8 @@ int
 lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
 {
     if (qd_type_is_float(ty)) {
-        double v = e->kind == EX_FLOAT ? e->fval : (double)e->ival;
+        RETURN_IF_ERROR(lw_check_literal(lw, node, e)); /* a Python int is default_ip first */
+        double v = e->kind == EX_FLOAT || e->is_big ? e->fval : (double)e->ival;
         e->kind = EX_FLOAT;
         e->fval = ty->kind == QD_TY_F32 ? (double)(float)v : v;
     } else {

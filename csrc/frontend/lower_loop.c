@@ -204,20 +204,15 @@ bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t 
         if (target->kind != QD_AST_NAME) {
             return lw_error(lw, target, QD_ERR_SYNTAX, "qd.grouped needs exactly one loop target");
         }
-        Expr vec = {0};
-        vec.kind = EX_TUPLE;
-        vec.is_vector = true;
-        vec.nitems = it->ndim;
-        vec.items = QD_NEW_ARRAY(lw->arena, Expr, it->ndim ? it->ndim : 1);
-        if (!vec.items) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-        }
-        /* one element type: the widest of the axes' counters */
+        /* An integer vector (qd.Vector) of the indices; one element type: the widest of the
+         * axes' counters. */
         const QdType *ty = qd_type_scalar(QD_TY_I32);
         for (uint32_t d = 0; d < it->ndim; d++) {
             const QdType *t = qd_value_type(lw->f, idx[d]);
             ty = t->kind == QD_TY_U64 || (t->kind == QD_TY_I64 && ty->kind == QD_TY_I32) ? t : ty;
         }
+        Expr vec;
+        RETURN_IF_ERROR(lw_matrix_new(lw, it->ndim, 1, true, ty, &vec));
         for (uint32_t d = 0; d < it->ndim; d++) {
             vec.items[d] = typed_value(idx[d], qd_value_type(lw->f, idx[d]));
             if (vec.items[d].ty->kind != ty->kind) {

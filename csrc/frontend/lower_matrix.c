@@ -170,6 +170,11 @@ construct(Lowerer *lw, const QdAst *node, bool vector, const Expr *arg, const Ex
                             "qd.Matrix.cols)");
         }
     }
+    for (uint32_t i = 0; i < n && !nested; i++) {
+        if (arg->items[i].kind == EX_TUPLE) {
+            return lw_error(lw, node, QD_ERR_TYPE, "Element type of the matrix is invalid.");
+        }
+    }
     ScalarList s = {0};
     uint32_t cols = 1;
     if (nested) {
@@ -585,14 +590,27 @@ matmul(Lowerer *lw, const QdAst *node, const Expr *a, const Expr *b, Expr *out)
     return 0;
 }
 
+/* An operand of a matrix operator: a list or tuple literal is the vector (a list of lists: the
+ * matrix) it spells, as qd.Vector / qd.Matrix would make it. */
+int
+lw_matrix_operand(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp)
+{
+    if ((*e)->kind != EX_TUPLE) {
+        return 0;
+    }
+    RETURN_IF_ERROR(construct(lw, node, false, *e, NULL, tmp));
+    *e = tmp;
+    return 0;
+}
+
 int
 lw_matrix_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
+    Expr ta, tb;
+    RETURN_IF_ERROR(lw_matrix_operand(lw, node, &a, &ta));
+    RETURN_IF_ERROR(lw_matrix_operand(lw, node, &b, &tb));
     if (op == QD_BIN_MATMUL) {
         return matmul(lw, node, a, b, out);
-    }
-    if ((a->kind != EX_MATRIX && a->kind == EX_TUPLE) || (b->kind != EX_MATRIX && b->kind == EX_TUPLE)) {
-        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand types for a matrix and a list");
     }
     return elementwise(lw, node, op, a, b, binary_elem, NULL, out);
 }
@@ -606,16 +624,64 @@ compare_elem(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *
 int
 lw_matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
+    Expr ta, tb;
+    RETURN_IF_ERROR(lw_matrix_operand(lw, node, &a, &ta));
+    RETURN_IF_ERROR(lw_matrix_operand(lw, node, &b, &tb));
     return elementwise(lw, node, op, a, b, compare_elem, qd_type_scalar(QD_TY_U1), out);
+}
+
+/* (a != 0) and/or (b != 0) of two scalars (op: 1 and, 0 or). */
+static int
+logical_elem(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
+{
+    Expr zero = {0}, x, y;
+    zero.kind = EX_INT;
+    RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_NE, a, &zero, &x));
+    RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_NE, b, &zero, &y));
+    return lw_binary(lw, node, op ? QD_BIN_BITAND : QD_BIN_BITOR, &x, &y, out);
+}
+
+/* An operand of a logical operator as the reference names it: "[Tensor (2, 3) i32]", a scalar
+ * in the shape of the other operand m. */
+static const char *
+tensor_name(Lowerer *lw, const Expr *e, const Expr *m)
+{
+    const Expr *shape = e->kind == EX_MATRIX ? e : m;
+    const QdType *ty = e->kind == EX_MATRIX ? e->ty : lw_dtype_of(lw, e);
+    char dims[32];
+    if (shape->is_vector) {
+        snprintf(dims, sizeof(dims), "%u", shape->rows);
+    } else {
+        snprintf(dims, sizeof(dims), "%u, %u", shape->rows, shape->cols);
+    }
+    return qd_arena_printf(lw->arena, "[Tensor (%s) %s]", dims, ty ? qd_type_scalar_name(ty->kind) : "?");
+}
+
+int
+lw_matrix_logical(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, const Expr *b, Expr *out)
+{
+    Expr ta, tb, la, lb;
+    RETURN_IF_ERROR(lw_matrix_operand(lw, node, &a, &ta));
+    RETURN_IF_ERROR(lw_matrix_operand(lw, node, &b, &tb));
+    const Expr *m = a->kind == EX_MATRIX ? a : b;
+    const QdType *tya = a->kind == EX_MATRIX ? a->ty : lw_dtype_of(lw, a);
+    const QdType *tyb = b->kind == EX_MATRIX ? b->ty : lw_dtype_of(lw, b);
+    bool same_shape = a->kind != EX_MATRIX || b->kind != EX_MATRIX ||
+                      (a->rows == b->rows && a->cols == b->cols);
+    if (!tya || !tyb || !qd_type_is_int(tya) || !qd_type_is_int(tyb) || !same_shape) {
+        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for '%s': '%s' and '%s'",
+                        is_and ? "&&" : "||", tensor_name(lw, a, m), tensor_name(lw, b, m));
+    }
+    RETURN_IF_ERROR(lw_matrix_loaded(lw, node, &a, &la));
+    RETURN_IF_ERROR(lw_matrix_loaded(lw, node, &b, &lb));
+    return elementwise(lw, node, is_and, a, b, logical_elem, lw_promote(tya, tyb), out);
 }
 
 int
 lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out)
 {
-    if (op == QD_UNARY_NOT) {
-        return lw_error(lw, node, QD_ERR_TYPE, "'not' of a matrix is ambiguous; use any() or all()");
-    }
-    const QdType *ty = a->ty;
+    /* `not` is element-wise, 0 or 1 (integral elements only) */
+    const QdType *ty = op == QD_UNARY_NOT ? qd_type_scalar(QD_TY_U1) : a->ty;
     RETURN_IF_ERROR(lw_matrix_new(lw, a->rows, a->cols, a->is_vector, ty, out));
     for (uint32_t i = 0; i < a->nitems; i++) {
         Expr r;
@@ -672,6 +738,26 @@ lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *
                             "variable first)");
         }
         RETURN_IF_ERROR(lw_store(lw, node, &target->items[i], &src[i]));
+    }
+    return 0;
+}
+
+int
+lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
+{
+    Expr tmp, snap;
+    RETURN_IF_ERROR(lw_matrix_operand(lw, node, &value, &tmp));
+    if (value->kind == EX_MATRIX) {
+        if (value->rows != target->rows || value->cols != target->cols) {
+            return lw_error(lw, node, QD_ERR_TYPE, "augmented assignment of matrices of different shapes");
+        }
+        RETURN_IF_ERROR(lw_struct_load(lw, node, value, &snap)); /* `v += v.yx` reads v first */
+    } else {
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, value, &snap));
+    }
+    for (uint32_t i = 0; i < target->nitems; i++) {
+        RETURN_IF_ERROR(lw_aug_assign(lw, node, &target->items[i],
+                                      snap.kind == EX_MATRIX ? &snap.items[i] : &snap));
     }
     return 0;
 }

@@ -44,11 +44,13 @@ slice_part(Lowerer *lw, const QdAst *node, const QdAst *part, bool *given, int64
     return 0;
 }
 
+/* Index `ix` (a SLICE node), or the evaluated index *val of node ix, against an axis of len. */
 static int
-parse_index(Lowerer *lw, const QdAst *node, const QdAst *ix, uint32_t len, MatIndex *out)
+parse_index(Lowerer *lw, const QdAst *node, const QdAst *ix, const Expr *val, uint32_t len,
+            MatIndex *out)
 {
     memset(out, 0, sizeof(*out));
-    if (ix->kind == QD_AST_SLICE) {
+    if (!val) {
         bool gs, ge, gp;
         int64_t s = 0, e = 0, p = 1;
         RETURN_IF_ERROR(slice_part(lw, node, ix->x, &gs, &s));
@@ -85,8 +87,10 @@ parse_index(Lowerer *lw, const QdAst *node, const QdAst *ix, uint32_t len, MatIn
         out->step = p;
         return 0;
     }
-    Expr e;
-    RETURN_IF_ERROR(lw_expr(lw, ix, &e));
+    Expr e = *val;
+    if (e.is_big) {
+        return lw_check_literal(lw, node, &e);
+    }
     if (e.kind == EX_INT || e.kind == EX_BOOL) {
         if (e.ival < 0) {
             return lw_error(lw, node, QD_ERR_SYNTAX,
@@ -115,7 +119,7 @@ lw_slice_items(Lowerer *lw, const QdAst *node, const QdAst *slice, const Expr *i
                Expr *out)
 {
     MatIndex ix;
-    RETURN_IF_ERROR(parse_index(lw, node, slice, len, &ix));
+    RETURN_IF_ERROR(parse_index(lw, node, slice, NULL, len, &ix));
     memset(out, 0, sizeof(*out));
     out->kind = EX_TUPLE;
     out->items = QD_NEW_ARRAY(lw->arena, Expr, len ? len : 1);
@@ -175,32 +179,90 @@ select_chain(Lowerer *lw, const QdAst *node, const Expr *m, uint32_t base, uint3
     return 0;
 }
 
+/* Debug builds: asserts that the runtime indices select an element inside the matrix. The
+ * message names the shape and the flattened index, as the reference's does. */
+static int
+debug_check_index(Lowerer *lw, const QdAst *node, const Expr *base, const MatIndex *ix, uint32_t n)
+{
+    if (!lw->opt->debug || !(ix[0].is_runtime || (n == 2 && ix[1].is_runtime))) {
+        return 0;
+    }
+    const QdType *i32 = qd_type_scalar(QD_TY_I32), *u1 = qd_type_scalar(QD_TY_U1);
+    uint32_t ok = QD_NO_VALUE, flat = QD_NO_VALUE;
+    for (uint32_t a = 0; a < n; a++) {
+        uint32_t extent = a == 0 ? base->rows : base->cols;
+        uint32_t v;
+        if (ix[a].is_runtime) {
+            v = ix[a].value.id;
+            RETURN_IF_ERROR(lw_convert_id(lw, node, &v, i32));
+            uint32_t ge = lw_emit_value(lw, QD_OP_GE, u1, v, lw_const_int(lw, i32, 0));
+            uint32_t lt = lw_emit_value(lw, QD_OP_LT, u1, v, lw_const_int(lw, i32, extent));
+            uint32_t in = lw_emit_value(lw, QD_OP_AND, u1, ge, lt);
+            ok = ok == QD_NO_VALUE ? in : lw_emit_value(lw, QD_OP_AND, u1, ok, in);
+        } else {
+            v = lw_const_int(lw, i32, ix[a].is_slice ? ix[a].start : ix[a].k);
+        }
+        if (a == 0) {
+            flat = v;
+        } else {
+            flat = lw_emit_value(lw, QD_OP_MUL, i32, flat, lw_const_int(lw, i32, base->cols));
+            flat = lw_emit_value(lw, QD_OP_ADD, i32, flat, v);
+        }
+    }
+    if (ok == QD_NO_VALUE || flat == QD_NO_VALUE) {
+        return -1;
+    }
+    char shape[40];
+    if (base->is_vector) {
+        snprintf(shape, sizeof(shape), "[%u]", base->rows);
+    } else {
+        snprintf(shape, sizeof(shape), "[%u, %u]", base->rows, base->cols);
+    }
+    return lw_debug_assert(lw, node, ok, qd_arena_printf(lw->arena, "Out of bound access to a %s matrix "
+                                                         "with index [%%d]", shape), &flat, 1);
+}
+
+/* The indices of base[index]: one per axis (a vector of indices counts as its elements). */
 static int
 index_list(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, MatIndex *ix,
            uint32_t *n)
 {
     const QdAst *parts[2];
-    *n = 0;
-    if (index->kind == QD_AST_TUPLE) {
-        if (index->a.len > 2) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "a matrix takes at most two indices");
-        }
-        for (uint32_t i = 0; i < index->a.len; i++) {
-            parts[i] = index->a.items[i];
-        }
-        *n = index->a.len;
-    } else {
-        parts[0] = index;
-        *n = 1;
+    Expr vals[2];
+    uint32_t want = base->is_vector ? 1 : 2;
+    uint32_t got = index->kind == QD_AST_TUPLE ? index->a.len : 1;
+    if (got > want) {
+        return lw_error(lw, node, QD_ERR_INDEX, "Expected %u indices, got %u.", want, got);
     }
-    if (*n == 2 && base->is_vector) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "a vector takes one index, got two");
+    for (uint32_t i = 0; i < got; i++) {
+        parts[i] = index->kind == QD_AST_TUPLE ? index->a.items[i] : index;
+        if (parts[i]->kind != QD_AST_SLICE) {
+            RETURN_IF_ERROR(lw_expr(lw, parts[i], &vals[i]));
+        }
     }
+    if (got == 1 && parts[0]->kind != QD_AST_SLICE &&
+        (vals[0].kind == EX_TUPLE || (vals[0].kind == EX_MATRIX && vals[0].is_vector))) {
+        /* m[I] with I a vector (a grouped loop index) or tuple of indices */
+        Expr v = vals[0];
+        got = v.nitems;
+        if (got != want) {
+            return lw_error(lw, node, QD_ERR_INDEX, "Expected %u indices, got %u.", want, got);
+        }
+        for (uint32_t i = 0; i < got; i++) {
+            vals[i] = v.items[i];
+            parts[i] = index;
+        }
+    }
+    *n = got;
     for (uint32_t i = 0; i < *n; i++) {
-        RETURN_IF_ERROR(parse_index(lw, node, parts[i], i == 0 ? base->rows : base->cols, &ix[i]));
+        const Expr *val = parts[i]->kind == QD_AST_SLICE ? NULL : &vals[i];
+        RETURN_IF_ERROR(parse_index(lw, node, parts[i], val, i == 0 ? base->rows : base->cols, &ix[i]));
     }
     if (*n == 1 && !base->is_vector) {
-        /* m[i]: row i (all columns). */
+        if (!ix[0].is_slice) { /* a single element needs both indices; m[a:b] selects rows */
+            return lw_error(lw, node, QD_ERR_INDEX, "Expected %u indices, got %u.", want, got);
+        }
+        /* m[a:b]: those rows (all columns). */
         memset(&ix[1], 0, sizeof(ix[1]));
         ix[1].is_slice = true;
         ix[1].start = 0;
@@ -208,7 +270,7 @@ index_list(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
         ix[1].step = 1;
         *n = 2;
     }
-    return 0;
+    return debug_check_index(lw, node, base, ix, *n);
 }
 
 int
@@ -428,6 +490,29 @@ lw_matrix_store_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
 
 static const char *const swizzle_groups[] = {"xyzw", "rgba", "stpq"};
 
+/* The letters of s as a Python tuple of one-character strings ("('x', 'y')", "('w',)"),
+ * sorted when `sorted` is set, as error messages name them. */
+static const char *
+char_tuple(Lowerer *lw, const char *s, bool sorted)
+{
+    char letters[5] = {0}, buf[40];
+    size_t n = strlen(s) < 4 ? strlen(s) : 4, len = 0;
+    memcpy(letters, s, n);
+    for (size_t i = 1; sorted && i < n; i++) { /* insertion sort of at most four letters */
+        for (size_t j = i; j > 0 && letters[j - 1] > letters[j]; j--) {
+            char t = letters[j];
+            letters[j] = letters[j - 1];
+            letters[j - 1] = t;
+        }
+    }
+    buf[len++] = '(';
+    for (size_t i = 0; i < n; i++) {
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s'%c'", i ? ", " : "", letters[i]);
+    }
+    snprintf(buf + len, sizeof(buf) - len, "%s)", n == 1 ? "," : "");
+    return qd_arena_strdup(lw->arena, buf);
+}
+
 /* Element indices of swizzle `name`; 0 when it is not a swizzle, -1 with a diag when it names an
  * element beyond the vector. */
 static int
@@ -454,12 +539,10 @@ swizzle(Lowerer *lw, const QdAst *node, const Expr *base, const char *name, uint
         }
         for (size_t i = 0; i < len; i++) {
             if (idx[i] >= base->rows) {
-                char attrs[16] = {0};
-                for (uint32_t k = 0; k < base->rows && k < 4; k++) {
-                    attrs[k] = swizzle_groups[g][k];
-                }
-                return lw_error(lw, node, QD_ERR_SYNTAX, "vec%u only has attributes=%s, got '%s'",
-                                base->rows, attrs, name);
+                char have[5] = {0};
+                memcpy(have, swizzle_groups[g], base->rows < 4 ? base->rows : 4);
+                return lw_error(lw, node, QD_ERR_SYNTAX, "vec%u only has attributes=%s, got=%s",
+                                base->rows, char_tuple(lw, have, true), char_tuple(lw, name, false));
             }
         }
         *n = (uint32_t)len;

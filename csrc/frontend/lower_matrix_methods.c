@@ -58,11 +58,11 @@ need_vector(Lowerer *lw, const QdAst *node, const Expr *a, const char *what)
 }
 
 static int
-need_square(Lowerer *lw, const QdAst *node, const Expr *a, const char *what)
+need_square(Lowerer *lw, const QdAst *node, const Expr *a)
 {
     if (a->is_vector || a->rows != a->cols) {
-        return lw_error(lw, node, QD_ERR_COMPILATION, "%s needs a square matrix, got shape %s",
-                        what, lw_matrix_shape_str(lw, a));
+        return lw_error(lw, node, QD_ERR_COMPILATION, "expected a square matrix, got shape %s",
+                        lw_matrix_shape_str(lw, a));
     }
     return 0;
 }
@@ -200,7 +200,7 @@ lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *s
         return lw_matrix_transpose(lw, node, a, out);
     }
     if (strcmp(name, "trace") == 0) {
-        RETURN_IF_ERROR(need_square(lw, node, a, "trace()"));
+        RETURN_IF_ERROR(need_square(lw, node, a));
         Expr acc = a->items[0];
         for (uint32_t i = 1; i < a->rows; i++) {
             RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_ADD, &acc, &a->items[i * a->cols + i], &acc));
@@ -208,10 +208,7 @@ lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *s
         return lw_matrix_item(lw, node, &acc, a->ty, out);
     }
     if (strcmp(name, "determinant") == 0 || strcmp(name, "inverse") == 0) {
-        if (a->is_vector || a->rows != a->cols) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "%s() needs a square matrix, got shape %s",
-                            name, lw_matrix_shape_str(lw, a));
-        }
+        RETURN_IF_ERROR(need_square(lw, node, a));
         uint32_t limit = name[0] == 'd' ? 4 : 12; /* closed forms to 4x4, elimination to 12x12 */
         if (a->rows > limit) {
             return lw_error(lw, node, QD_ERR_COMPILATION,
@@ -335,15 +332,16 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
         return lw_matrix_method(lw, node, fn->str, shape, &none, out);
     }
     if (c->npos == 1 && (strcmp(fn->str, "zero") == 0 || strcmp(fn->str, "one") == 0)) {
-        Expr k = {0}, z;
+        /* qd.zero(m) / qd.one(m): a matrix of m's shape; elements typed as `m * k` */
+        Expr k = {0};
         k.kind = EX_INT;
-        RETURN_IF_ERROR(lw_matrix_binary(lw, node, QD_BIN_MUL, shape, &k, &z));
-        if (fn->str[0] == 'z') {
-            *out = z;
-            return 0;
+        k.ival = fn->str[0] == 'o';
+        const QdType *ty = lw_promote(shape->ty, lw_literal_type(lw, &k));
+        RETURN_IF_ERROR(lw_matrix_new(lw, shape->rows, shape->cols, shape->is_vector, ty, out));
+        for (uint32_t i = 0; i < shape->nitems; i++) {
+            RETURN_IF_ERROR(lw_matrix_item(lw, node, &k, ty, &out->items[i]));
         }
-        k.ival = 1;
-        return lw_matrix_binary(lw, node, QD_BIN_ADD, &z, &k, out);
+        return 0;
     }
     if (strcmp(fn->str, "len") == 0) {
         memset(out, 0, sizeof(*out));
@@ -358,8 +356,14 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
     if (!elementwise) {
         return lw_error(lw, node, QD_ERR_TYPE, "qd.%s does not take a vector or matrix", fn->str);
     }
+    Expr *pos = QD_NEW_ARRAY(lw->arena, Expr, c->npos ? c->npos : 1);
+    if (!pos) {
+        return lw_nomem(lw);
+    }
     for (uint32_t i = 0; i < c->npos; i++) {
         const Expr *e = &c->pos[i];
+        RETURN_IF_ERROR(lw_matrix_operand(lw, node, &e, &pos[i])); /* qd.max(v, [0, 1]) */
+        pos[i] = *e;
         if (e->kind == EX_MATRIX && (e->rows != shape->rows || e->cols != shape->cols)) {
             return lw_error(lw, node, QD_ERR_TYPE, "qd.%s: vector/matrix arguments of different shapes",
                             fn->str);
@@ -373,7 +377,7 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
     bool is_void = false;
     for (uint32_t k = 0; k < shape->nitems; k++) {
         for (uint32_t i = 0; i < c->npos; i++) {
-            args[i] = c->pos[i].kind == EX_MATRIX ? c->pos[i].items[k] : c->pos[i];
+            args[i] = pos[i].kind == EX_MATRIX ? pos[i].items[k] : pos[i];
         }
         if (c->nkw) {
             memcpy(args + c->npos, c->kwv, sizeof(Expr) * c->nkw);

@@ -170,6 +170,9 @@ lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_st
         return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this attribute");
     }
     case QD_AST_SUBSCRIPT: {
+        if (is_static) {
+            return lw_error(lw, target, QD_ERR_SYNTAX, "Static assign cannot be used on elements in arrays");
+        }
         Expr base, lv;
         int rc = lw_subscript_base(lw, target, &base, &lv);
         if (rc != 0) {
@@ -285,25 +288,15 @@ lower_aug_assign(Lowerer *lw, const QdAst *node)
             return lw_matrix_store_subscript(lw, node->x, &base, node->x->y, &value, node);
         }
     }
-    if (target.kind == EX_MATRIX) {
-        /* Element by element (atomic per element on global data); a scalar value broadcasts. */
-        if (value.kind == EX_MATRIX && (value.rows != target.rows || value.cols != target.cols)) {
-            return lw_error(lw, node, QD_ERR_TYPE, "augmented assignment of matrices of different shapes");
-        }
-        Expr snap;
-        RETURN_IF_ERROR(snapshot(lw, node, &value, &snap));
-        for (uint32_t i = 0; i < target.nitems; i++) {
-            RETURN_IF_ERROR(aug_assign_scalar(lw, node, &target.items[i],
-                                              snap.kind == EX_MATRIX ? &snap.items[i] : &snap));
-        }
-        return 0;
-    }
-    return aug_assign_scalar(lw, node, &target, &value);
+    return lw_aug_assign(lw, node, &target, &value);
 }
 
 int
 lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
 {
+    if (target->kind == EX_MATRIX) {
+        return lw_matrix_aug_assign(lw, node, target, value);
+    }
     return aug_assign_scalar(lw, node, target, value);
 }
 

@@ -17,6 +17,7 @@
  */
 #include "host.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Python builtins that are kernel-scope builtins too, by the name the frontend knows. */
@@ -344,6 +345,33 @@ describe_object(QdPyHost *h, QdCtx *ctx, PyObject *obj, QdHostValue *out)
     return 0;
 }
 
+/* A Python int outside int64: its decimal text (kept alive by a handle), float value, and its
+ * bits when it fits in uint64. overflow is the sign PyLong_AsLongLongAndOverflow reported. */
+static int
+describe_big_int(QdPyHost *h, QdCtx *ctx, PyObject *obj, int overflow, QdHostValue *out)
+{
+    QdHandle text;
+    RETURN_IF_ERROR(add_new(h, ctx, PyObject_Str(obj), &text));
+    out->str = PyUnicode_AsUTF8(qd_py_host_get(h, text));
+    if (!out->str) {
+        return qd_py_host_error_from_exception(h, ctx);
+    }
+    out->ival = overflow > 0 ? INT64_MAX : INT64_MIN;
+    out->fval = PyLong_AsDouble(obj);
+    if (out->fval == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear(); /* beyond a double: float() of it would raise; used only with a float */
+        out->fval = overflow > 0 ? HUGE_VAL : -HUGE_VAL;
+    }
+    unsigned long long u = overflow > 0 ? PyLong_AsUnsignedLongLong(obj) : (unsigned long long)-1;
+    if (overflow > 0 && u == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+    } else if (overflow > 0) {
+        out->big_u64 = true;
+        out->ubits = u;
+    }
+    return 0;
+}
+
 static int
 host_describe(void *self, QdCtx *ctx, QdHandle handle, QdHostValue *out)
 {
@@ -379,6 +407,9 @@ host_describe(void *self, QdCtx *ctx, QdHandle handle, QdHostValue *out)
         out->kind = QD_HOST_INT;
         out->ival = PyLong_AsLongLongAndOverflow(obj, &overflow);
         out->is_big = overflow != 0;
+        if (out->is_big && describe_big_int(h, ctx, obj, overflow, out) != 0) {
+            return -1;
+        }
     } else if (PyFloat_Check(obj)) {
         out->kind = QD_HOST_FLOAT;
         out->fval = PyFloat_AS_DOUBLE(obj);
@@ -612,6 +643,60 @@ host_make_int(void *self, QdCtx *ctx, int64_t v, QdHandle *out)
 }
 
 static int
+host_parse_int(void *self, QdCtx *ctx, const char *text, QdHandle *out)
+{
+    return add_new(self, ctx, PyLong_FromString(text, NULL, 10), out);
+}
+
+static int
+host_number_op(void *self, QdCtx *ctx, const char *op, QdHandle a, QdHandle b, QdHandle *out)
+{
+    static const struct {
+        const char *name;
+        PyObject *(*fn)(PyObject *, PyObject *);
+    } binary[] = {
+        {"+", PyNumber_Add},         {"-", PyNumber_Subtract}, {"*", PyNumber_Multiply},
+        {"/", PyNumber_TrueDivide},  {"//", PyNumber_FloorDivide}, {"%", PyNumber_Remainder},
+        {"<<", PyNumber_Lshift},     {">>", PyNumber_Rshift}, {"&", PyNumber_And},
+        {"|", PyNumber_Or},          {"^", PyNumber_Xor},
+    };
+    static const struct {
+        const char *name;
+        int op;
+    } compare[] = {{"==", Py_EQ}, {"!=", Py_NE}, {"<", Py_LT}, {"<=", Py_LE}, {">", Py_GT}, {">=", Py_GE}};
+    QdPyHost *h = self;
+    PyObject *x = qd_py_host_get(h, a), *y = b ? qd_py_host_get(h, b) : NULL;
+    if (!x || (b && !y)) {
+        PyErr_SetString(PyExc_RuntimeError, "bad number handle");
+        return qd_py_host_error_from_exception(h, ctx);
+    }
+    if (strcmp(op, "neg") == 0) {
+        return add_new(h, ctx, PyNumber_Negative(x), out);
+    }
+    if (strcmp(op, "~") == 0) {
+        return add_new(h, ctx, PyNumber_Invert(x), out);
+    }
+    if (strcmp(op, "abs") == 0) {
+        return add_new(h, ctx, PyNumber_Absolute(x), out);
+    }
+    if (strcmp(op, "**") == 0 && y) {
+        return add_new(h, ctx, PyNumber_Power(x, y, Py_None), out);
+    }
+    for (size_t i = 0; y && i < sizeof(binary) / sizeof(binary[0]); i++) {
+        if (strcmp(op, binary[i].name) == 0) {
+            return add_new(h, ctx, binary[i].fn(x, y), out);
+        }
+    }
+    for (size_t i = 0; y && i < sizeof(compare) / sizeof(compare[0]); i++) {
+        if (strcmp(op, compare[i].name) == 0) {
+            return add_new(h, ctx, PyObject_RichCompare(x, y, compare[i].op), out);
+        }
+    }
+    PyErr_Format(PyExc_RuntimeError, "unknown number operation %s", op);
+    return qd_py_host_error_from_exception(h, ctx);
+}
+
+static int
 host_make_float(void *self, QdCtx *ctx, double v, QdHandle *out)
 {
     return add_new(self, ctx, PyFloat_FromDouble(v), out);
@@ -758,6 +843,8 @@ qd_py_host_init(QdPyHost *h, QdArena *arena, QdTypeKind default_fp, QdTypeKind d
     host->truth = host_truth;
     host->func_ast = host_func_ast;
     host->make_int = host_make_int;
+    host->parse_int = host_parse_int;
+    host->number_op = host_number_op;
     host->make_float = host_make_float;
     host->make_tuple = host_make_tuple;
     host->make_str = host_make_str;

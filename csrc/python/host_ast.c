@@ -202,6 +202,14 @@ convert_constant(Converter *c, PyObject *node, QdAst *a)
         a->cst.kind = QD_CONST_INT;
         a->cst.ival = x;
         a->cst.is_big = overflow != 0;
+        if (a->cst.is_big) { /* kept as its decimal text; lowering makes the Python int again */
+            PyObject *text = PyObject_Str(v);
+            a->cst.sval = text ? copy_utf8(c, text) : NULL;
+            Py_XDECREF(text);
+            if (!a->cst.sval) {
+                rc = py_error(c);
+            }
+        }
     } else if (PyFloat_Check(v)) {
         a->cst.kind = QD_CONST_FLOAT;
         a->cst.fval = PyFloat_AS_DOUBLE(v);

@@ -57,6 +57,79 @@ def test_no_bounds_check_without_debug(arch):
     assert read(3) == 0  # in range; out of range is not checked (and not called here)
 
 
+def test_local_matrix_out_of_bounds_in_debug(arch):
+    qd.init(arch=getattr(qd, arch), debug=True)
+    vals = rng.standard_normal(6).astype(np.float32)
+
+    @qd.kernel
+    def read_vec(i: qd.i32) -> qd.f32:
+        v = qd.Vector([vals[0], vals[1], vals[2]])
+        return v[i]  # <vec-read>
+
+    @qd.kernel
+    def read_mat(i: qd.i32, j: qd.i32) -> qd.f32:
+        m = qd.Matrix([[vals[0], vals[1], vals[2]], [vals[3], vals[4], vals[5]]])
+        return m[i, j]
+
+    @qd.kernel
+    def write_vec(i: qd.i32) -> qd.f32:
+        v = qd.Vector([0.0, 0.0])
+        v[i] = 1.0
+        return v.sum()
+
+    for i in range(3):
+        assert read_vec(i) == vals[i]
+    for i in range(2):
+        for j in range(3):
+            assert read_mat(i, j) == vals[i * 3 + j]
+    assert write_vec(1) == 1.0
+    with pytest.raises(qd.QuadrantsAssertionError, match=r"Out of bound access to a \[3\] matrix with index \[3\]") as ei:
+        read_vec(3)
+    assert "test_debug_and_lists.py" in str(ei.value)
+    with pytest.raises(qd.QuadrantsAssertionError, match=r"Out of bound access to a \[2, 3\] matrix with index \[7\]"):
+        read_mat(2, 1)
+    with pytest.raises(qd.QuadrantsAssertionError, match=r"Out of bound access to a \[2, 3\] matrix with index \[-1\]"):
+        read_mat(0, -1)
+    with pytest.raises(qd.QuadrantsAssertionError, match=r"a \[2\] matrix with index \[-1\]"):
+        write_vec(-1)
+
+
+def test_negative_integer_exponent(arch):
+    qd.init(arch=getattr(qd, arch), debug=True)
+
+    @qd.kernel
+    def power(x: qd.i32, n: qd.i32) -> qd.i32:
+        return x ** n
+
+    @qd.kernel
+    def vpower(x: qd.i32, n: qd.i32) -> qd.i32:
+        return (qd.Vector([x, x]) ** n).sum()
+
+    @qd.kernel
+    def fpower(x: qd.f32, n: qd.i32) -> qd.f32:
+        return x**n
+
+    base = int(rng.integers(2, 5))
+    assert power(base, 3) == base**3
+    assert vpower(base, 2) == 2 * base**2
+    assert fpower(2.0, -1) == 0.5
+    with pytest.raises(qd.QuadrantsAssertionError, match=r"Negative exponent in pow\(int, int\) is not allowed."):
+        power(base, -1)
+    with pytest.raises(qd.QuadrantsAssertionError, match=r"Negative exponent in pow\(int, int\) is not allowed."):
+        vpower(base, -2)
+
+
+def test_negative_literal_integer_exponent_is_rejected(arch):
+    qd.init(arch=getattr(qd, arch))
+
+    @qd.kernel
+    def power(x: qd.i32) -> qd.i32:
+        return x**-1
+
+    with pytest.raises(RuntimeError, match=r"Negative exponent in pow\(int, int\) is not allowed."):
+        power(2)
+
+
 def test_list_comprehension_and_static_loops(arch):
     qd.init(arch=getattr(qd, arch))
     x = rng.integers(-50, 50, size=8).astype(np.int32)

@@ -310,24 +310,90 @@ def test_is_comparison_rejected():
     @qd.kernel
     def k(a: qd.i32) -> qd.i32:
         r = 0
-        if a is 3:  # noqa: F632
+        if a is 3:  # noqa: F632  <E-is>
             r = 1
         return r
 
-    with pytest.raises(qd.QuadrantsSyntaxError):
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
         k(1)
+    assert 'Operator "is" in Quadrants scope is not supported.' in str(ei.value)
+    check_location(ei.value, "<E-is>", "a is 3")
 
 
 def test_in_outside_static_rejected():
     @qd.kernel
     def k(a: qd.i32) -> qd.i32:
         r = 0
-        if a in [1, 2]:
+        if a in [1, 2]:  # <E-in>
             r = 1
         return r
 
-    with pytest.raises(qd.QuadrantsSyntaxError):
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
         k(1)
+    assert '"In" is only supported inside `qd.static`.' in str(ei.value)
+    check_location(ei.value, "<E-in>", "a in [1, 2]")
+
+
+def test_not_in_outside_static_rejected():
+    @qd.kernel
+    def k(a: qd.i32) -> qd.i32:
+        return a not in (1, 2)  # <E-notin>
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
+        k(1)
+    assert '"NotIn" is only supported inside `qd.static`.' in str(ei.value)
+    check_location(ei.value, "<E-notin>", "a not in")
+
+
+@pytest.mark.parametrize("op, name", [("~", "bit_not"), ("not ", "logic_not")])
+def test_integral_unary_of_float(op, name):
+    src = textwrap.dedent(
+        f"""
+        import quadrants as qd
+
+        @qd.kernel
+        def k(a: qd.f32) -> qd.f32:
+            return {op}a
+        """
+    )
+    path = os.path.join(os.path.dirname(THIS_FILE), f"_gen_unary_{name}.py")
+    with open(path, "w") as f:
+        f.write(src)
+    try:
+        ns = {}
+        exec(compile(src, path, "exec"), ns)
+        with pytest.raises(qd.QuadrantsTypeError) as ei:
+            ns["k"](1.0)
+    finally:
+        os.unlink(path)
+    text = str(ei.value)
+    assert f"'{name}' takes integral inputs only, however 'f32' is provided" in text, text
+    assert f"{path}:6" in text, text
+
+
+def test_primitive_type_takes_one_expression():
+    @qd.kernel
+    def k(a: qd.f32) -> qd.f32:
+        return qd.f32(a, a)  # <E-prim>
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
+        k(1.0)
+    assert "A primitive type can only decorate a single expression." in str(ei.value)
+    check_location(ei.value, "<E-prim>", "qd.f32(a, a)")
+
+
+def test_static_assign_to_element():
+    a = qd.field(qd.i32, shape=4)
+
+    @qd.kernel
+    def k():
+        x = qd.static(a)
+        x[0] = qd.static(1)  # <E-static-elem>
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
+        k()
+    assert "Static assign cannot be used on elements in arrays" in str(ei.value)
+    check_location(ei.value, "<E-static-elem>", "x[0]")
 
 
 def test_in_inside_static_ok():

@@ -391,6 +391,36 @@ def test_grouped_ndarray():
     np.testing.assert_array_equal(a, i - j)
 
 
+def test_grouped_index_is_an_integer_vector():
+    """The index of qd.grouped is a qd.Vector of integers: arithmetic, comparisons, casts,
+    reductions and other vector methods, unpacking, and indexing fields, ndarrays and matrices."""
+    f = qd.Vector.field(3, qd.f32, shape=(4, 5))
+    w = rng.standard_normal((4, 5)).astype(np.float32)
+    wl = w.tolist()
+
+    @qd.kernel
+    def k(a: NDArray[qd.f32, 2], out: NDArray[qd.i32, 3]):
+        for I in qd.grouped(f):
+            m = qd.Matrix([[wl[r][c] for c in range(5)] for r in range(4)])
+            f[I] = qd.Vector([I[0], I[1], (I * 2).sum()]) + I.cast(qd.f32).sum() + a[I] + m[I]
+            i, j = I
+            out[I, 0] = (I >= 1).all() + (I == 0).any() * 10
+            out[i, j, 1] = I.max() * 100 + I.min() + I.dot(I) * 1000
+            out[I[0], I[1], 2] = (-I).sum() + (I % 2).sum() * 100 + len(I) * 1000 + I.n * 10000
+            out[I, 3] = qd.max(I, 2).sum() + abs(I - 2).sum() * 100
+
+    a = rng.standard_normal((4, 5)).astype(np.float32)
+    out = np.zeros((4, 5, 4), np.int32)
+    k(a, out)
+    i, j = np.indices((4, 5))
+    expect = np.stack([i, j, 2 * (i + j)], axis=-1) + (i + j + a + w)[..., None]
+    np.testing.assert_allclose(f.to_numpy(), expect, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(out[..., 0], ((i >= 1) & (j >= 1)) + ((i == 0) | (j == 0)) * 10)
+    np.testing.assert_array_equal(out[..., 1], np.maximum(i, j) * 100 + np.minimum(i, j) + (i * i + j * j) * 1000)
+    np.testing.assert_array_equal(out[..., 2], -(i + j) + (i % 2 + j % 2) * 100 + 2000 + 20000)
+    np.testing.assert_array_equal(out[..., 3], np.maximum(i, 2) + np.maximum(j, 2) + (abs(i - 2) + abs(j - 2)) * 100)
+
+
 def test_grouped_vector_and_matrix_fields():
     """qd.grouped over a vector/matrix field iterates over its shape (not its elements)."""
     v = qd.Vector.field(3, qd.f32, shape=(4, 5))

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import quadrants as qd
+from quadrants import _core
 
 rng = np.random.default_rng()
 vec4 = qd.types.vector(4, qd.f32)
@@ -137,13 +138,21 @@ def test_matrix_variables_copy_semantics():
     assert k().to_list() == [7.0, 6.0]
 
 
-def test_single_index_of_matrix_is_row():
+def test_single_index_of_matrix_is_an_error():
+    """As in the reference, a matrix element takes both indices; a row is m[i, :]."""
+
     @qd.kernel
     def k(m: mat3) -> qd.types.vector(3, qd.f32):
         return m[1]
 
+    @qd.kernel
+    def row(m: mat3) -> qd.types.vector(3, qd.f32):
+        return m[1, :]
+
     m = rng.standard_normal((3, 3))
-    np.testing.assert_allclose(k(qd.Matrix(m.tolist())).to_numpy(), m[1], rtol=1e-6, atol=1e-5)
+    with pytest.raises(_core.QuadrantsIndexError, match="Expected 2 indices, got 1."):
+        k(qd.Matrix(m.tolist()))
+    np.testing.assert_allclose(row(qd.Matrix(m.tolist())).to_numpy(), m[1], rtol=1e-6, atol=1e-5)
 
 
 def test_nested_subscript_of_vector_field():

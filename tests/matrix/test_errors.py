@@ -7,6 +7,7 @@ import warnings
 import pytest
 
 import quadrants as qd
+from quadrants import _core
 
 vec3 = qd.types.vector(3, qd.f32)
 
@@ -86,7 +87,89 @@ def test_swizzle_beyond_size():
         v = qd.Vector([1.0, 2.0])
         return v.z  # here
 
-    check(k, qd.QuadrantsSyntaxError, "vec2 only has attributes", "# here")
+    check(k, qd.QuadrantsSyntaxError, "vec2 only has attributes=('x', 'y'), got=('z',)", "# here")
+
+
+def test_swizzle_beyond_size_message():
+    @qd.kernel
+    def k() -> qd.f32:
+        v = qd.Vector([1.0, 2.0])
+        return v.xyz[0]  # here
+
+    check(k, qd.QuadrantsSyntaxError, "vec2 only has attributes=('x', 'y'), got=('x', 'y', 'z')", "# here")
+
+    @qd.kernel
+    def k2() -> qd.f32:
+        v = qd.Vector([1.0, 2.0])
+        return v.rgb[0]  # here
+
+    check(k2, qd.QuadrantsSyntaxError, "vec2 only has attributes=('g', 'r'), got=('r', 'g', 'b')", "# here")
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("xyz", "vec2 only has attributes=('x', 'y'), got=('x', 'y', 'z')"),
+        ("rgb", "vec2 only has attributes=('g', 'r'), got=('r', 'g', 'b')"),
+        ("xxw", "vec2 only has attributes=('x', 'y'), got=('x', 'x', 'w')"),
+    ],
+)
+def test_swizzle_beyond_size_message_python_scope(name, message):
+    with pytest.raises(qd.QuadrantsSyntaxError) as info:
+        getattr(qd.Vector([1.0, 2.0]), name)
+    assert message in str(info.value)
+
+
+def test_matrix_needs_both_indices():
+    @qd.kernel
+    def k() -> qd.f32:
+        m = qd.Matrix([[1.0, 2.0], [4.0, 5.0]])
+        return m[0][1]  # here
+
+    check(k, _core.QuadrantsIndexError, "Expected 2 indices, got 1.", "# here")
+
+
+def test_runtime_single_index_of_matrix():
+    @qd.kernel
+    def k(i: qd.i32) -> qd.f32:
+        m = qd.Matrix([[1.0, 2.0], [4.0, 5.0]])
+        return m[i].sum()  # here
+
+    check(k, _core.QuadrantsIndexError, "Expected 2 indices, got 1.", "# here", 0)
+
+
+def test_vector_two_indices():
+    @qd.kernel
+    def k() -> qd.f32:
+        v = qd.Vector([1.0, 2.0])
+        return v[0, 0]  # here
+
+    check(k, _core.QuadrantsIndexError, "Expected 1 indices, got 2.", "# here")
+
+
+def test_matrix_three_indices():
+    @qd.kernel
+    def k() -> qd.f32:
+        m = qd.Matrix([[1.0, 2.0], [4.0, 5.0]])
+        return m[0, 0, 0]  # here
+
+    check(k, _core.QuadrantsIndexError, "Expected 2 indices, got 3.", "# here")
+
+
+@pytest.mark.parametrize("method", ["trace", "determinant", "inverse"])
+def test_square_only_methods(method):
+    @qd.kernel
+    def k() -> qd.f32:
+        m = qd.Matrix([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        if qd.static(method == "trace"):
+            m.trace()  # here-trace
+        elif qd.static(method == "determinant"):
+            m.determinant()  # here-determinant
+        else:
+            m.inverse()  # here-inverse
+        return 0.0
+
+    check(k, qd.QuadrantsCompilationError, "expected a square matrix, got shape (2, 3)", f"# here-{method}")
 
 
 def test_transpose_of_vector():

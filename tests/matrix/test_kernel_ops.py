@@ -307,3 +307,144 @@ def test_f64_precision_kept():
     r = k([1.0 / 3.0, 2.0 / 3.0]).to_numpy()
     assert r.dtype == np.float64
     np.testing.assert_allclose(r, [1.0 + 1e-12, 2.0], rtol=0, atol=1e-15)
+
+
+def test_list_literals_as_operands():
+    """A list or tuple literal next to a vector/matrix is the vector (list of lists: matrix) it
+    spells, on either side, in operators, comparisons, augmented assignments and element-wise
+    calls."""
+    f = qd.Vector.field(3, qd.f32, shape=())
+    m = qd.Matrix.field(2, 2, qd.f32, shape=(2,))
+    x = rng.standard_normal(3).astype(np.float32)
+
+    @qd.kernel
+    def k(a: vec3) -> qd.i32:
+        v = a
+        f[None] = v + [1, 1, 1]
+        m[0] += [[1, 2], [3, 4]]
+        m[1] = [[0.5, 1.5], [2.5, 3.5]] - m[0]
+        v.zxy += [10, 20, 30]
+        f[None] += [1, 2, 3] * v
+        w = qd.max(v, (0.0, 0.0, 0.0))
+        return (v == [a[0] + 20, a[1] + 30, a[2] + 10]).all() + (w >= [0, 0, 0]).all() * 10
+
+    assert k(qd.Vector(x.tolist())) == 11
+    v = x + np.array([20, 30, 10], np.float32)
+    close(f[None], x + 1 + np.array([1, 2, 3]) * v)
+    close(m.to_numpy()[0], [[1, 2], [3, 4]])
+    close(m.to_numpy()[1], [[-0.5, -0.5], [-0.5, -0.5]])
+
+
+def test_list_operand_errors():
+    @qd.kernel
+    def k() -> qd.i32:
+        v = qd.Vector([1, 2])
+        return (v + [1, 1, 1]).sum()
+
+    with pytest.raises(qd.QuadrantsTypeError, match="Dimension mismatch"):
+        k()
+
+    @qd.kernel
+    def k2() -> qd.i32:
+        v = qd.Vector([1, 2])
+        return (v + [1, [1]]).sum()
+
+    with pytest.raises(qd.QuadrantsTypeError, match="Element type of the matrix is invalid."):
+        k2()
+
+
+def test_logical_operators_on_vectors():
+    """and / or / not on vectors are element-wise and give 0 or 1; a scalar operand broadcasts."""
+    vec3i = qd.types.vector(3, qd.i32)
+
+    @qd.kernel
+    def k(a: vec3i, b: vec3i, s: qd.i32, out: qd.types.ndarray(qd.i32, ndim=2)):
+        r0 = a and b
+        r1 = a or b
+        r2 = not a
+        r3 = s and a
+        r4 = a or s
+        r5 = 2 and (a and b and [1, 0, 1])
+        rows = qd.Matrix.rows([r0, r1, r2, r3, r4, r5])
+        for i, j in qd.static(qd.ndrange(6, 3)):
+            out[i, j] = rows[i, j]
+
+    for s in (0, 3):
+        a = rng.integers(0, 3, 3).astype(np.int32)
+        b = rng.integers(0, 3, 3).astype(np.int32)
+        r = np.zeros((6, 3), np.int32)
+        k(qd.Vector(a.tolist()), qd.Vector(b.tolist()), s, r)
+        ab = (a != 0) & (b != 0)
+        expect = [ab, (a != 0) | (b != 0), a == 0, (a != 0) & (s != 0), (a != 0) | (s != 0),
+                  ab & np.array([True, False, True])]
+        np.testing.assert_array_equal(r, np.array(expect, np.int32))
+
+
+def test_logical_operator_result_is_zero_or_one():
+    @qd.kernel
+    def k() -> qd.types.vector(3, qd.i32):
+        a = qd.Vector([1, 0, 1])
+        b = qd.Vector([1, 1, 0])
+        return (a and b) + (a or b) * 10 + (not a) * 100
+
+    np.testing.assert_array_equal(k().to_numpy(), [11, 110, 10])
+
+
+def test_logical_operator_result_types():
+    """and / or give the operands' promoted type, not gives u1 (as comparisons do)."""
+
+    @qd.kernel
+    def k(b: qd.i32, out: qd.types.ndarray(qd.i64, ndim=1)):
+        u8 = qd.Vector([b, 0], qd.u8)
+        one8 = qd.Vector([1, 1], qd.u8)
+        w64 = qd.Vector([1, 1], qd.i64)
+        r0 = (u8 and one8) - qd.u8(2)  # u8: wraps
+        r1 = (qd.Vector([b, 0], qd.u16) or w64) - qd.u32(2)  # i64
+        r2 = (not u8) - qd.u8(2)  # u1 meets u8: u8
+        out[0], out[1] = r0[0], r0[1]
+        out[2], out[3] = r1[0], r1[1]
+        out[4], out[5] = r2[0], r2[1]
+
+    out = np.zeros(6, np.int64)
+    k(3, out)
+    np.testing.assert_array_equal(out, [255, 254, -1, -1, 254, 255])
+
+
+def test_logical_operators_need_integral_vectors():
+    @qd.kernel
+    def k() -> qd.i32:
+        a = qd.Vector([1, 0])
+        return (a and qd.Vector([1.5, 2.5])).sum()
+
+    with pytest.raises(qd.QuadrantsTypeError,
+                       match=r"unsupported operand type\(s\) for '&&': '\[Tensor \(2\) i32\]' and '\[Tensor \(2\) f32\]'"):
+        k()
+
+    @qd.kernel
+    def k2() -> qd.i32:
+        a = qd.Vector([1.5, 0.0])
+        return (not a).sum()
+
+    with pytest.raises(qd.QuadrantsTypeError, match="'logic_not' takes integral inputs only, however 'f32' is provided"):
+        k2()
+
+
+def test_zero_one_of_values():
+    @qd.kernel
+    def k(x: qd.f32, i: qd.i32) -> qd.f32:
+        v = qd.Vector([x, 2.0])
+        m = qd.Matrix([[i, 1], [2, 3]])
+        return (qd.zero(x) + qd.one(x) * 2 + qd.one(v).sum() * 10 + qd.zero(v).sum() + qd.one(i) * 100
+                + qd.one(m).sum() * 1000 + qd.zero(3) + qd.one(2.5) * 10000)
+
+    x = float(rng.standard_normal())
+    assert k(x, 7) == 2 + 20 + 100 + 4000 + 10000
+
+    @qd.kernel
+    def types(i: qd.u8, x: qd.f64) -> qd.f64:
+        a = qd.one(i) - qd.u8(2)  # typed as i * 1: i32, no u8 wrap-around
+        v = qd.zero(qd.Vector([i, i]))
+        w = qd.one(qd.Vector([x, x]))
+        return a * 10 + (v[0] - qd.u8(2)) + (w[0] + 1e-12 - 1) * 1e12  # f64 keeps 1e-12
+
+    assert abs(types(5, 0.5) - (-10 - 2 + 1)) < 1e-3
