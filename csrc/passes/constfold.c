@@ -568,7 +568,7 @@ fold_region(Folder *fo, QdRegion *r)
         }
         QdInst *next = inst->next;
         uint32_t same = simplify(fo, inst);
-        Scalar v;
+        Scalar v = {0}; /* set by evaluate() when it returns true */
         if (same != QD_NO_VALUE) {
             fo->repl[inst->result] = same;
             qd_inst_remove(inst);
