@@ -241,6 +241,13 @@ class _Keyer:
             self.put("pybuiltin", v.__module__ or "", v.__qualname__)
         elif isinstance(v, np.ufunc):
             self.put("ufunc", v.__name__)  # NumPy's own functions: immutable singletons
+        elif isinstance(v, types.GenericAlias):
+            # `tuple[qd.types.vector(3), qd.i32]`, a return annotation: its origin and arguments
+            self.put("generic")
+            self.value(v.__origin__)
+            self.value(v.__args__)
+        elif v is Ellipsis:
+            self.put("ellipsis")
         elif isinstance(v, enum.Enum):
             # An enum member (a program's constants, qd.Backend...): its class, name and value.
             self.put("enum", kind.__module__, kind.__qualname__, v.name)

@@ -66,6 +66,13 @@ class PyQuadrants:
     def default_up(self):
         return self._default("default_up", _types.u32)
 
+    @staticmethod
+    def _qd_cache_key(runtime):
+        """What a kernel can read from this object while it compiles (``get_runtime().default_fp``
+        in a ``qd.static`` expression): the offline cache keys kernels that name it by these
+        values (quadrants/_cache.py)."""
+        return ("PyQuadrants", runtime.default_fp, runtime.default_ip, runtime.default_up)
+
     def materialize(self):
         """Called before every kernel compilation and in ``qd.sync()``. Our fields get their
         memory when they are created, so there is nothing left to do here but to record the

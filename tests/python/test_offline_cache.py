@@ -402,3 +402,38 @@ def test_free_names_are_kept_for_the_next_process(tmp_path):
     files[0].write_text("{not json")
     _cache._analysis.clear()
     assert _cache._analyze(Source(f), f, str(tmp_path)) == first
+
+
+RUNTIME_AND_GENERIC_ANNOTATIONS = """
+import quadrants.lang.impl as impl
+
+@qd.func
+def split(v: qd.types.vector(3, qd.f32)) -> tuple[qd.types.vector(2, qd.f32), qd.f32]:
+    return qd.Vector([v[0], v[1]]), v[2]
+
+@qd.kernel
+def k(a: qd.types.ndarray(dtype=qd.f32, ndim=1)) -> qd.f32:
+    # a compile-time value read from the runtime object, as Genesis does
+    eps = qd.static(1e-3 if impl.get_runtime().default_fp == qd.f32 else 1e-9)
+    xy, z = split(qd.Vector([a[0], a[1], a[2]]))
+    return xy.sum() + z + eps
+
+qd.init(arch=getattr(qd, os.environ.get("ARCH", "cpu")), default_fp=getattr(qd, os.environ.get("FP", "f32")))
+a = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+report([float(k(a))], [k])
+"""
+
+
+def test_runtime_object_and_generic_annotations_are_keyed(tmp_path, arch):
+    """A kernel whose funcs return `tuple[...]` and whose source reads
+    `quadrants.lang.impl.get_runtime().default_fp` at compile time has a source key: a second
+    process loads it without the frontend, and another default_fp is another key."""
+    cache = tmp_path / "cache"
+    env = {"ARCH": arch}
+    cold = run(tmp_path, RUNTIME_AND_GENERIC_ANNOTATIONS, cache=cache, env=env)
+    warm = run(tmp_path, RUNTIME_AND_GENERIC_ANNOTATIONS, cache=cache, env=env)
+    assert cold["cached"] == [False] and warm["cached"] == [True] and warm["frontend"] == 0
+    assert warm["results"][0] == pytest.approx(6.001)
+    f64 = run(tmp_path, RUNTIME_AND_GENERIC_ANNOTATIONS, cache=cache, env=dict(env, FP="f64"))
+    assert f64["cached"] == [False]
+    assert f64["results"][0] == pytest.approx(6.0, abs=1e-7)
