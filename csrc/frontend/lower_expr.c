@@ -1251,6 +1251,10 @@ index_value(Lowerer *lw, const QdAst *node, const Expr *e, bool wide, uint32_t *
         if (e->is_big) {
             return lw_check_literal(lw, node, e);
         }
+        if (e->kind == EX_INT && !e->ty && !lw_int_fits(qd_type_scalar(lw->opt->default_ip), e->ival)) {
+            /* as the reference: an index literal is a default_ip value */
+            return default_ip_error(lw, node, int_text(lw, e));
+        }
         bool fits = e->ival >= INT32_MIN && e->ival <= INT32_MAX;
         *id = lw_const_int(lw, fits ? i32 : i64, e->ival);
         return *id == QD_NO_VALUE ? -1 : 0;

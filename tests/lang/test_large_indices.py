@@ -47,7 +47,7 @@ def test_field_past_2_31_constant_and_u32_index(big_u8):
 
     @qd.kernel
     def write():
-        f[2**31 + 3] = 7
+        f[qd.i64(2**31 + 3)] = 7  # an untyped literal must fit default_ip (i32)
 
     @qd.kernel
     def write_u32(i: qd.u32):
@@ -271,3 +271,19 @@ def test_u64_bound_with_signed_bound_is_an_error():
 
     with pytest.raises(qd.QuadrantsTypeError, match="mix u64 with a signed"):
         k(3, 1)
+
+
+def test_untyped_index_literal_must_fit_default_ip():
+    """As in the reference, an index literal is a default_ip (i32) value: 2**31 + 3 raises at
+    compile time, naming the line (a typed qd.i64(...) constant is the way to write it)."""
+    f = qd.field(qd.f32, shape=4)
+
+    @qd.kernel
+    def read() -> qd.f32:
+        return f[2**40]
+
+    with pytest.raises(qd.QuadrantsTypeError) as info:
+        read()
+    message = str(info.value)
+    assert "Integer literal 1099511627776 exceeded the range of default_ip: i32" in message
+    assert "return f[2**40]" in message
