@@ -14,30 +14,40 @@
 
 import enum
 import types as _pytypes
+from typing import TYPE_CHECKING, Any
 
 from quadrants import _types
 from quadrants._matrix import MatrixType, matrix, vector
 
+if TYPE_CHECKING:
+    # For type checkers a compile-time parameter may hold any value (a field, a number, an
+    # object), so ``x: qd.Template`` is Any; ``qd.template()`` is a call, which no checker
+    # accepts in an annotation (docs/typing.md).
+    Template = Any
 
-class Template:
-    """Annotation of a compile-time parameter: ``x: qd.template()`` or ``x: qd.Template``.
+    def template(tensor: Any = None, dim: Any = None) -> Any: ...
 
-    The kernel is specialised on the value: Python ints/floats/bools by value, fields by
-    identity, other objects by identity. The constructor's arguments are accepted for
-    compatibility and ignored.
-    """
+else:
 
-    _qd_template = True
+    class Template:
+        """Annotation of a compile-time parameter: ``x: qd.template()`` or ``x: qd.Template``.
 
-    def __init__(self, tensor=None, dim=None):
-        self.tensor = tensor
-        self.dim = dim
+        The kernel is specialised on the value: Python ints/floats/bools by value, fields by
+        identity, other objects by identity. The constructor's arguments are accepted for
+        compatibility and ignored.
+        """
 
-    def __repr__(self):
-        return "qd.template()"
+        _qd_template = True
 
+        def __init__(self, tensor=None, dim=None):
+            self.tensor = tensor
+            self.dim = dim
 
-template = Template
+        def __repr__(self):
+            return "qd.template()"
+
+    template = Template
+
 
 _BOUNDARIES = ("unsafe", "clamp")
 

@@ -57,6 +57,7 @@ import types
 import typing
 import warnings
 import weakref
+from typing import Any, Callable, Protocol, TypeVar, overload
 
 import numpy as np
 
@@ -796,6 +797,27 @@ def _has_annotation(function, name):
     return name in getattr(function, "__annotations__", {})
 
 
+# For type checkers a kernel or func keeps its return type; its parameters are not checked at
+# call sites (a kernel takes NumPy arrays, torch tensors, fields and ndarrays where an ndarray
+# is declared, and converts numbers), so the decorated object is Callable[..., R].
+_R = TypeVar("_R")
+
+
+class _Decorator(Protocol):
+    def __call__(self, fn: Callable[..., _R], /) -> Callable[..., _R]: ...
+
+
+@overload
+def kernel(fn: Callable[..., _R], /) -> Callable[..., _R]: ...
+@overload
+def kernel(
+    fn: None = None,
+    *,
+    fastcache: bool = False,
+    graph: bool = False,
+    checkpoints: bool = False,
+    pure: bool | None = None,
+) -> _Decorator: ...
 def kernel(fn=None, *, fastcache=False, graph=False, checkpoints=False, pure=None):
     """Decorator of a kernel: ``@qd.kernel`` or ``@qd.kernel(fastcache=..., graph=...,
     checkpoints=...)``. Every parameter must be annotated (scalar type, ``qd.template()``,
@@ -903,6 +925,10 @@ class BoundFunc:
         return self._qd_bound_func(self._qd_bound_self, *args, **kwargs)
 
 
+@overload
+def func(fn: Callable[..., _R], /) -> Callable[..., _R]: ...
+@overload
+def func(fn: None = None, *, requires_top_level: bool = False) -> _Decorator: ...
 def func(fn=None, *, requires_top_level=False):
     """Decorator of a function callable from kernels (inlined at each call site):
     ``@qd.func`` or ``@qd.func(requires_top_level=True)``. Annotations are optional."""
@@ -913,14 +939,14 @@ def func(fn=None, *, requires_top_level=False):
     return decorate if fn is None else decorate(fn)
 
 
-def real_func(fn):
+def real_func(fn: Callable[..., _R]) -> Callable[..., _R]:
     """Decorator of a function compiled as a real (not inlined) function; parameters must be
     annotated. Compiled into each caller like ``@qd.func``; it may return from inside runtime
     if/for/while (scalar return types)."""
     return Func(fn, is_real=True)
 
 
-def pyfunc(fn):
+def pyfunc(fn: Callable[..., _R]) -> Callable[..., _R]:
     """Decorator of a function callable from kernels and from Python scope."""
     return Func(fn, is_pyfunc=True)
 

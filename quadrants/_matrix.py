@@ -17,6 +17,7 @@ row-major Python scalars), ``n``, ``m``, ``ndim`` and ``dtype``.
 
 import numbers
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -88,37 +89,45 @@ class Matrix(metaclass=_MatrixMeta):
     _qd_matrix_value = True
     __array_priority__ = 1000
 
-    def __init__(self, arr, dt=None, ndim=None):
-        if isinstance(arr, Matrix):
-            if dt is None and ndim in (None, arr.ndim):
-                self.dtype = arr.dtype
-                self.entries = arr.entries.copy()
-                return
-            data = arr.entries.tolist()
-            dt = dt or arr.dtype
-        elif isinstance(arr, np.ndarray):
-            data = arr.tolist()
-        else:
-            data = list(arr)
-        if ndim is None:
-            ndim = 2 if data and isinstance(data[0], (list, tuple, np.ndarray, Matrix)) else 1
-        if ndim == 2:
-            rows = [r.entries.tolist() if isinstance(r, Matrix) else list(r) for r in data]
-            if rows and any(len(r) != len(rows[0]) for r in rows):
-                raise QuadrantsTypeError("matrix rows must have the same length")
-            flat = [v for r in rows for v in r]
-            shape = (len(rows), len(rows[0]) if rows else 0)
-        else:
-            if any(isinstance(v, Matrix) for v in data):
-                raise QuadrantsSyntaxError(
-                    "cols/rows required when using list of vectors (use qd.Matrix.rows or "
-                    "qd.Matrix.cols)"
-                )
-            flat = data
-            shape = (len(data),)
-        _warn_size(len(flat))
-        self.dtype = _types.cook_dtype(dt) if dt is not None else _infer_dtype(flat)
-        self.entries = _host_entries(flat, self.dtype, dt is not None).reshape(shape)
+    if TYPE_CHECKING:
+        # Type checkers see one permissive constructor, so that the vector and matrix types of
+        # quadrants.math (aliases of Vector and Matrix for them) are callable with components:
+        # ``qd.math.vec3(x, y, z)``, ``qd.math.vec3(0)``.
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+
+    else:
+
+        def __init__(self, arr, dt=None, ndim=None):
+            if isinstance(arr, Matrix):
+                if dt is None and ndim in (None, arr.ndim):
+                    self.dtype = arr.dtype
+                    self.entries = arr.entries.copy()
+                    return
+                data = arr.entries.tolist()
+                dt = dt or arr.dtype
+            elif isinstance(arr, np.ndarray):
+                data = arr.tolist()
+            else:
+                data = list(arr)
+            if ndim is None:
+                ndim = 2 if data and isinstance(data[0], (list, tuple, np.ndarray, Matrix)) else 1
+            if ndim == 2:
+                rows = [r.entries.tolist() if isinstance(r, Matrix) else list(r) for r in data]
+                if rows and any(len(r) != len(rows[0]) for r in rows):
+                    raise QuadrantsTypeError("matrix rows must have the same length")
+                flat = [v for r in rows for v in r]
+                shape = (len(rows), len(rows[0]) if rows else 0)
+            else:
+                if any(isinstance(v, Matrix) for v in data):
+                    raise QuadrantsSyntaxError(
+                        "cols/rows required when using list of vectors (use qd.Matrix.rows or "
+                        "qd.Matrix.cols)"
+                    )
+                flat = data
+                shape = (len(data),)
+            _warn_size(len(flat))
+            self.dtype = _types.cook_dtype(dt) if dt is not None else _infer_dtype(flat)
+            self.entries = _host_entries(flat, self.dtype, dt is not None).reshape(shape)
 
     # --- shape ---
     @property
@@ -451,8 +460,13 @@ class Vector(Matrix):
 
     _qd_builtin_name = "Vector"
 
-    def __init__(self, arr, dt=None):
-        super().__init__(arr, dt=dt, ndim=1)
+    if TYPE_CHECKING:
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+
+    else:
+
+        def __init__(self, arr, dt=None):
+            super().__init__(arr, dt=dt, ndim=1)
 
     @classmethod
     def field(cls, n, dtype, shape=None, order=None, name="", offset=None, needs_grad=False,

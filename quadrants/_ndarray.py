@@ -12,6 +12,7 @@ cast semantics. After ``qd.reset()`` an older ndarray raises QuadrantsRuntimeErr
 
 import numbers
 import weakref
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,6 +53,12 @@ class Ndarray(NdarrayBase, _dlpack.Exportable):
     canonical indices (the compiler permutes them)."""
 
     _qd_ndarray = True
+    shape: Any
+
+    if TYPE_CHECKING:
+        # ``qd.types.NDArray[dtype, ndim]`` is this class for type checkers (quadrants/types):
+        # the subscript is accepted and ignored.
+        def __class_getitem__(cls, item: Any) -> Any: ...
 
     def __init__(self, dtype, shape, needs_grad=False, layout=None):
         if layout is not None and tuple(layout) == tuple(range(len(shape))):
@@ -173,7 +180,7 @@ class Ndarray(NdarrayBase, _dlpack.Exportable):
                 )
         return data, tuple(int(index) for index in key)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, slice):
             from quadrants import _buffer_view
 
@@ -181,7 +188,7 @@ class Ndarray(NdarrayBase, _dlpack.Exportable):
         data, position = self._index(key)
         return _types.to_python_value(_device.read_item(self._device, data, position), self.dtype)
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Any, value: Any) -> None:
         data, position = self._index(key)
         data[position] = _types.to_dtype_value(value, self.dtype)
         _device.write_item(self._device, data, position)

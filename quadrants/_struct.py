@@ -24,6 +24,7 @@ arrays, so the AOS interleaving of members in memory is not reproduced.
 
 import numbers
 import types as _pytypes
+from typing import Callable, TypeVar, overload
 
 import numpy as np
 
@@ -427,6 +428,13 @@ class _UnpackedView:
         return self._n
 
 
+_T = TypeVar("_T")
+
+
+@overload
+def dataclass(cls: type[_T]) -> type[_T]: ...
+@overload
+def dataclass(cls: None = None) -> Callable[[type[_T]], type[_T]]: ...
 def dataclass(cls=None):
     """``@qd.dataclass``: a struct class from a class with annotated members and methods."""
     if cls is None:

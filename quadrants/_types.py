@@ -13,11 +13,15 @@ around, anything non-zero is true for ``u1``.
 """
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from quadrants import _core
 from quadrants._core import QuadrantsSyntaxError
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
 
 
 class DataType:
@@ -76,24 +80,49 @@ def _make(name, np_dtype, bits, is_real, is_signed):
     return DataType(name, np_dtype, bits, is_real, is_signed, _IDS[name])
 
 
-u1 = _make("u1", np.bool_, 1, False, False)
-i8 = _make("i8", np.int8, 8, False, True)
-i16 = _make("i16", np.int16, 16, False, True)
-i32 = _make("i32", np.int32, 32, False, True)
-i64 = _make("i64", np.int64, 64, False, True)
-u8 = _make("u8", np.uint8, 8, False, False)
-u16 = _make("u16", np.uint16, 16, False, False)
-u32 = _make("u32", np.uint32, 32, False, False)
-u64 = _make("u64", np.uint64, 64, False, False)
-f16 = _make("f16", np.float16, 16, True, True)
-f32 = _make("f32", np.float32, 32, True, True)
-f64 = _make("f64", np.float64, 64, True, True)
+if TYPE_CHECKING:
+    # For type checkers a primitive type is the Python number type its values behave as, so
+    # that `x: qd.f32`, `-> qd.i32` and `n: qd.i32 = 0` are valid annotations and
+    # `qd.f32(x)` is a number (docs/typing.md).
+    u1: TypeAlias = int
+    i8: TypeAlias = int
+    i16: TypeAlias = int
+    i32: TypeAlias = int
+    i64: TypeAlias = int
+    u8: TypeAlias = int
+    u16: TypeAlias = int
+    u32: TypeAlias = int
+    u64: TypeAlias = int
+    f16: TypeAlias = float
+    f32: TypeAlias = float
+    f64: TypeAlias = float
+else:
+    u1 = _make("u1", np.bool_, 1, False, False)
+    i8 = _make("i8", np.int8, 8, False, True)
+    i16 = _make("i16", np.int16, 16, False, True)
+    i32 = _make("i32", np.int32, 32, False, True)
+    i64 = _make("i64", np.int64, 64, False, True)
+    u8 = _make("u8", np.uint8, 8, False, False)
+    u16 = _make("u16", np.uint16, 16, False, False)
+    u32 = _make("u32", np.uint32, 32, False, False)
+    u64 = _make("u64", np.uint64, 64, False, False)
+    f16 = _make("f16", np.float16, 16, True, True)
+    f32 = _make("f32", np.float32, 32, True, True)
+    f64 = _make("f64", np.float64, 64, True, True)
 
-# Long names.
+# Long names (one assignment each: type checkers take each as an alias of the short name).
 uint1 = u1
-int8, int16, int32, int64 = i8, i16, i32, i64
-uint8, uint16, uint32, uint64 = u8, u16, u32, u64
-float16, float32, float64 = f16, f32, f64
+int8 = i8
+int16 = i16
+int32 = i32
+int64 = i64
+uint8 = u8
+uint16 = u16
+uint32 = u32
+uint64 = u64
+float16 = f16
+float32 = f32
+float64 = f64
 
 all_types = (u1, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64)
 real_types = [f16, f32, f64, float]

@@ -30,6 +30,7 @@ uses them).
 
 import builtins as _py
 import math as _pymath
+from typing import TYPE_CHECKING
 
 from quadrants._builtins import (
     acos,
@@ -58,6 +59,9 @@ from quadrants._builtins import abs as _abs
 from quadrants._kernel import Func, pyfunc
 from quadrants import _matrix
 from quadrants._types import i32, u32
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
 
 e = _pymath.e
 """The constant e = 2.718281828..."""
@@ -259,18 +263,33 @@ class _NoVectors:
 _no_vectors = _NoVectors()
 
 
-vec2 = _matrix.vector(2, float)
-vec3 = _matrix.vector(3, float)
-vec4 = _matrix.vector(4, float)
-ivec2 = _matrix.vector(2, int)
-ivec3 = _matrix.vector(3, int)
-ivec4 = _matrix.vector(4, int)
-uvec2 = _matrix.vector(2, u32)
-uvec3 = _matrix.vector(3, u32)
-uvec4 = _matrix.vector(4, u32)
-mat2 = _matrix.matrix(2, 2, float)
-mat3 = _matrix.matrix(3, 3, float)
-mat4 = _matrix.matrix(4, 4, float)
+if TYPE_CHECKING:
+    # For type checkers these are Vector and Matrix, so they are valid annotations (docs/typing.md).
+    vec2: TypeAlias = _matrix.Vector
+    vec3: TypeAlias = _matrix.Vector
+    vec4: TypeAlias = _matrix.Vector
+    ivec2: TypeAlias = _matrix.Vector
+    ivec3: TypeAlias = _matrix.Vector
+    ivec4: TypeAlias = _matrix.Vector
+    uvec2: TypeAlias = _matrix.Vector
+    uvec3: TypeAlias = _matrix.Vector
+    uvec4: TypeAlias = _matrix.Vector
+    mat2: TypeAlias = _matrix.Matrix
+    mat3: TypeAlias = _matrix.Matrix
+    mat4: TypeAlias = _matrix.Matrix
+else:
+    vec2 = _matrix.vector(2, float)
+    vec3 = _matrix.vector(3, float)
+    vec4 = _matrix.vector(4, float)
+    ivec2 = _matrix.vector(2, int)
+    ivec3 = _matrix.vector(3, int)
+    ivec4 = _matrix.vector(4, int)
+    uvec2 = _matrix.vector(2, u32)
+    uvec3 = _matrix.vector(3, u32)
+    uvec4 = _matrix.vector(4, u32)
+    mat2 = _matrix.matrix(2, 2, float)
+    mat3 = _matrix.matrix(3, 3, float)
+    mat4 = _matrix.matrix(4, 4, float)
 
 
 @pyfunc

@@ -13,16 +13,25 @@
   (quadrants/types/utils.py).
 """
 
+from typing import TYPE_CHECKING
+
 from quadrants._annotations import (
     NdarrayType,
-    NDArray,
     Template,
     matrix,
-    ndarray,
     quant,
     template,
     vector,
 )
+
+if TYPE_CHECKING:
+    # For type checkers ``x: qd.types.NDArray[qd.f32, 1]`` declares x an ndarray (qd.Ndarray),
+    # which is what the parameter holds in a kernel and in a dataclass member: pyright ignores
+    # the subscript of a class with __class_getitem__, mypy needs quadrants.mypy_plugin for it
+    # (docs/typing.md).
+    from quadrants._ndarray import Ndarray as NDArray, Ndarray as ndarray
+else:
+    from quadrants._annotations import NDArray, ndarray
 from quadrants._struct import StructType, struct
 from quadrants.types import primitive_types, utils
 from quadrants.types.primitive_types import RefType, ref
