@@ -136,12 +136,3 @@ def to_torch(view, device, qd_dtype, torch_device, copy, to_copy, *, is_0d_field
                 )
             return to_copy()
     return tensor
-
-
-def no_export(what):
-    """A method for storage that cannot be one DLPack tensor (vector/matrix fields)."""
-
-    def refuse(self, *args, **kwargs):
-        raise ValueError(f"Zero-copy not available for {what}: each element is a field of its own")
-
-    return refuse

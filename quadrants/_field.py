@@ -186,7 +186,13 @@ class SNode:
         _check_alive(self, "SNode")
         shape, order = self._layout()
         offset = _as_offset(offset, len(shape))
-        # A struct field places its member fields.
+        # A struct field places its member fields; a vector/matrix field placed by itself
+        # places its element fields as one block (_qd_element_block).
+        groups = [
+            field._place_fields()
+            for field in fields
+            if getattr(field, "_qd_element_block", False)
+        ]
         fields = [
             member
             for field in fields
@@ -195,7 +201,17 @@ class SNode:
         for field in fields:
             if not isinstance(field, ScalarField):
                 raise TypeError(f"place() expects qd.field objects, got {type(field).__name__}")
-            field._place(shape, order, offset, self)
+        # The element fields of one vector/matrix field share one block of memory, element
+        # by element (see _place_block); every other field gets memory of its own.
+        blocks = {id(f): group for group in groups for f in group}
+        placed = set()
+        for field in fields:
+            group = blocks.get(id(field))
+            if group is None:
+                field._place(shape, order, offset, self)
+            elif id(group[0]) not in placed:
+                placed.add(id(group[0]))
+                _place_block(group, shape, order, offset, self)
         return self
 
     def parent(self, n=1):
@@ -286,7 +302,9 @@ class ScalarField(Field, _dlpack.Exportable):
 
     # --- memory ---
 
-    def _place(self, shape, order, offset, snode):
+    def _place(self, shape, order, offset, snode, memory=None):
+        """Gives the field its memory: `memory` (a zeroed C-contiguous array of the physical
+        shape, part of a larger block) or a new array."""
         _check_alive(self, "qd.field")
         if self._array is not None:
             raise QuadrantsRuntimeError(f"field {self._label()} is already placed")
@@ -294,7 +312,9 @@ class ScalarField(Field, _dlpack.Exportable):
             raise QuadrantsRuntimeError(
                 f"fields have at most {MAX_FIELD_DIMS} dimensions, got shape {shape}"
             )
-        physical = np.zeros(tuple(shape[axis] for axis in order), dtype=self.dtype.np_dtype)
+        physical = memory
+        if physical is None:
+            physical = np.zeros(tuple(shape[axis] for axis in order), dtype=self.dtype.np_dtype)
         identity = order == tuple(range(len(order)))
         self._array = physical
         self._view = physical if identity else physical.transpose(_inverse(order))
@@ -548,6 +568,14 @@ def field(dtype, shape=None, order=None, name="", offset=None, needs_grad=False,
         if order is not None:
             raise QuadrantsSyntaxError("shape cannot be None when order is set")
         return result
+    shape, physical_order, offset, level = _dense_level(shape, order, offset)
+    result._place(shape, physical_order, offset, level)
+    return result
+
+
+def _dense_level(shape, order, offset):
+    """(shape, physical order, offset, level) of a field made with `shape`, `order` (a string
+    of axis letters or None) and `offset`: a dense level under the root, checked."""
     shape = _normalize_shape(shape, "field")
     ndim = len(shape)
     if ndim > MAX_FIELD_DIMS:
@@ -572,8 +600,19 @@ def field(dtype, shape=None, order=None, name="", offset=None, needs_grad=False,
             physical_order.append(axis)
         physical_order = tuple(physical_order)
     level = SNode(root, physical_order, tuple(shape[axis] for axis in physical_order))
-    result._place(shape, physical_order, offset, level)
-    return result
+    return shape, physical_order, offset, level
+
+
+def _place_block(fields, shape, order, offset, snode):
+    """Places scalar fields of one dtype (the elements of a vector/matrix field) in one block of
+    memory of physical shape ``(len(fields),) + physical``: field k is the contiguous slice
+    ``block[k]``, so every field is laid out as if it were alone, and the block, its first axis
+    moved last, is the vector/matrix field as one array (``to_numpy(copy=False)``)."""
+    physical = tuple(shape[axis] for axis in order)
+    block = np.zeros((len(fields),) + physical, dtype=fields[0].dtype.np_dtype)
+    for k, field in enumerate(fields):
+        field._place(shape, order, offset, snode, memory=block[k, ...])  # a view, also 0-d
+    return block
 
 
 @_runtime.register_reset_hook

@@ -4,7 +4,9 @@
 A vector/matrix field is one scalar field per element (``_qd_fields``, row-major), all of the
 same shape: in kernels ``f[i]`` is the vector of the element fields at i
 (csrc/frontend/lower_matrix_field.c). ``to_numpy()`` stacks them into ``shape + (n,)`` or
-``shape + (n, m)``.
+``shape + (n, m)``. The element fields are placed as one block of memory, one after the other
+(quadrants/_field.py ``_place_block``), so on the CPU ``to_numpy(copy=False)``, ``to_torch`` and
+DLPack alias the whole field with strided element axes.
 
 A vector/matrix ndarray is a scalar ndarray whose memory has the element axes last
 (``shape + (n,)`` / ``shape + (n, m)``, the NumPy layout); ``shape`` is the outer shape and
@@ -58,6 +60,7 @@ class MatrixField(_field.Field):
     MatrixFields too, as in the reference."""
 
     _qd_matrix_field = True
+    _qd_element_block = True  # SNode.place gives its element fields one block of memory
 
     @classmethod
     def make(cls, n, m, ndim, dtype, shape, order=None, name="", offset=None, needs_grad=False,
@@ -66,11 +69,17 @@ class MatrixField(_field.Field):
         self.n, self.m, self.ndim = int(n), int(m), ndim
         self.dtype = _types.cook_dtype(dtype)
         self.name = name
+        # Unplaced element fields (checking order/offset without a shape as qd.field does),
+        # then, given a shape, placed as one block of memory (_field._place_block).
         self._qd_fields = tuple(
-            _field.field(self.dtype, shape=shape, order=order, name=f"{name}[{k}]", offset=offset,
-                         needs_grad=needs_grad, needs_dual=needs_dual)
+            _field.field(self.dtype, name=f"{name}[{k}]", needs_grad=needs_grad,
+                         needs_dual=needs_dual, order=None if shape is not None else order,
+                         offset=None if shape is not None else offset)
             for k in range(self.n * self.m)
         )
+        if shape is not None:
+            shape, physical, offset, level = _field._dense_level(shape, order, offset)
+            _field._place_block(list(self._qd_fields), shape, physical, offset, level)
         # The gradient (dual) of every element field, gathered into a vector/matrix field.
         self.grad = self._companion("grad")
         self.dual = self._companion("dual")
@@ -126,30 +135,73 @@ class MatrixField(_field.Field):
     def get_scalar_field(self, i, j=0):
         return self._qd_fields[i * self.m + j]
 
+    def _block(self):
+        """The memory block the element fields share (_field._place_block) as an array
+        ``shape + element axes`` aliasing it, or None when they do not share one (placed among a
+        struct field's members, a permuted layout) or the memory lives on a GPU."""
+        first = self._qd_fields[0]
+        block = first._data().base
+        if (
+            block is None
+            or first._device is not None
+            or first.layout is not None
+            or block.shape[0] != len(self._qd_fields)
+            or any(f._array.base is not block or f._array.ctypes.data != block[k, ...].ctypes.data
+                   for k, f in enumerate(self._qd_fields))
+        ):
+            return None
+        elements = block.reshape((self.n, self.m) + block.shape[1:])
+        moved = np.moveaxis(elements, (0, 1), (-2, -1))
+        return moved[..., 0] if self.ndim == 1 else moved
+
     def to_numpy(self, keep_dims=False, dtype=None, *, copy=True):
-        """The elements as one NumPy array ``shape + element_shape``. Always a copy: each
-        element lives in a field of its own, so ``copy=False`` raises ValueError."""
+        """The elements as one NumPy array ``shape + element_shape``. ``copy=False`` returns a
+        view of the field's memory (element axes last, strided: the element fields lie one
+        after the other), which writes through; ValueError where there is no such view (see
+        _block)."""
         if copy is False:
-            raise ValueError(
-                "Zero-copy not available for vector/matrix fields (one field per element)"
-            )
+            view = self._block() if dtype is None and not keep_dims else None
+            if view is None:
+                raise ValueError(
+                    "Zero-copy not available for this vector/matrix field (its elements do not "
+                    "share one block of host memory)"
+                )
+            return view
         parts = [f.to_numpy(dtype=dtype) for f in self._qd_fields]
         stacked = np.stack(parts, axis=-1)
         return stacked.reshape(tuple(self.shape) + self._element_shape(keep_dims))
 
     def to_torch(self, device=None, *, copy=True):
-        """The elements as a new torch tensor ``shape + element_shape`` (always a copy:
-        ``copy=False`` raises ValueError)."""
+        """The elements as a torch tensor ``shape + element_shape``: a new one, or with
+        ``copy=False`` (``None``: when possible) one aliasing the field's memory through DLPack,
+        where ``to_numpy(copy=False)`` has a view."""
         from quadrants import _external
 
-        return _external.to_torch(self.to_numpy(copy=copy), device)
+        def to_copy():
+            return _external.to_torch(self.to_numpy(), device)
+
+        view = self._block() if copy is not True else None
+        if view is None:
+            if copy is False:
+                self.to_numpy(copy=False)  # raises ValueError, saying why
+            return to_copy()
+        return _dlpack.to_torch(view, None, self.dtype, device, copy, to_copy)
 
     def from_torch(self, tensor):
         from quadrants import _external
 
         self.from_numpy(_external.torch_to_numpy(tensor))
 
-    __dlpack__ = to_dlpack = _dlpack.no_export("vector/matrix fields")
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the elements (``shape + element_shape``) aliasing the field's
+        memory, where ``to_numpy(copy=False)`` has a view; BufferError otherwise."""
+        view = self._block()
+        if view is None:
+            raise BufferError("vector/matrix field without one block of host memory")
+        return _dlpack.export(view, None, max_version=max_version, copy=copy)
+
+    def to_dlpack(self):
+        return self.__dlpack__()
 
     def __dlpack_device__(self):
         return _dlpack.device_of(self._qd_fields[0]._device)

@@ -12,8 +12,8 @@ Spec (the reference's interop guide and quadrants 1.3.3, plus the DLPack protoco
   the memory is.
 - DLPack exports describe the canonical axes (permuted strides for a ``layout=``); the
   capsule is "dltensor" (or "dltensor_versioned" with ``versioned=True``); the device is
-  (1, 0) on the CPU, (2, ordinal) on CUDA. Vector/matrix fields (one field per element here)
-  do not export.
+  (1, 0) on the CPU, (2, ordinal) on CUDA. Vector/matrix fields export on the CPU (their element
+  fields share one block of memory; strided, element axes last), not on CUDA.
 Tests that need torch skip without it; CUDA cases run with ``--arch cuda`` on a GPU machine.
 """
 
@@ -186,13 +186,62 @@ def test_vector_ndarray_exports_element_axes(arch):
         np.testing.assert_array_equal(np.from_dlpack(v), np.arange(12).reshape(4, 3))
 
 
-def test_vector_field_does_not_export():
-    v = qd.Vector.tensor(3, qd.f32, 4, backend=qd.Backend.FIELD)
-    with pytest.raises(ValueError, match="Zero-copy not available for vector/matrix fields"):
-        v.to_dlpack()
+def test_vector_field_exports_element_axes(arch):
+    """A vector/matrix field's element fields share one block of memory: on the CPU
+    to_numpy(copy=False), DLPack and to_torch(copy=False) alias it with the element axes last
+    (strided), as the reference's one-SNode layout does; on CUDA (one device buffer per element)
+    they raise ValueError and the copies work."""
+    rng = np.random.default_rng()
+    v = qd.Vector.tensor(3, qd.f32, (4, 5), backend=qd.Backend.FIELD)
+    m = qd.Matrix.field(2, 3, qd.f32, shape=6)
+    values = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    v.from_numpy(values)
+    if arch != "cpu":
+        with pytest.raises(ValueError, match="Zero-copy not available"):
+            v.to_numpy(copy=False)
+        assert v.to_numpy(copy=None).shape == (4, 5, 3)
+        return
+    view = v.to_numpy(copy=False)
+    np.testing.assert_array_equal(view, values)
+    view[1, 2] = [7, 8, 9]  # writes through
+    np.testing.assert_array_equal(v.to_numpy()[1, 2], [7, 8, 9])
+    np.testing.assert_array_equal(np.from_dlpack(v), v.to_numpy())
+    mview = m.to_numpy(copy=False)
+    assert mview.shape == (6, 2, 3)
+    mview[:] = rng.standard_normal((6, 2, 3))
+
+    @qd.kernel
+    def trace_sum() -> qd.f32:
+        s = 0.0
+        for i in m:
+            s += m[i][0, 0] + m[i][1, 1]
+        return s
+
+    assert trace_sum() == pytest.approx(float((mview[:, 0, 0] + mview[:, 1, 1]).sum()), rel=1e-5)
+    torch = pytest.importorskip("torch")
+    t = v.to_torch(copy=False)
+    assert t.shape == (4, 5, 3)
+    t.zero_()
+    assert not v.to_numpy().any()
+    assert isinstance(m.to_torch(copy=None), torch.Tensor)
+
+
+def test_permuted_vector_field_copies(arch):
+    """A vector field with a permuted layout (order="ji") has no view with the element axes
+    last: copy=False raises ValueError, copies work; a struct field's vector member aliases its
+    memory like any vector field."""
+    v = qd.Vector.field(2, qd.f32, shape=(3, 4), order="ji")
+    values = np.random.default_rng().standard_normal((3, 4, 2)).astype(np.float32)
+    v.from_numpy(values)
     with pytest.raises(ValueError, match="Zero-copy not available"):
         v.to_numpy(copy=False)
-    assert v.to_numpy(copy=None).shape == (4, 3)
+    np.testing.assert_array_equal(v.to_numpy(), values)
+    s = qd.Struct.field({"a": qd.types.vector(2, qd.f32), "b": qd.f32}, shape=4)
+    if arch == "cpu":
+        s.a.to_numpy(copy=False)[2] = [5, 6]
+    else:
+        s.a.from_numpy(np.array([[0, 0], [0, 0], [5, 6], [0, 0]], dtype=np.float32))
+    np.testing.assert_array_equal(s.a.to_numpy()[2], [5, 6])
 
 
 def test_device_buffer_export_checks(arch):
