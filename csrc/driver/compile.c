@@ -3,7 +3,7 @@
  *     Python AST (python/host_ast.c)
  *       -> frontend: names, compile-time evaluation, types, inlining, tasks  -> QIR
  *       -> passes:   instantiate, inline, constfold, demote_atomics,
- *                    localize_tmps, dce                                       -> QIR
+ *                    aggregate_atomics, localize_tmps, dce                    -> QIR
  *       -> verify (codegen-ready)
  *       -> codegen:  LLVM IR, O3, machine code in the JIT                     -> task entry points
  *          or, for CUDA: LLVM IR, libdevice, O3, PTX                         -> PTX text
@@ -23,7 +23,7 @@
 #include <string.h>
 
 /* Our passes, in order, for every kernel. */
-#define PIPELINE "instantiate,inline,constfold,demote_atomics,localize_tmps,dce"
+#define PIPELINE "instantiate,inline,constfold,demote_atomics,aggregate_atomics,localize_tmps,dce"
 
 /* Whether QD_DUMP lists `stage`. */
 static bool

@@ -17,6 +17,51 @@ const QdOpInfo qd_op_info[QD_OP_COUNT_] = {
 #undef QD_OP
 };
 
+QdOp
+qd_op_atomic_plain(QdOp op)
+{
+    switch (op) {
+    case QD_OP_ATOMIC_ADD: return QD_OP_ADD;
+    case QD_OP_ATOMIC_SUB: return QD_OP_SUB;
+    case QD_OP_ATOMIC_MUL: return QD_OP_MUL;
+    case QD_OP_ATOMIC_MIN: return QD_OP_MIN;
+    case QD_OP_ATOMIC_MAX: return QD_OP_MAX;
+    case QD_OP_ATOMIC_AND: return QD_OP_AND;
+    case QD_OP_ATOMIC_OR: return QD_OP_OR;
+    case QD_OP_ATOMIC_XOR: return QD_OP_XOR;
+    default: return QD_OP_COUNT_;
+    }
+}
+
+/* The atomics that have a partial_* op, each with it (one table, read both ways). */
+static const QdOp partial_pairs[][2] = {
+    {QD_OP_ATOMIC_ADD, QD_OP_PARTIAL_ADD}, {QD_OP_ATOMIC_MIN, QD_OP_PARTIAL_MIN},
+    {QD_OP_ATOMIC_MAX, QD_OP_PARTIAL_MAX}, {QD_OP_ATOMIC_AND, QD_OP_PARTIAL_AND},
+    {QD_OP_ATOMIC_OR, QD_OP_PARTIAL_OR},   {QD_OP_ATOMIC_XOR, QD_OP_PARTIAL_XOR},
+};
+
+QdOp
+qd_op_partial_atomic(QdOp op)
+{
+    for (size_t i = 0; i < QD_ARRAY_LEN(partial_pairs); i++) {
+        if (partial_pairs[i][1] == op) {
+            return partial_pairs[i][0];
+        }
+    }
+    return QD_OP_COUNT_;
+}
+
+QdOp
+qd_op_atomic_partial(QdOp op)
+{
+    for (size_t i = 0; i < QD_ARRAY_LEN(partial_pairs); i++) {
+        if (partial_pairs[i][0] == op) {
+            return partial_pairs[i][1];
+        }
+    }
+    return QD_OP_COUNT_;
+}
+
 /***** modules *****/
 
 QdModule *

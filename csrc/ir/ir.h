@@ -148,6 +148,8 @@ typedef enum QdSig {
     SIG_ATOMIC,     /* (ptr<T, global|shared>, T) -> T */
     SIG_ATOMIC_INT, /* as SIG_ATOMIC with T integer */
     SIG_CAS,        /* (ptr<T, global|shared>, T, T) -> T, T integer */
+    SIG_PARTIAL,    /* ptr<T, global> -> ptr<T, local>, T scalar */
+    SIG_PARTIAL_INT, /* as SIG_PARTIAL with T integer */
     SIG_IF,         /* integer condition; two regions */
     SIG_FOR,        /* (T, T), T integer; defines the induction variable of type T */
     SIG_CALL,       /* arguments match the callee's parameters; result its return type */
@@ -198,6 +200,14 @@ typedef struct QdOpInfo {
 
 extern const QdOpInfo qd_op_info[QD_OP_COUNT_];
 #define qd_op_has(op, flag) ((qd_op_info[(op)].flags & (flag)) != 0)
+/* The plain opcode computing an atomic's new value from the old one (atomic_add -> add), or
+ * QD_OP_COUNT_ when it has none (xchg, cas). */
+QdOp qd_op_atomic_plain(QdOp op);
+/* The atomic a partial_* op ends with (partial_add -> atomic_add), or QD_OP_COUNT_ for other ops. */
+QdOp qd_op_partial_atomic(QdOp op);
+/* The partial_* op aggregating an atomic (atomic_add -> partial_add), or QD_OP_COUNT_ when the
+ * atomic has none. */
+QdOp qd_op_atomic_partial(QdOp op);
 
 /***** ir.c *****/
 

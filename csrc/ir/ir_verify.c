@@ -328,6 +328,11 @@ check_placement(Verifier *v, const QdInst *inst, const Nest *nest)
         (owner == NULL || owner->op != QD_OP_TASK || inst->next != NULL)) {
         return verify_fail(v, inst, "only allowed as the last instruction of a range_for task");
     }
+    if (qd_op_partial_atomic(op) != QD_OP_COUNT_ &&
+        (owner == NULL || owner->op != QD_OP_TASK ||
+         owner->imm.task.kind != QD_TASK_RANGE_FOR)) {
+        return verify_fail(v, inst, "only allowed in the prologue of a range_for task");
+    }
     if (op == QD_OP_TASK && inst->imm.task.kind == QD_TASK_RANGE_FOR) {
         const QdRegion *body = inst->regions[0];
         if (body == NULL || body->last == NULL || body->last->op != QD_OP_PARALLEL_FOR) {

@@ -33,6 +33,7 @@ static const int8_t sig_has_result[] = {
     [SIG_IF] = 0,         [SIG_FOR] = 1,       [SIG_CALL] = -1,      [SIG_RET] = 0,
     [SIG_KERNEL_RET] = 0, [SIG_I32] = 1,       [SIG_SYNC_PRED] = 1,  [SIG_SHUFFLE] = 1,
     [SIG_BALLOT] = 1,     [SIG_VOTE] = 1,      [SIG_PRINT] = 0,      [SIG_ASSERT] = 0,
+    [SIG_PARTIAL] = 1,    [SIG_PARTIAL_INT] = 1,
 };
 
 /***** type classes *****/
@@ -369,6 +370,26 @@ check_atomic(Verifier *v, const QdInst *inst, QdSig sig)
     return verify_need_equal(v, inst, "result and pointee types", inst->type, elem);
 }
 
+/* partial_*: a global pointer to a scalar (an integer for the bitwise ones); the result is a
+ * local pointer to the same type. */
+static int
+check_partial(Verifier *v, const QdInst *inst, QdSig sig)
+{
+    const QdType *p = verify_arg_type(v, inst, 0);
+    const QdType *elem = scalar_pointee(v, inst, p);
+
+    if (elem == NULL) {
+        return -1;
+    }
+    if (p->space != QD_SPACE_GLOBAL) {
+        return verify_fail(v, inst, "needs a global pointer, got %s", verify_type_name(v, 0, p));
+    }
+    if (sig == SIG_PARTIAL_INT) {
+        RETURN_IF_ERROR(verify_need_class(v, inst, "pointee", elem, TC_INT));
+    }
+    return need_ptr_to(v, inst, elem, QD_SPACE_LOCAL);
+}
+
 /***** the rules, by sig *****/
 
 /* Class of the sigs whose operands and result share one type. */
@@ -477,6 +498,9 @@ check_sig(Verifier *v, const QdInst *inst)
     case SIG_ATOMIC_INT:
     case SIG_CAS:
         return check_atomic(v, inst, sig);
+    case SIG_PARTIAL:
+    case SIG_PARTIAL_INT:
+        return check_partial(v, inst, sig);
     case SIG_IF:
     case SIG_ASSERT:
         /* Conditions are any integer (nonzero = true), not only u1; values after the message

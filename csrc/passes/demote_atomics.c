@@ -11,23 +11,6 @@
  */
 #include "util.h"
 
-/* The plain opcode computing an atomic's new value, or QD_OP_COUNT_ when it has none here. */
-static QdOp
-plain_op(QdOp op)
-{
-    switch (op) {
-    case QD_OP_ATOMIC_ADD: return QD_OP_ADD;
-    case QD_OP_ATOMIC_SUB: return QD_OP_SUB;
-    case QD_OP_ATOMIC_MUL: return QD_OP_MUL;
-    case QD_OP_ATOMIC_MIN: return QD_OP_MIN;
-    case QD_OP_ATOMIC_MAX: return QD_OP_MAX;
-    case QD_OP_ATOMIC_AND: return QD_OP_AND;
-    case QD_OP_ATOMIC_OR: return QD_OP_OR;
-    case QD_OP_ATOMIC_XOR: return QD_OP_XOR;
-    default: return QD_OP_COUNT_;
-    }
-}
-
 /* Whether the pointer operand addresses an element that only iteration `ivar` touches:
  * a 1-d field or ndarray element indexed by the parallel loop variable itself. */
 static bool
@@ -51,7 +34,7 @@ owned_by_iteration(const QdFunc *f, uint32_t ptr, uint32_t ivar)
 static int
 demote(QdPassCtx *pc, QdFunc *f, QdInst *inst)
 {
-    QdOp op = plain_op(inst->op);
+    QdOp op = qd_op_atomic_plain(inst->op);
     uint32_t ptr = inst->args[0], v = inst->args[1];
     const QdType *ty = inst->type;
     QdInst *bin = qd_inst_new(f, op, 2);
@@ -138,8 +121,8 @@ static int
 walk_region(Walk *w, QdRegion *r, bool serial, uint32_t ivar)
 {
     for (QdInst *inst = r->first; inst; inst = inst->next) {
-        if (qd_op_has(inst->op, QD_READS | QD_WRITES) && plain_op(inst->op) != QD_OP_COUNT_ &&
-            inst->nargs == 2) {
+        if (qd_op_has(inst->op, QD_READS | QD_WRITES) &&
+            qd_op_atomic_plain(inst->op) != QD_OP_COUNT_ && inst->nargs == 2) {
             if (serial || (owned_by_iteration(w->f, inst->args[0], ivar) &&
                            !is_shared(w, inst->args[0]))) {
                 RETURN_IF_ERROR(demote(w->pc, w->f, inst));

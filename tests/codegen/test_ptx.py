@@ -518,3 +518,32 @@ def test_field_and_ndarray_accesses_are_global():
     ptx = check(GLOBAL_ACCESS, "g")["ptx"]
     assert ptx.count("ld.global.f32") == 2 and ptx.count("st.global.f32") == 2, ptx
     assert "\tld.f32" not in ptx and "\tst.f32" not in ptx, ptx
+
+
+def reductions_kernel(ty):
+    """Every aggregatable atomic of type ty into one address per op (aggregate_atomics makes each
+    a partial_* accumulator), plus one into a kernel temporary."""
+    ops = ["atomic_add", "atomic_min", "atomic_max"] + (INT_ATOMICS if ty in INTS else [])
+    lines = [f"field @r_{op} : {ty} []" for op in ops]
+    lines += [f"kernel @k(%x: ndarray<{ty}, 1>) {{", f"  %tmp = tmp_alloc : ptr<{ty}, global>",
+              "  task range_for {", "    %zero = const 0 : i32", "    %n = shape %x, 0 : i32",
+              "    parallel_for %i = %zero to %n {",
+              f"      %px = elem_ptr %x, %i : ptr<{ty}, global>", f"      %v = load %px : {ty}"]
+    for op in ops:
+        lines += [f"      %p_{op} = field_ptr @r_{op} : ptr<{ty}, global>",
+                  f"      %o_{op} = {op} %p_{op}, %v : {ty}"]
+    lines += [f"      %o_tmp = atomic_add %tmp, %v : {ty}", "    }", "  }", "}", ""]
+    return "\n".join(lines), len(ops) + 1
+
+
+@pytest.mark.parametrize("ty", ["i32", "u32", "i64", "u64", "f32", "f64"])
+def test_reductions(ty):
+    """Accumulators combined across the warp (shuffles), one atomic per warp; the host bounds
+    survive (the target addresses are left out of them)."""
+    text, count = reductions_kernel(ty)
+    result = check(text, "k", name=f"reductions_{ty}",
+                   passes="instantiate,inline,constfold,aggregate_atomics,dce")
+    ptx = result["ptx"]
+    assert "shfl.sync.bfly" in ptx
+    assert ptx.count("atom.") + ptx.count("red.") >= count
+    assert "activemask" in ptx

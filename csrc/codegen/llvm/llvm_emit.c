@@ -219,6 +219,9 @@ qd_llvm_emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop)
         if (sig == SIG_ATOMIC || sig == SIG_ATOMIC_INT || sig == SIG_CAS) {
             return qd_llvm_emit_mem(e, inst);
         }
+        if (sig == SIG_PARTIAL || sig == SIG_PARTIAL_INT) {
+            return qd_llvm_emit_partial(e, inst);
+        }
         return qd_llvm_emit_op(e, inst);
     }
     }

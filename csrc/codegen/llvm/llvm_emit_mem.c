@@ -376,6 +376,18 @@ cas_loop(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef ptr, LLVMValueRef v
     return old;
 }
 
+LLVMValueRef
+qd_llvm_atomic_rmw(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef ptr, LLVMValueRef v)
+{
+    LLVMAtomicRMWBinOp rmw;
+    if (!rmw_op(op, ty, &rmw)) {
+        return cas_loop(e, op, ty, ptr, v);
+    }
+    LLVMValueRef old =
+        LLVMBuildAtomicRMW(e->b, rmw, ptr, qd_llvm_to_mem(e, ty, v), LLVMAtomicOrderingMonotonic, 0);
+    return qd_llvm_from_mem(e, ty, old);
+}
+
 /* Every atomic op: cmpxchg for atomic_cas, atomicrmw where LLVM has the operation (LLVM
  * expands the ones the CPU lacks, such as fmin or f16 fadd, into its own CAS loops), our CAS
  * loop for atomic_mul. u1 values are 0 / 1 bytes in memory, so they go in and out through
@@ -386,7 +398,6 @@ emit_atomic(Emitter *e, const QdInst *inst)
     const QdType *ty = inst->type;
     LLVMValueRef ptr = qd_llvm_value(e, inst->args[0]);
     LLVMValueRef v = qd_llvm_value(e, inst->args[1]);
-    LLVMAtomicRMWBinOp rmw;
     LLVMValueRef old;
 
     if (inst->op == QD_OP_ATOMIC_CAS) {
@@ -396,12 +407,8 @@ emit_atomic(Emitter *e, const QdInst *inst)
             LLVMBuildAtomicCmpXchg(e->b, ptr, expected, desired, LLVMAtomicOrderingMonotonic,
                                    LLVMAtomicOrderingMonotonic, 0);
         old = qd_llvm_from_mem(e, ty, LLVMBuildExtractValue(e->b, pair, 0, ""));
-    } else if (rmw_op(inst->op, ty, &rmw)) {
-        old = LLVMBuildAtomicRMW(e->b, rmw, ptr, qd_llvm_to_mem(e, ty, v),
-                                 LLVMAtomicOrderingMonotonic, 0);
-        old = qd_llvm_from_mem(e, ty, old);
     } else {
-        old = cas_loop(e, inst->op, ty, ptr, v);
+        old = qd_llvm_atomic_rmw(e, inst->op, ty, ptr, v);
     }
     e->values[inst->result] = old;
     return 0;

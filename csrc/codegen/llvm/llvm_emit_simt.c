@@ -42,9 +42,8 @@ nvvm(Emitter *e, const char *name, LLVMValueRef *args, unsigned nargs)
     return qd_llvm_intrinsic(e, name, NULL, 0, args, nargs);
 }
 
-/* The mask of the lanes executing this instruction. */
-static LLVMValueRef
-active_mask(Emitter *e)
+LLVMValueRef
+qd_llvm_active_mask(Emitter *e)
 {
     return nvvm(e, "llvm.nvvm.activemask", NULL, 0);
 }
@@ -68,20 +67,12 @@ shuffle32(Emitter *e, const char *mode, LLVMValueRef mask, LLVMValueRef v, LLVMV
     return nvvm(e, name, args, 4);
 }
 
-/* shuffle, shuffle_xor, shuffle_up, shuffle_down of a scalar of any type. */
+/* A shuffle of kind `mode` of v, a scalar of type ty (any width), among the lanes of mask. */
 static LLVMValueRef
-emit_shuffle(Emitter *e, const QdInst *inst)
+shuffle_value(Emitter *e, const char *mode, const QdType *ty, LLVMValueRef v, LLVMValueRef lane,
+              LLVMValueRef mask)
 {
-    static const char *const modes[] = {"idx", "bfly", "up", "down"};
-    const char *mode = modes[inst->op == QD_OP_SHUFFLE       ? 0
-                             : inst->op == QD_OP_SHUFFLE_XOR ? 1
-                             : inst->op == QD_OP_SHUFFLE_UP  ? 2
-                                                             : 3];
-    const QdType *ty = inst->type;
     LLVMTypeRef t = qd_llvm_reg_type(e, ty);
-    LLVMValueRef v = qd_llvm_value(e, inst->args[0]);
-    LLVMValueRef lane = qd_llvm_value(e, inst->args[1]);
-    LLVMValueRef mask = active_mask(e);
     unsigned bits = ty->kind == QD_TY_U1 ? 1 : qd_type_bits(ty);
     LLVMTypeRef bits_type = LLVMIntTypeInContext(e->llctx, bits);
     LLVMValueRef x = qd_type_is_float(ty) ? LLVMBuildBitCast(e->b, v, bits_type, "") : v;
@@ -101,6 +92,26 @@ emit_shuffle(Emitter *e, const QdInst *inst)
         r = LLVMBuildOr(e->b, lo, LLVMBuildShl(e->b, hi, LLVMConstInt(e->t_i64, 32, 0), ""), "");
     }
     return qd_type_is_float(ty) ? LLVMBuildBitCast(e->b, r, t, "") : r;
+}
+
+LLVMValueRef
+qd_llvm_shuffle_xor(Emitter *e, const QdType *ty, LLVMValueRef v, LLVMValueRef mask,
+                    unsigned lane_mask)
+{
+    return shuffle_value(e, "bfly", ty, v, LLVMConstInt(e->t_i32, lane_mask, 0), mask);
+}
+
+/* shuffle, shuffle_xor, shuffle_up, shuffle_down of a scalar of any type. */
+static LLVMValueRef
+emit_shuffle(Emitter *e, const QdInst *inst)
+{
+    static const char *const modes[] = {"idx", "bfly", "up", "down"};
+    const char *mode = modes[inst->op == QD_OP_SHUFFLE       ? 0
+                             : inst->op == QD_OP_SHUFFLE_XOR ? 1
+                             : inst->op == QD_OP_SHUFFLE_UP  ? 2
+                                                             : 3];
+    return shuffle_value(e, mode, inst->type, qd_llvm_value(e, inst->args[0]),
+                         qd_llvm_value(e, inst->args[1]), qd_llvm_active_mask(e));
 }
 
 /* shared_alloc: one block-shared variable of the pointee type per instruction. */
@@ -169,7 +180,7 @@ qd_llvm_emit_simt(Emitter *e, const QdInst *inst)
         }
         break;
     case QD_OP_SUBGROUP_SYNC:
-        args[0] = active_mask(e);
+        args[0] = qd_llvm_active_mask(e);
         nvvm(e, "llvm.nvvm.bar.warp.sync", args, 1);
         return 0;
     case QD_OP_SHUFFLE:
@@ -181,7 +192,7 @@ qd_llvm_emit_simt(Emitter *e, const QdInst *inst)
     case QD_OP_BALLOT:
     case QD_OP_VOTE_ALL:
     case QD_OP_VOTE_ANY:
-        args[0] = active_mask(e);
+        args[0] = qd_llvm_active_mask(e);
         args[1] = predicate_i1(e, inst);
         r = nvvm(e,
                  inst->op == QD_OP_BALLOT     ? "llvm.nvvm.vote.ballot.sync"

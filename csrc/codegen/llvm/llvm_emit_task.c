@@ -88,6 +88,7 @@ begin_function(Emitter *e, const char *name, FunctionKind kind)
     e->ctx_arg = LLVMGetParam(e->fn, 0);
     memset(e->values, 0, sizeof(*e->values) * e->kernel->nvalues);
     e->shared_offset = 0;
+    e->partials.len = 0;
     memset(e->nd_data, 0, sizeof(*e->nd_data) * (e->kernel->nparams + 1));
     memset(e->nd_shape, 0, sizeof(*e->nd_shape) * (e->kernel->nparams + 1));
     memset(e->field_bases, 0, sizeof(*e->field_bases) * (e->m->fields.len + 1));
@@ -179,13 +180,72 @@ region_cost(const QdRegion *r)
     return cost;
 }
 
+/* Counts the operands naming each value in r and below it. */
+static void
+count_uses(const QdRegion *r, uint32_t *uses)
+{
+    for (const QdInst *inst = r->first; inst != NULL; inst = inst->next) {
+        for (uint32_t k = 0; k < inst->nargs; k++) {
+            uses[inst->args[k]]++;
+        }
+        for (int k = 0; k < qd_op_info[inst->op].nregions; k++) {
+            count_uses(inst->regions[k], uses);
+        }
+    }
+}
+
+/* The prologue instructions the loop bounds do not need, by result id: the partial_*
+ * accumulators and the pure computations (their target addresses) that feed nothing else.
+ * The bounds functions leave them out, so that a reduction into a field does not make the
+ * prologue read device memory. NULL when the prologue has no partial_* (nothing to leave out). */
+static const bool *
+bounds_skip(Emitter *e, const QdRegion *body, const QdInst *pfor)
+{
+    bool any = false;
+    for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
+        any = any || qd_op_partial_atomic(inst->op) != QD_OP_COUNT_;
+    }
+    uint32_t n = e->kernel->nvalues;
+    uint32_t *uses = any ? QD_NEW_ARRAY(e->scratch, uint32_t, n) : NULL;
+    uint32_t *dropped = any ? QD_NEW_ARRAY(e->scratch, uint32_t, n) : NULL;
+    bool *skip = any ? QD_NEW_ARRAY(e->scratch, bool, n) : NULL;
+    if (uses == NULL || dropped == NULL || skip == NULL) {
+        return NULL;
+    }
+    count_uses(body, uses);
+    for (const QdInst *inst = pfor->prev; inst != NULL; inst = inst->prev) {
+        uint32_t r = inst->result;
+        bool drop = r != QD_NO_VALUE &&
+                    (qd_op_partial_atomic(inst->op) != QD_OP_COUNT_ ||
+                     (qd_op_has(inst->op, QD_PURE) && qd_op_info[inst->op].nregions == 0 &&
+                      uses[r] == dropped[r]));
+        if (drop) {
+            skip[r] = true;
+            for (uint32_t k = 0; k < inst->nargs; k++) {
+                dropped[inst->args[k]]++;
+            }
+        }
+    }
+    return skip;
+}
+
+/* Whether a prologue instruction is left out of the bounds functions. */
+static bool
+skipped(const bool *skip, const QdInst *inst)
+{
+    return skip != NULL && inst->result != QD_NO_VALUE && skip[inst->result];
+}
+
 /* Whether a prologue can run on the host before the launch: it reads only arguments (values,
  * ndarray shapes) and its own locals, never device memory or GPU state. */
 static bool
-is_host_evaluable(Emitter *e, const QdRegion *r, const QdInst *stop)
+is_host_evaluable(Emitter *e, const QdRegion *r, const QdInst *stop, const bool *skip)
 {
     for (const QdInst *inst = r->first; inst != NULL && inst != stop; inst = inst->next) {
         QdOp op = inst->op;
+        if (skipped(skip, inst)) {
+            continue;
+        }
         if (qd_op_has(op, QD_SIMT) || op == QD_OP_FIELD_PTR || op == QD_OP_ELEM_PTR) {
             return false;
         }
@@ -194,7 +254,7 @@ is_host_evaluable(Emitter *e, const QdRegion *r, const QdInst *stop)
             return false;
         }
         for (int k = 0; k < qd_op_info[op].nregions; k++) {
-            if (!is_host_evaluable(e, inst->regions[k], NULL)) {
+            if (!is_host_evaluable(e, inst->regions[k], NULL, NULL)) {
                 return false;
             }
         }
@@ -221,7 +281,8 @@ emit_serial_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTas
  * i64, an empty range as end = begin (end is at least begin by the bound type's signedness), so
  * that end - begin, in unsigned 64-bit arithmetic, is the exact trip count for u64 bounds too. */
 static int
-emit_bounds_function(Emitter *e, const QdRegion *body, const QdInst *pfor, const char *name)
+emit_bounds_function(Emitter *e, const QdRegion *body, const QdInst *pfor, const char *name,
+                     const bool *skip)
 {
     const QdType *ty = qd_value_type(e->kernel, pfor->result);
     char bounds_name[160];
@@ -229,7 +290,9 @@ emit_bounds_function(Emitter *e, const QdRegion *body, const QdInst *pfor, const
     snprintf(bounds_name, sizeof(bounds_name), "%s.bounds", name);
     begin_function(e, bounds_name, FN_BOUNDS);
     for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
-        RETURN_IF_ERROR(qd_llvm_emit_inst(e, inst, NULL));
+        if (!skipped(skip, inst)) {
+            RETURN_IF_ERROR(qd_llvm_emit_inst(e, inst, NULL));
+        }
     }
     LLVMValueRef dest = LLVMGetParam(e->fn, 1);
     LLVMValueRef bounds[2];
@@ -513,9 +576,10 @@ emit_range_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTask
     const QdType *ty = qd_value_type(e->kernel, pfor->result);
 
     RETURN_IF_ERROR(check_prologue(e, body, pfor));
+    const bool *skip = bounds_skip(e, body, pfor);
     if (e->bounds_only) {
-        out->grain = is_host_evaluable(e, body, pfor) ? 1 : 0;
-        return out->grain ? emit_bounds_function(e, body, pfor, name) : 0;
+        out->grain = is_host_evaluable(e, body, pfor, skip) ? 1 : 0;
+        return out->grain ? emit_bounds_function(e, body, pfor, name, skip) : 0;
     }
     if (qd_llvm_is_gpu(e)) {
         out->grain = 1; /* marks a range_for kernel for the launcher */
@@ -525,13 +589,14 @@ emit_range_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTask
         }
         RETURN_IF_ERROR(has_block_ops(pfor->regions[0]) ? emit_block_stride_loop(e, pfor)
                                                          : emit_grid_stride_loop(e, pfor));
+        qd_llvm_flush_partials(e);
         end_function(e);
         return 0;
     }
     uint64_t cost = region_cost(pfor->regions[0]);
     out->grain = (int64_t)(GRAIN_WORK / (cost ? cost : 1));
     out->grain = out->grain < 1 ? 1 : out->grain;
-    RETURN_IF_ERROR(emit_bounds_function(e, body, pfor, name));
+    RETURN_IF_ERROR(emit_bounds_function(e, body, pfor, name, skip));
 
     /* task(ctx, lo, hi): the prologue again, then the loop over [lo, hi) */
     begin_function(e, name, FN_TASK);
@@ -544,6 +609,7 @@ emit_range_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTask
     LLVMValueRef lo = LLVMBuildTrunc(e->b, LLVMGetParam(e->fn, 1), t, "lo");
     LLVMValueRef hi = LLVMBuildTrunc(e->b, LLVMGetParam(e->fn, 2), t, "hi");
     RETURN_IF_ERROR(qd_llvm_emit_counted_loop(e, pfor, lo, hi));
+    qd_llvm_flush_partials(e);
     end_function(e);
     return 0;
 }

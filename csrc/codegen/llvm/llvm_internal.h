@@ -82,6 +82,8 @@ typedef struct Emitter {
     LLVMValueRef ipow_fns[QD_TY_COUNT_]; /* integer pow helpers, per type */
     uint64_t shared_offset;              /* CPU SIMT: bytes of shared memory given out in this
                                             function (llvm_emit_simt_cpu.c) */
+    QdVec(const QdInst *) partials;      /* the partial_* of the task being emitted, combined
+                                            into their targets after its loop */
     /* NVPTX only */
     uint32_t args_size;          /* bytes of packed arguments; the launch tail follows them */
     uint32_t default_block_dim;  /* threads per block of a range_for task without block_dim */
@@ -162,6 +164,11 @@ int qd_llvm_emit_simt(Emitter *e, const QdInst *inst);
 int qd_llvm_emit_simt_cpu(Emitter *e, const QdInst *inst);
 /* The fences fence_block / fence_device / fence_system on the GPU. */
 void qd_llvm_emit_gpu_fence(Emitter *e, QdOp op);
+/* NVPTX: the value v of type ty from lane (lane_id ^ lane_mask), among the lanes of `mask`. */
+LLVMValueRef qd_llvm_shuffle_xor(Emitter *e, const QdType *ty, LLVMValueRef v, LLVMValueRef mask,
+                                 unsigned lane_mask);
+/* NVPTX: the mask of the lanes executing this instruction (activemask). */
+LLVMValueRef qd_llvm_active_mask(Emitter *e);
 /* An NVPTX special register read (llvm.nvvm.read.ptx.sreg.<name>), i32. */
 LLVMValueRef qd_llvm_sreg(Emitter *e, LLVMBuilderRef b, const char *name);
 
@@ -179,6 +186,20 @@ int qd_llvm_emit_mem(Emitter *e, const QdInst *inst);
 /* The value of QIR value id in the current function, creating hoisted parameter loads on first
  * use. NULL when the id has no value here (a bug in the emitter's caller). */
 LLVMValueRef qd_llvm_value(Emitter *e, uint32_t id);
+
+/* The atomic read-modify-write `op` (an atomic_* opcode) of v into *ptr, type ty; returns the
+ * old value. */
+LLVMValueRef qd_llvm_atomic_rmw(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef ptr,
+                                LLVMValueRef v);
+
+/***** llvm_emit_reduce.c *****/
+
+/* partial_*: the thread's accumulator, set to the operation's identity, remembered for
+ * qd_llvm_flush_partials. 0, or -1 with a diag. */
+int qd_llvm_emit_partial(Emitter *e, const QdInst *inst);
+/* After a task's parallel loop: combines each accumulator of the task into its target (on
+ * NVPTX across the warp first), then forgets them. */
+void qd_llvm_flush_partials(Emitter *e);
 
 /***** llvm_emit.c *****/
 
