@@ -180,6 +180,74 @@ typedef struct Lowerer {
     QdVec(StaticValue) statics; /* runtime values behind qd.static's stand-ins, by index */
 } Lowerer;
 
+/***** lower_ops.c: operations by value kind *****/
+
+/* What an operation does on an Expr of one kind, in the manner of CPython's type slots: each
+ * kind with behaviour of its own has one `const ExprOps`, defined in that kind's file, and
+ * lw_expr_ops() finds it. The generic lowering (lower_expr.c, lower_stmt.c, lower_loop.c) asks
+ * the table once per operation instead of testing kinds. A NULL slot means the kind has nothing
+ * special there: the generic rules apply. A slot may also return LW_DECLINED, as a Python
+ * operator returns NotImplemented: the operation goes on to the other operand (binary
+ * operators) or to the generic rules. Otherwise a slot returns 0, or -1 with a diag. */
+#define LW_DECLINED 1
+
+typedef struct ExprOps {
+    const char *name; /* the kind, for reading the table */
+    /* `base.name` (node: the ATTRIBUTE node) */
+    int (*attribute)(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
+    /* `base.name = value` (target: the ATTRIBUTE node) */
+    int (*store_attribute)(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value);
+    /* `base[index]` */
+    int (*subscript)(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
+    /* `base[index] = value`, or with `aug` (the AUG_ASSIGN node) `base[index] <op>= value` */
+    int (*store_subscript)(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+                           const Expr *value, const QdAst *aug);
+    /* `target = value` into a target of this kind that an index selected (`f[i] = v`) */
+    int (*store)(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+    /* `target <op>= value` of AUG_ASSIGN node `node` */
+    int (*aug_assign)(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+    /* `name = value` where the value or the variable v (NULL when new) is of this kind; the
+     * value's slot is asked first, then the variable's */
+    int (*assign_name)(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
+    /* The value as an assignment reads it before storing anything (`a, b = b, a`) */
+    int (*snapshot)(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
+    /* The items `a, b, ... = value` assigns */
+    int (*unpack)(Lowerer *lw, const QdAst *target, const Expr *value, Expr *out);
+    /* `a <op> b` (QD_BIN_*), asked of a's kind, then of b's */
+    int (*binary)(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+    /* `a <op> b` (QD_CMP_*), asked of a's kind, then of b's */
+    int (*compare)(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+    /* `<op> a` (QD_UNARY_*) */
+    int (*unary)(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
+    /* `a and b` (is_and) / `a or b` with an operand of this kind: element-wise */
+    int (*logical)(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, const Expr *b,
+                   Expr *out);
+    /* The iteration space of a kernel `for` over a value of this kind */
+    int (*iterate)(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it);
+} ExprOps;
+
+/* The operations of e's kind (for EX_PYOBJ, of the host kind); never NULL. */
+const ExprOps *lw_expr_ops(const Expr *e);
+
+/* The tables, each in its kind's file. */
+extern const ExprOps lw_matrix_ops;       /* lower_matrix.c: EX_MATRIX */
+extern const ExprOps lw_struct_ops;       /* lower_struct.c: EX_STRUCT */
+extern const ExprOps lw_struct_field_ops; /* lower_struct.c: EX_PYOBJ QD_HOST_STRUCT_FIELD */
+extern const ExprOps lw_matrix_field_ops; /* lower_matrix_field.c: EX_PYOBJ QD_HOST_MATRIX_FIELD */
+extern const ExprOps lw_field_ops;        /* lower_field.c: EX_FIELD */
+extern const ExprOps lw_ndarray_ops;      /* lower_field.c: EX_NDARRAY */
+extern const ExprOps lw_shape_ops;        /* lower_field.c: EX_SHAPE */
+extern const ExprOps lw_shared_ops;       /* lower_simt.c: EX_SHARED */
+extern const ExprOps lw_tuple_ops;        /* lower_container.c: EX_TUPLE */
+extern const ExprOps lw_dict_ops;         /* lower_container.c: EX_DICT (buffer views too) */
+extern const ExprOps lw_iter_ops;         /* lower_loop.c: EX_ITER */
+extern const ExprOps lw_host_ops;         /* lower_host.c: any other EX_PYOBJ */
+
+/***** lower_host.c *****/
+
+/* Attribute `node->name` of the Python object h, asked of Python. */
+int lw_host_getattr(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
+
 /***** lower_kernel.c *****/
 
 /* Instruction emission at the current insertion point (opening a serial task at top level). */
@@ -274,9 +342,8 @@ int lw_shape_tuple(Lowerer *lw, const Expr *shape, Expr *out);
 int lw_shape_axis(Lowerer *lw, const Expr *shape, uint32_t d, Expr *out);
 /* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
 int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
-/* The slot of a compile-time container (tuple, list, dict) that `index` selects, or NULL with
- * a diag; assignments rebind it. */
-Expr *lw_container_item(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index);
+/* The "this value cannot be indexed in a kernel" error. */
+int lw_not_indexable(Lowerer *lw, const QdAst *node);
 const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
 /* The indices of x[index] (tuples expand), and one index as an i32 value. */
 int lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n);
@@ -418,6 +485,12 @@ int lw_matrix_type_call(Lowerer *lw, const QdAst *node, const Expr *type, const 
 /* The value of `if` instruction ifi whose regions computed vals[0] (then) and vals[1] (else),
  * two matrices of one shape: merged through one slot per element. */
 int lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out);
+/* The same for the branches of a conditional value where one is a tuple or a matrix: tuples
+ * become vectors and a scalar facing a matrix is broadcast first; LW_DECLINED when neither is. */
+int lw_matrix_merge_branches(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals, Expr *out);
+/* Whether e is a vector; whether it is a matrix whose every element is an lvalue. */
+bool lw_matrix_is_vector(const Expr *e);
+bool lw_matrix_of_lvalues(const Expr *e);
 /* A Python-scope Matrix captured at compile time. */
 int lw_matrix_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 /* *e itself, or for a list/tuple literal the vector (list of lists: matrix) it spells, made in
@@ -534,6 +607,8 @@ int lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool i
 /* `target <op>= value` of AUG_ASSIGN node `node` (atomic on global data); a matrix target goes to
  * lw_matrix_aug_assign. */
 int lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+/* The value as an assignment reads it before storing anything: lvalues loaded (`a, b = b, a`). */
+int lw_snapshot(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
 
 /***** lower_loop.c *****/
 

@@ -902,6 +902,8 @@ print_value(Lowerer *lw, const QdAst *node, const Expr *e, const char *spec, QdS
         put_literal(fmt, e->ival ? "True" : "False");
         return 0;
     }
+    /* The print format spells each kind its own way (as the reference prints it): these tests
+     * are the format's, not an operation's. */
     if (e->kind == EX_MATRIX && !e->is_vector) {
         /* [[a, b], [c, d]]: row by row. */
         put_literal(fmt, "[");
@@ -1445,7 +1447,7 @@ starred_items(Lowerer *lw, const QdAst *node, Expr *out)
     if (v.kind == EX_SHAPE) {
         return lw_shape_tuple(lw, &v, out);
     }
-    if (v.kind == EX_MATRIX && v.is_vector) {
+    if (lw_matrix_is_vector(&v)) {
         memset(out, 0, sizeof(*out));
         out->kind = EX_TUPLE;
         out->items = v.items;

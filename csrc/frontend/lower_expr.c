@@ -534,52 +534,19 @@ small_power(Lowerer *lw, const Expr *base, int64_t n, Expr *out)
     return 0;
 }
 
-/* Python sequence arithmetic on kernel-scope tuples and lists: t + u, t * n, n * t. */
-static int
-sequence_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
-{
-    uint64_t total;
-    const Expr *seq = a->kind == EX_TUPLE ? a : b;
-    const Expr *other = seq == a ? b : a;
-    if (op == QD_BIN_ADD && a->kind == EX_TUPLE && b->kind == EX_TUPLE) {
-        total = (uint64_t)a->nitems + b->nitems;
-    } else if (op == QD_BIN_MUL && other->kind == EX_INT) {
-        total = other->ival > 0 ? (uint64_t)seq->nitems * (uint64_t)other->ival : 0;
-    } else {
-        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand types for a tuple or list");
-    }
-    if (total > (1u << 20)) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "tuple or list too long in a kernel");
-    }
-    Expr *items = QD_NEW_ARRAY(lw->arena, Expr, total ? total : 1);
-    if (!items) {
-        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-    }
-    for (uint64_t i = 0; i < total; i++) {
-        if (op == QD_BIN_ADD) {
-            items[i] = i < a->nitems ? a->items[i] : b->items[i - a->nitems];
-        } else {
-            items[i] = seq->items[i % seq->nitems];
-        }
-    }
-    memset(out, 0, sizeof(*out));
-    out->kind = EX_TUPLE;
-    out->items = items;
-    out->nitems = (uint32_t)total;
-    return 0;
-}
-
 int
 lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
-    if (a->kind == EX_MATRIX || b->kind == EX_MATRIX) {
-        return lw_matrix_binary(lw, node, op, a, b, out);
+    const ExprOps *oa = lw_expr_ops(a), *ob = lw_expr_ops(b);
+    int rc = oa->binary ? oa->binary(lw, node, op, a, b, out) : LW_DECLINED;
+    if (rc == LW_DECLINED && ob->binary && ob != oa) {
+        rc = ob->binary(lw, node, op, a, b, out);
+    }
+    if (rc != LW_DECLINED) {
+        return rc;
     }
     if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
         return lw_fold_binary(lw, node, op, a, b, out);
-    }
-    if (a->kind == EX_TUPLE || b->kind == EX_TUPLE) {
-        return sequence_binary(lw, node, op, a, b, out);
     }
     if (op == QD_BIN_MATMUL) {
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for @: scalars");
@@ -647,8 +614,9 @@ int
 lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
 {
     Expr a = *operand;
-    if (a.kind == EX_MATRIX) {
-        return lw_matrix_unary(lw, node, op, &a, out);
+    const ExprOps *ops = lw_expr_ops(&a);
+    if (ops->unary) {
+        return ops->unary(lw, node, op, &a, out);
     }
     if (lw_is_python_scalar(&a)) {
         Expr e = a;
@@ -739,8 +707,13 @@ lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b,
 static int
 compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Expr *b, Expr *out)
 {
-    if (a->kind == EX_MATRIX || b->kind == EX_MATRIX) {
-        return lw_matrix_compare(lw, node, op, a, b, out);
+    const ExprOps *oa = lw_expr_ops(a), *ob = lw_expr_ops(b);
+    int rc = oa->compare ? oa->compare(lw, node, op, a, b, out) : LW_DECLINED;
+    if (rc == LW_DECLINED && ob->compare && ob != oa) {
+        rc = ob->compare(lw, node, op, a, b, out);
+    }
+    if (rc != LW_DECLINED) {
+        return rc;
     }
     if (op == QD_CMP_IS || op == QD_CMP_IS_NOT || op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
         if (op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
@@ -817,65 +790,6 @@ lower_compare(Lowerer *lw, const QdAst *node, Expr *out)
  * into its region, and merges both values through a local slot of their promoted type. */
 typedef int (*SideFn)(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data);
 
-static bool
-is_scalar_value(const Expr *e)
-{
-    return lw_is_compile_time_scalar(e) || e->kind == EX_VALUE || e->kind == EX_LVALUE;
-}
-
-/* The branches of a runtime `x if c else y` where one is a tuple or a matrix, made matrices of
- * one shape in their own regions, as the reference's select does: a tuple of scalars is a
- * vector of its promoted type, a scalar facing a vector or matrix is broadcast to its shape.
- * Merging then promotes both to one element type. */
-static int
-branches_as_matrices(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
-{
-    for (int s = 0; s < 2; s++) {
-        if (vals[s].kind != EX_TUPLE) {
-            continue;
-        }
-        for (uint32_t i = 0; i < vals[s].nitems; i++) {
-            if (!is_scalar_value(&vals[s].items[i])) {
-                return lw_error(lw, node, QD_ERR_TYPE,
-                                "the tuples of a conditional expression must hold scalars");
-            }
-        }
-        if (vals[s].nitems == 0) {
-            return lw_error(lw, node, QD_ERR_TYPE, "a conditional expression of an empty tuple");
-        }
-        Expr v;
-        lw->cur = ifi->regions[s];
-        RETURN_IF_ERROR(
-            lw_matrix_from_scalars(lw, node, vals[s].items, vals[s].nitems, 1, true, NULL, &v));
-        vals[s] = v;
-    }
-    for (int s = 0; s < 2; s++) {
-        const Expr *other = &vals[1 - s];
-        if (!is_scalar_value(&vals[s]) || other->kind != EX_MATRIX) {
-            continue;
-        }
-        Expr *copies = QD_NEW_ARRAY(lw->arena, Expr, other->nitems);
-        Expr v;
-        if (!copies) {
-            return lw_nomem(lw);
-        }
-        lw->cur = ifi->regions[s];
-        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, &vals[s], &v)); /* loaded once */
-        for (uint32_t i = 0; i < other->nitems; i++) {
-            copies[i] = v;
-        }
-        RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, copies, other->rows, other->cols,
-                                               other->is_vector, NULL, &vals[s]));
-    }
-    if (vals[0].kind != EX_MATRIX || vals[1].kind != EX_MATRIX || vals[0].rows != vals[1].rows ||
-        vals[0].cols != vals[1].cols) {
-        return lw_error(lw, node, QD_ERR_TYPE,
-                        "both branches of a conditional expression must be tuples or vectors of "
-                        "one length, matrices of one shape, or scalars");
-    }
-    return 0;
-}
-
 static int
 merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void *data, Expr *out)
 {
@@ -893,15 +807,13 @@ merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void 
         lw->cur = ifi->regions[s];
         rc = side(lw, node, s, &vals[s], data);
     }
-    if (rc == 0 && (vals[0].kind == EX_TUPLE || vals[1].kind == EX_TUPLE ||
-                    vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
-        rc = branches_as_matrices(lw, node, ifi, vals);
-    }
-    if (rc == 0 && (vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
-        rc = lw_matrix_merge(lw, node, ifi, vals, out); /* element by element */
-        lw->cur = saved;
-        lw->at_top = saved_top;
-        return rc;
+    if (rc == 0) { /* tuples, vectors, matrices: element by element */
+        int mrc = lw_matrix_merge_branches(lw, node, ifi, vals, out);
+        if (mrc != LW_DECLINED) {
+            lw->cur = saved;
+            lw->at_top = saved_top;
+            return mrc;
+        }
     }
     const QdType *t0 = rc == 0 ? lw_dtype_of(lw, &vals[0]) : NULL;
     const QdType *t1 = rc == 0 ? lw_dtype_of(lw, &vals[1]) : NULL;
@@ -941,7 +853,8 @@ boolop_side(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data)
     BoolOpData *d = data;
     if (side == 0) {
         RETURN_IF_ERROR(lower_boolop_from(lw, node, d->from, out));
-        d->elementwise = out->kind == EX_MATRIX || out->kind == EX_TUPLE;
+        /* A list here is the vector it spells (the matrix kind's logical takes lists). */
+        d->elementwise = lw_expr_ops(out)->logical || out->kind == EX_TUPLE;
         if (d->elementwise) { /* `x and v`: (x != 0) and v, element by element */
             Expr right = *out;
             return lw_matrix_logical(lw, node, d->is_and, &d->left, &right, out);
@@ -967,10 +880,11 @@ lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
         return 0;
     }
     bool is_and = node->op == QD_BOOL_AND;
-    if (left.kind == EX_MATRIX) { /* element-wise, every operand evaluated */
+    const ExprOps *lops = lw_expr_ops(&left);
+    if (lops->logical) { /* element-wise, every operand evaluated */
         Expr right;
         RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, &right));
-        return lw_matrix_logical(lw, node, is_and, &left, &right, out);
+        return lops->logical(lw, node, is_and, &left, &right, out);
     }
     if (lw_is_compile_time_scalar(&left)) {
         bool truth = left.kind == EX_FLOAT ? left.fval != 0 : left.ival != 0;
@@ -979,9 +893,10 @@ lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
             return 0;
         }
         RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, out));
-        if (out->kind == EX_MATRIX) { /* `2 and v`: element-wise */
+        const ExprOps *rops = lw_expr_ops(out);
+        if (rops->logical) { /* `2 and v`: element-wise */
             Expr right = *out;
-            return lw_matrix_logical(lw, node, is_and, &left, &right, out);
+            return rops->logical(lw, node, is_and, &left, &right, out);
         }
         return 0;
     }
@@ -994,8 +909,9 @@ lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
     if (!lw->opt->short_circuit) {
         Expr right;
         RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, &right));
-        if (right.kind == EX_MATRIX) { /* `x and v`: element-wise */
-            return lw_matrix_logical(lw, node, is_and, &lv, &right, out);
+        const ExprOps *rops = lw_expr_ops(&right);
+        if (rops->logical) { /* `x and v`: element-wise */
+            return rops->logical(lw, node, is_and, &lv, &right, out);
         }
         return lw_binary(lw, node, is_and ? QD_BIN_BITAND : QD_BIN_BITOR, &lv, &right, out);
     }
@@ -1063,84 +979,22 @@ int
 lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
 {
     Expr base = *base_expr;
-    const char *attr = node->name;
-    if (base.kind == EX_STRUCT) {
-        return lw_struct_attribute(lw, node, &base, out);
-    }
-    if (base.kind == EX_MATRIX) {
-        return lw_matrix_attribute(lw, node, &base, out);
-    }
-    if (lw_is_buffer_view(&base)) {
-        return lw_buffer_view_attribute(lw, node, &base, attr, out);
-    }
-    if (base.kind == EX_DICT) {
-        /* A member of a (flattened) dataclass argument. */
-        for (uint32_t i = 0; i < base.nitems; i++) {
-            if (base.keys[i].kind == EX_STR && strcmp(base.keys[i].str, attr) == 0) {
-                *out = base.items[i];
-                return 0;
-            }
+    const ExprOps *ops = lw_expr_ops(&base);
+    if (ops->attribute) {
+        int rc = ops->attribute(lw, node, &base, out);
+        if (rc != LW_DECLINED) {
+            return rc;
         }
-        return lw_error(lw, node, QD_ERR_SYNTAX, "no member '%s'", attr);
     }
-    if (base.kind == EX_NDARRAY && strcmp(attr, "shape") == 0) {
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_SHAPE;
-        out->id = base.id;
-        out->ndim = base.ndim;
-        out->layout = base.layout;
-        return 0;
+    /* Any other value Python knows (an object, a field, a func, a builtin, a constant it handed
+     * in): Python's attribute. */
+    if (base.kind == EX_PYOBJ || base.kind == EX_FIELD || base.kind == EX_FUNC || base.kind == EX_BUILTIN ||
+        ((base.kind == EX_INT || base.kind == EX_FLOAT || base.kind == EX_STR ||
+          base.kind == EX_TUPLE) && base.h)) {
+        return lw_host_getattr(lw, node, base.h, out);
     }
-    if (base.kind == EX_FIELD && strcmp(attr, "shape") == 0) {
-        const FieldView *view = base.view;
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_TUPLE;
-        out->nitems = view->ndim;
-        out->items = QD_NEW_ARRAY(lw->arena, Expr, view->ndim ? view->ndim : 1);
-        if (!out->items) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-        }
-        for (uint32_t i = 0; i < view->ndim; i++) {
-            out->items[i].kind = EX_INT;
-            out->items[i].ival = view->shape[i];
-        }
-        return 0;
-    }
-    if (base.kind == EX_PYOBJ || base.kind == EX_FIELD || base.kind == EX_FUNC ||
-        base.kind == EX_BUILTIN || ((base.kind == EX_INT || base.kind == EX_FLOAT ||
-                                     base.kind == EX_STR || base.kind == EX_TUPLE) && base.h)) {
-        QdHandle h;
-        int rc = lw->host->getattr(lw->host->self, lw->ctx, base.h, attr, &h);
-        if (rc < 0) {
-            return -1;
-        }
-        if (rc > 0) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "object has no attribute '%s'", attr);
-        }
-        return lw_from_handle(lw, node, h, out);
-    }
-    if (base.kind == EX_NDARRAY && strcmp(attr, "grad") == 0) {
-        if (!base.grad) {
-            return lw_error(lw, node, QD_ERR_SYNTAX,
-                            "this ndarray has no gradient: create it with needs_grad=True");
-        }
-        *out = *base.grad;
-        return 0;
-    }
-    if (base.kind == EX_NDARRAY) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "ndarray attribute '%s' is not available in kernels (only .shape, .grad)",
-                        attr);
-    }
-    if (base.kind == EX_SHARED && strcmp(attr, "shape") == 0) {
-        /* a SharedArray's shape: a compile-time tuple of its extents */
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_TUPLE;
-        out->nitems = base.nitems;
-        out->items = base.items;
-        return 0;
-    }
-    return lw_error(lw, node, QD_ERR_SYNTAX, "attribute '%s' of a runtime value is not supported", attr);
+    return lw_error(lw, node, QD_ERR_SYNTAX, "attribute '%s' of a runtime value is not supported",
+                    node->name);
 }
 
 static int
@@ -1210,14 +1064,13 @@ collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
     }
     /* A vector index (a runtime `(i, j) if c else (j, i)`, a qd.Vector) is one index per
      * component, like a tuple. */
-    bool is_vector = e.kind == EX_MATRIX && e.is_vector;
-    if (e.kind != EX_TUPLE && !is_vector) {
+    if (e.kind != EX_TUPLE && !lw_matrix_is_vector(&e)) {
         out[(*n)++] = e;
         return 0;
     }
     for (uint32_t i = 0; i < e.nitems; i++) {
         const Expr *item = &e.items[i];
-        bool expands = item->kind == EX_TUPLE || (item->kind == EX_MATRIX && item->is_vector);
+        bool expands = item->kind == EX_TUPLE || lw_matrix_is_vector(item);
         uint32_t count = expands ? item->nitems : 1;
         if (*n + count > 16) {
             return lw_error(lw, index, QD_ERR_SYNTAX, "too many indices");
@@ -1385,58 +1238,6 @@ check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32
     return rc;
 }
 
-static bool
-same_key(const Expr *a, const Expr *b)
-{
-    bool na = a->kind == EX_INT || a->kind == EX_BOOL || a->kind == EX_FLOAT;
-    bool nb = b->kind == EX_INT || b->kind == EX_BOOL || b->kind == EX_FLOAT;
-    if (na && nb) {
-        double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
-        double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
-        return a->kind != EX_FLOAT && b->kind != EX_FLOAT ? a->ival == b->ival : x == y;
-    }
-    if (a->kind == EX_STR && b->kind == EX_STR) {
-        return strcmp(a->str, b->str) == 0;
-    }
-    return a->kind == EX_NONE && b->kind == EX_NONE;
-}
-
-/* The item of a compile-time tuple, list or dict selected by compile-time indices. */
-static Expr *
-find_item(Lowerer *lw, const QdAst *node, const Expr *base, const Expr *idx, uint32_t n)
-{
-    if (base->kind == EX_DICT) {
-        for (uint32_t i = 0; n == 1 && i < base->nitems; i++) {
-            if (same_key(&base->keys[i], &idx[0])) {
-                return &base->items[i];
-            }
-        }
-        lw_error(lw, node, QD_ERR_COMPILATION, "KeyError: the key is not in the dict");
-        return NULL;
-    }
-    if (n != 1 || (idx[0].kind != EX_INT && idx[0].kind != EX_BOOL)) {
-        lw_error(lw, node, QD_ERR_SYNTAX, "a tuple or list in a kernel is indexed with a compile-time integer");
-        return NULL;
-    }
-    int64_t i = idx[0].ival < 0 ? idx[0].ival + base->nitems : idx[0].ival;
-    if (i < 0 || i >= (int64_t)base->nitems) {
-        lw_error(lw, node, QD_ERR_COMPILATION, "IndexError: tuple index out of range");
-        return NULL;
-    }
-    return &base->items[i];
-}
-
-Expr *
-lw_container_item(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index)
-{
-    Expr idx[16];
-    uint32_t n = 0;
-    if (collect_indices(lw, index, idx, &n) < 0) {
-        return NULL;
-    }
-    return find_item(lw, node, base, idx, n);
-}
-
 static int
 lower_dict(Lowerer *lw, const QdAst *node, Expr *out)
 {
@@ -1542,76 +1343,22 @@ lw_subscript_indices(Lowerer *lw, const QdAst *node, const QdAst *where, const E
 }
 
 int
+lw_not_indexable(Lowerer *lw, const QdAst *node)
+{
+    return lw_error(lw, node, QD_ERR_SYNTAX, "this value cannot be indexed in a kernel");
+}
+
+int
 lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
+    const ExprOps *ops = lw_expr_ops(base);
+    if (ops->subscript) {
+        return ops->subscript(lw, node, base, index, out);
+    }
     Expr idx[16];
     uint32_t n = 0;
-    if (base->kind == EX_PYOBJ && base->hkind == QD_HOST_STRUCT_FIELD) {
-        return lw_struct_field_subscript(lw, node, base, index, out);
-    }
-    if (base->kind == EX_MATRIX) {
-        return lw_matrix_subscript(lw, node, base, index, out);
-    }
-    if (base->kind == EX_SHARED) {
-        return lw_simt_subscript(lw, node, base, index, out);
-    }
-    if ((base->kind == EX_PYOBJ && base->hkind == QD_HOST_MATRIX_FIELD) ||
-        (base->kind == EX_NDARRAY && base->rows)) {
-        return lw_matrix_field_subscript(lw, node, base, index, out);
-    }
-    if (base->kind == EX_FIELD || base->kind == EX_NDARRAY) {
-        RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
-        return lw_subscript_indices(lw, node, index, base, idx, n, out);
-    }
-    if (lw_is_buffer_view(base)) {
-        return lw_buffer_view_subscript(lw, node, base, index, out);
-    }
-    if (index->kind == QD_AST_SLICE && (base->kind == EX_TUPLE || base->kind == EX_SHAPE)) {
-        /* t[1:], arr.shape[:-1]: a shorter tuple, as Python slices the reference's list. */
-        Expr seq = *base;
-        if (base->kind == EX_SHAPE) {
-            RETURN_IF_ERROR(lw_shape_tuple(lw, base, &seq));
-        }
-        return lw_slice_items(lw, node, index, seq.items, seq.nitems, out);
-    }
-    RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
-    if (base->kind == EX_SHAPE) {
-        /* A negative index counts from the end, as on the tuple the reference makes. */
-        int64_t d = n == 1 && idx[0].kind == EX_INT ? idx[0].ival : INT64_MIN;
-        if (d < 0 && d != INT64_MIN) {
-            d += base->ndim;
-        }
-        if (d == INT64_MIN) {
-            return lw_error(lw, node, QD_ERR_SYNTAX,
-                            "a shape index must be a compile-time integer");
-        }
-        if (d < 0 || d >= (int64_t)base->ndim) {
-            return lw_error(lw, node, QD_ERR_COMPILATION,
-                            "IndexError: shape index out of range (the ndarray has %u axes)",
-                            base->ndim);
-        }
-        return lw_shape_axis(lw, base, (uint32_t)d, out);
-    }
-    if (base->kind == EX_TUPLE || base->kind == EX_DICT) {
-        Expr *item = find_item(lw, node, base, idx, n);
-        if (!item) {
-            return -1;
-        }
-        *out = *item;
-        return 0;
-    }
-    if (base->kind == EX_PYOBJ && n == 1 && (idx[0].kind == EX_INT) && idx[0].ival >= 0) {
-        QdHandle h;
-        RETURN_IF_ERROR(lw->host->getitem(lw->host->self, lw->ctx, base->h, (uint32_t)idx[0].ival, &h));
-        return lw_from_handle(lw, node, h, out);
-    }
-    if (base->kind == EX_PYOBJ && base->hkind == QD_HOST_CALLABLE &&
-        node->kind == QD_AST_SUBSCRIPT && node->pynode) {
-        /* A class or other callable subscripted at compile time (a generic annotation such as
-         * qd.BufferView[qd.f32] on a func parameter): Python evaluates it. */
-        return lw_static_eval(lw, node, out);
-    }
-    return lw_error(lw, node, QD_ERR_SYNTAX, "this value cannot be indexed in a kernel");
+    RETURN_IF_ERROR(collect_indices(lw, index, idx, &n)); /* its errors come first */
+    return lw_not_indexable(lw, node);
 }
 
 int

@@ -765,6 +765,9 @@ lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const E
 int
 lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value)
 {
+    if (v && v->e.kind == EX_STRUCT) { /* a struct variable takes any assignment */
+        return lw_struct_assign_name(lw, target, v, value);
+    }
     if (v && v->e.kind == EX_MATRIX) {
         return lw_matrix_store(lw, target, &v->e, value);
     }
@@ -775,6 +778,76 @@ lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *valu
     Expr slots;
     RETURN_IF_ERROR(lw_struct_new_var(lw, target, value, &slots));
     return lw_bind(lw, target->name, &slots, NULL);
+}
+
+static bool
+is_scalar_value(const Expr *e)
+{
+    return lw_is_compile_time_scalar(e) || e->kind == EX_VALUE || e->kind == EX_LVALUE;
+}
+
+/* The branches of a runtime `x if c else y` where one is a tuple or a matrix, made matrices of
+ * one shape in their own regions, as the reference's select does: a tuple of scalars is a
+ * vector of its promoted type, a scalar facing a vector or matrix is broadcast to its shape.
+ * Merging then promotes both to one element type. */
+static int
+branches_as_matrices(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
+{
+    for (int s = 0; s < 2; s++) {
+        if (vals[s].kind != EX_TUPLE) {
+            continue;
+        }
+        for (uint32_t i = 0; i < vals[s].nitems; i++) {
+            if (!is_scalar_value(&vals[s].items[i])) {
+                return lw_error(lw, node, QD_ERR_TYPE,
+                                "the tuples of a conditional expression must hold scalars");
+            }
+        }
+        if (vals[s].nitems == 0) {
+            return lw_error(lw, node, QD_ERR_TYPE, "a conditional expression of an empty tuple");
+        }
+        Expr v;
+        lw->cur = ifi->regions[s];
+        RETURN_IF_ERROR(
+            lw_matrix_from_scalars(lw, node, vals[s].items, vals[s].nitems, 1, true, NULL, &v));
+        vals[s] = v;
+    }
+    for (int s = 0; s < 2; s++) {
+        const Expr *other = &vals[1 - s];
+        if (!is_scalar_value(&vals[s]) || other->kind != EX_MATRIX) {
+            continue;
+        }
+        Expr *copies = QD_NEW_ARRAY(lw->arena, Expr, other->nitems);
+        Expr v;
+        if (!copies) {
+            return lw_nomem(lw);
+        }
+        lw->cur = ifi->regions[s];
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, &vals[s], &v)); /* loaded once */
+        for (uint32_t i = 0; i < other->nitems; i++) {
+            copies[i] = v;
+        }
+        RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, copies, other->rows, other->cols,
+                                               other->is_vector, NULL, &vals[s]));
+    }
+    if (vals[0].kind != EX_MATRIX || vals[1].kind != EX_MATRIX || vals[0].rows != vals[1].rows ||
+        vals[0].cols != vals[1].cols) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "both branches of a conditional expression must be tuples or vectors of "
+                        "one length, matrices of one shape, or scalars");
+    }
+    return 0;
+}
+
+int
+lw_matrix_merge_branches(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals, Expr *out)
+{
+    if (vals[0].kind != EX_TUPLE && vals[1].kind != EX_TUPLE && vals[0].kind != EX_MATRIX &&
+        vals[1].kind != EX_MATRIX) {
+        return LW_DECLINED;
+    }
+    RETURN_IF_ERROR(branches_as_matrices(lw, node, ifi, vals));
+    return lw_matrix_merge(lw, node, ifi, vals, out); /* element by element */
 }
 
 int
@@ -797,3 +870,55 @@ lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, E
     lw->cur = ifi->parent;
     return lw_struct_load(lw, node, &slots, out);
 }
+
+bool
+lw_matrix_is_vector(const Expr *e)
+{
+    return e->kind == EX_MATRIX && e->is_vector;
+}
+
+bool
+lw_matrix_of_lvalues(const Expr *e)
+{
+    if (e->kind != EX_MATRIX) {
+        return false;
+    }
+    for (uint32_t i = 0; i < e->nitems; i++) {
+        if (e->items[i].kind != EX_LVALUE) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* `a, b = v`: the elements of a vector; a matrix is not unpacked, as in the reference. */
+static int
+matrix_unpack(Lowerer *lw, const QdAst *target, const Expr *value, Expr *out)
+{
+    if (!value->is_vector) {
+        return lw_error(lw, target, QD_ERR_COMPILATION,
+                        "ValueError: Matrices with more than one columns cannot be unpacked");
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->items = value->items;
+    out->nitems = value->nitems;
+    return 0;
+}
+
+const ExprOps lw_matrix_ops = {
+    .name = "matrix",
+    .attribute = lw_matrix_attribute,
+    .store_attribute = lw_matrix_store_attribute,
+    .subscript = lw_matrix_subscript,
+    .store_subscript = lw_matrix_store_subscript,
+    .store = lw_matrix_store,
+    .aug_assign = lw_matrix_aug_assign,
+    .assign_name = lw_matrix_assign_name,
+    .snapshot = lw_struct_load, /* every lvalue element loaded */
+    .unpack = matrix_unpack,
+    .binary = lw_matrix_binary,
+    .compare = lw_matrix_compare,
+    .unary = lw_matrix_unary,
+    .logical = lw_matrix_logical,
+};

@@ -544,3 +544,24 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     }
     return lw_error(lw, node, QD_ERR_INTERNAL, "qd.simt.%s: unhandled", name);
 }
+
+/* `a.shape` of a SharedArray: a compile-time tuple of its extents. */
+static int
+shared_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
+{
+    (void)lw;
+    if (strcmp(node->name, "shape") != 0) {
+        return LW_DECLINED;
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->nitems = base->nitems;
+    out->items = base->items;
+    return 0;
+}
+
+const ExprOps lw_shared_ops = {
+    .name = "shared array",
+    .attribute = shared_attribute,
+    .subscript = lw_simt_subscript,
+};

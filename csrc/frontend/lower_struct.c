@@ -883,3 +883,30 @@ lw_struct_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const E
     RETURN_IF_ERROR(lw_struct_cast(lw, node, ann->h, value, &s));
     return return_leaves(lw, node, &s, next);
 }
+
+/***** operations by kind *****/
+
+const ExprOps lw_struct_ops = {
+    .name = "struct",
+    .attribute = lw_struct_attribute,
+    .store_attribute = lw_struct_store_attribute,
+    .store = lw_struct_store,
+    .assign_name = lw_struct_assign_name,
+    .snapshot = lw_struct_load,
+};
+
+/* A struct-for over a struct field: over the shape of its first scalar member field. */
+static int
+struct_field_iterate(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it)
+{
+    Expr leaf;
+    RETURN_IF_ERROR(lw_struct_field_leaf(lw, node, e, &leaf));
+    const ExprOps *ops = lw_expr_ops(&leaf);
+    return ops->iterate ? ops->iterate(lw, node, &leaf, it) : LW_DECLINED;
+}
+
+const ExprOps lw_struct_field_ops = {
+    .name = "struct field",
+    .subscript = lw_struct_field_subscript,
+    .iterate = struct_field_iterate,
+};
