@@ -77,6 +77,24 @@ struct Expr {
     IterSpec *iter;      /* ITER */
 };
 
+/* A runtime value Expr of value id and type ty. */
+static inline Expr
+lw_value(uint32_t id, const QdType *ty)
+{
+    Expr e = {0};
+    e.kind = EX_VALUE;
+    e.id = id;
+    e.ty = ty;
+    return e;
+}
+
+/* The scalar type's name ("i32"), "?" for none. */
+static inline const char *
+lw_type_name(const QdType *ty)
+{
+    return ty ? qd_type_scalar_name(ty->kind) : "?";
+}
+
 /* How a field is indexed: canonical axes, their physical order and index origins. */
 typedef struct FieldView {
     uint32_t ndim;      /* dimensions */
@@ -318,10 +336,6 @@ int lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr
 int lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 int lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond);
-/* Debug check: `assert ok` failing the launch with "file:line: message"; with values, message is
- * a print format for them. Nothing in the prologue of a range_for task. */
-int lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message,
-                    const uint32_t *vals, uint32_t nvals);
 /* Compile-time value of an Expr as a host handle (for qd.static evaluation). */
 int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
 /* Expr for a host handle (describes it). */
@@ -349,6 +363,17 @@ const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
 int lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n);
 int lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id);
 
+/***** lower_cond.c: and / or / x if c else y *****/
+
+int lw_boolop(Lowerer *lw, const QdAst *node, Expr *out);
+int lw_ifexp(Lowerer *lw, const QdAst *node, Expr *out);
+
+/***** lower_container.c: tuple, list and dict literals, comprehensions *****/
+
+int lw_sequence_literal(Lowerer *lw, const QdAst *node, Expr *out);
+int lw_dict_literal(Lowerer *lw, const QdAst *node, Expr *out);
+int lw_listcomp(Lowerer *lw, const QdAst *node, Expr *out);
+
 /***** lower_consteval.c *****/
 
 /* a <op> b for two compile-time Python numbers (QD_BIN_*), with Python semantics. */
@@ -361,21 +386,46 @@ const char *lw_binop_symbol(int op);
 int lw_python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b,
                         Expr *out);
 
-/***** lower_call.c *****/
+/***** lower_call.c: call dispatch *****/
+
+int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
+
+/***** lower_builtins.c: the kernel-scope builtins *****/
+
+/* The evaluated arguments of a call. */
+typedef struct CallArgs {
+    const QdAst *node;  /* the CALL node */
+    Expr *pos;          /* positional argument values */
+    uint32_t npos;      /* how many */
+    const QdAst **kw;   /* keyword nodes (name, x = value) */
+    Expr *kwv;          /* keyword values */
+    uint32_t nkw;       /* how many */
+} CallArgs;
+
+/* Calls builtin `name` of the table with arguments c; the "not supported" error when the table
+ * has no such name. */
+int lw_builtin(Lowerer *lw, const char *name, const CallArgs *c, Expr *out);
+/* The value of keyword argument `name`, or NULL. */
+const Expr *lw_call_keyword(const CallArgs *c, const char *name);
+/* min / max (QD_OP_MIN, QD_OP_MAX) of two scalars. */
+int lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b, Expr *out);
+/* Calls builtin `name` with matrix-call arguments (element-wise vector/matrix calls). */
+struct MatrixCall;
+int lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
+                    Expr *out);
+
+/***** lower_print.c: print and assert formats *****/
 
 typedef QdVec(uint32_t) QdIdVec;
 /* Appends an assert message (string, f-string or "format" % values) to fmt as a print format,
  * with the runtime values it formats in args. */
 int lw_format_message(Lowerer *lw, const QdAst *msg, QdSbuf *fmt, QdIdVec *args);
-
-int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
-/* min / max (QD_OP_MIN, QD_OP_MAX) of two scalars. */
-int lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b, Expr *out);
-
-/* Calls builtin `name` (the kernel-scope builtin table) with the given arguments. */
-struct MatrixCall;
-int lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
-                    Expr *out);
+/* The builtin print(*values, sep=, end=). */
+int lw_builtin_print(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
+/* Debug check: `assert ok` failing the launch with "file:line: message"; with values, message is
+ * a print format for them. Nothing in the prologue of a range_for task. */
+int lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message,
+                    const uint32_t *vals, uint32_t nvals);
 
 /***** lower_static.c *****/
 

@@ -222,3 +222,164 @@ const ExprOps lw_dict_ops = {
     .subscript = dict_subscript,
     .store_subscript = dict_store_subscript,
 };
+
+/***** literals *****/
+
+/* `(a, b)`, `[a, b]`: a compile-time tuple of the evaluated items. */
+int
+lw_sequence_literal(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->nitems = node->a.len;
+    out->items = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
+    if (!out->items) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < node->a.len; i++) {
+        if (node->a.items[i]->kind == QD_AST_STARRED) {
+            return lw_error(lw, node->a.items[i], QD_ERR_SYNTAX, "Unsupported node \"Starred\"");
+        }
+        RETURN_IF_ERROR(lw_expr(lw, node->a.items[i], &out->items[i]));
+    }
+    return 0;
+}
+
+/* `{k: v}` with compile-time keys. */
+int
+lw_dict_literal(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_DICT;
+    out->nitems = node->a.len;
+    out->keys = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
+    out->items = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
+    if (!out->keys || !out->items) {
+        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < node->a.len; i++) {
+        if (!node->a.items[i]) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "'**' in a dict literal is not supported in kernels");
+        }
+        RETURN_IF_ERROR(lw_expr(lw, node->a.items[i], &out->keys[i]));
+        const Expr *k = &out->keys[i];
+        if (!lw_is_compile_time_scalar(k) && k->kind != EX_STR && k->kind != EX_NONE) {
+            return lw_error(lw, node->a.items[i], QD_ERR_SYNTAX, "dict keys in kernels must be compile-time values");
+        }
+        RETURN_IF_ERROR(lw_expr(lw, node->b.items[i], &out->items[i]));
+        if (out->items[i].kind == EX_LVALUE) {
+            RETURN_IF_ERROR(lw_rvalue(lw, node->b.items[i], &out->items[i], &out->items[i]));
+        }
+    }
+    return 0;
+}
+
+/***** comprehensions (compile-time) *****/
+
+typedef QdVec(Expr) ExprVec;
+
+/* The items of a compile-time iterable: a range with constant bounds, a tuple or list, or any
+ * Python iterable. */
+static int
+static_items(Lowerer *lw, const QdAst *node, const Expr *it, Expr *out)
+{
+    if (it->kind == EX_TUPLE) {
+        *out = *it;
+        return 0;
+    }
+    if (it->kind == EX_ITER && it->iter->kind == IT_RANGE && it->iter->begin[0].kind == EX_INT &&
+        it->iter->end[0].kind == EX_INT) {
+        int64_t lo = it->iter->begin[0].ival, hi = it->iter->end[0].ival;
+        uint32_t n = hi > lo ? (uint32_t)(hi - lo) : 0;
+        if (hi - lo > 1 << 20) {
+            return lw_error(lw, node, QD_ERR_SYNTAX, "comprehension over more than 2^20 items");
+        }
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_TUPLE;
+        out->nitems = n;
+        out->items = QD_NEW_ARRAY(lw->arena, Expr, n ? n : 1);
+        if (!out->items) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            out->items[i].kind = EX_INT;
+            out->items[i].ival = lo + (int64_t)i;
+        }
+        return 0;
+    }
+    if (it->kind == EX_PYOBJ) {
+        QdHandle t;
+        RETURN_IF_ERROR(lw->host->to_tuple(lw->host->self, lw->ctx, it->h, &t));
+        return lw_from_handle(lw, node, t, out);
+    }
+    return lw_error(lw, node, QD_ERR_SYNTAX,
+                    "comprehensions in kernels iterate over compile-time values (range of Python "
+                    "ints, tuples, lists)");
+}
+
+static int
+bind_comp_target(Lowerer *lw, const QdAst *target, const Expr *value)
+{
+    if (target->kind == QD_AST_NAME) {
+        return lw_bind(lw, target->name, value, NULL);
+    }
+    if ((target->kind == QD_AST_TUPLE || target->kind == QD_AST_LIST) && value->kind == EX_TUPLE &&
+        value->nitems == target->a.len) {
+        for (uint32_t i = 0; i < target->a.len; i++) {
+            RETURN_IF_ERROR(bind_comp_target(lw, target->a.items[i], &value->items[i]));
+        }
+        return 0;
+    }
+    return lw_error(lw, target, QD_ERR_SYNTAX, "unsupported comprehension target");
+}
+
+static int
+comprehension(Lowerer *lw, const QdAst *node, uint32_t gen, ExprVec *out)
+{
+    if (gen == node->a.len) {
+        Expr e;
+        RETURN_IF_ERROR(lw_expr(lw, node->x, &e));
+        if (e.kind == EX_LVALUE) {
+            RETURN_IF_ERROR(lw_rvalue(lw, node->x, &e, &e));
+        }
+        return qd_vec_push(lw->arena, out, e) < 0 ? qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory") : 0;
+    }
+    const QdAst *g = node->a.items[gen];
+    Expr it, items;
+    RETURN_IF_ERROR(lw_expr(lw, g->y, &it));
+    RETURN_IF_ERROR(static_items(lw, g->y, &it, &items));
+    for (uint32_t i = 0; i < items.nitems; i++) {
+        lw_push_scope(lw);
+        int rc = bind_comp_target(lw, g->x, &items.items[i]);
+        bool keep = true;
+        for (uint32_t k = 0; rc == 0 && k < g->a.len && keep; k++) {
+            Expr c;
+            rc = lw_expr(lw, g->a.items[k], &c);
+            if (rc == 0 && !lw_is_compile_time_scalar(&c)) {
+                rc = lw_error(lw, g->a.items[k], QD_ERR_SYNTAX,
+                              "comprehension conditions must be compile-time values");
+            }
+            keep = rc == 0 && (c.kind == EX_FLOAT ? c.fval != 0 : c.ival != 0);
+        }
+        if (rc == 0 && keep) {
+            rc = comprehension(lw, node, gen + 1, out);
+        }
+        lw_pop_scope(lw);
+        RETURN_IF_ERROR(rc);
+    }
+    return 0;
+}
+
+int
+lw_listcomp(Lowerer *lw, const QdAst *node, Expr *out)
+{
+    ExprVec items = {0};
+    RETURN_IF_ERROR(comprehension(lw, node, 0, &items));
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->items = items.data;
+    out->nitems = items.len;
+    return 0;
+}
+
+/***** dispatch *****/
