@@ -261,10 +261,6 @@ extern const ExprOps lw_dict_ops;         /* lower_container.c: EX_DICT (buffer 
 extern const ExprOps lw_iter_ops;         /* lower_loop.c: EX_ITER */
 extern const ExprOps lw_host_ops;         /* lower_host.c: any other EX_PYOBJ */
 
-/***** lower_host.c *****/
-
-/* Attribute `node->name` of the Python object h, asked of Python. */
-int lw_host_getattr(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 
 /***** lower_kernel.c *****/
 
@@ -319,8 +315,6 @@ uint32_t lw_const_float(Lowerer *lw, const QdType *ty, double v);
 const QdType *lw_literal_type(Lowerer *lw, const Expr *e);
 /* spec 0.4 promoted_type. */
 const QdType *lw_promote(const QdType *a, const QdType *b);
-/* Whether integer v is representable in integer type ty (u1: 0 or 1). */
-bool lw_int_fits(const QdType *ty, int64_t v);
 /* An integer literal meeting a runtime value must fit default_ip (spec 0.4); -1 with a diag. */
 int lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e);
 bool lw_is_runtime(const Expr *e);
@@ -336,32 +330,39 @@ int lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr
 int lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 int lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond);
-/* Compile-time value of an Expr as a host handle (for qd.static evaluation). */
-int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
-/* Expr for a host handle (describes it). */
-int lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
-/* The physical axis of ndarray e (EX_NDARRAY or EX_SHAPE) that holds canonical axis `axis`. */
-uint32_t lw_ndarray_axis(const Expr *e, uint32_t axis);
+/* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
+int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
+const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
+
+/***** lower_subscript.c: indices and elements *****/
+
+/* `base[index]`: the kind's ExprOps.subscript. */
+int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
 /* The extent of canonical axis `axis` of ndarray e (an i32 `shape` instruction), or QD_NO_VALUE. */
 uint32_t lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis);
 /* base[idx...] of a field or ndarray as an lvalue; `where` (the index expression) is blamed for
  * bad indices. */
 int lw_subscript_indices(Lowerer *lw, const QdAst *node, const QdAst *where, const Expr *base,
                          Expr *idx, uint32_t n, Expr *out);
-int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
 /* The extents of ndarray shape `shape` (EX_SHAPE) as a tuple of i32 values read at the current
  * insertion point: `n, m = arr.shape`, `qd.ndrange(*arr.shape)`. */
 int lw_shape_tuple(Lowerer *lw, const Expr *shape, Expr *out);
 /* Extent d of the shape of `shape` (EX_SHAPE or EX_NDARRAY): an i32 read at the insertion point. */
 int lw_shape_axis(Lowerer *lw, const Expr *shape, uint32_t d, Expr *out);
-/* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
-int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 /* The "this value cannot be indexed in a kernel" error. */
 int lw_not_indexable(Lowerer *lw, const QdAst *node);
-const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
 /* The indices of x[index] (tuples expand), and one index as an i32 value. */
 int lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n);
 int lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id);
+
+/***** lower_host.c: compile-time Python objects *****/
+
+/* Compile-time value of an Expr as a host handle (for qd.static evaluation). */
+int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
+/* Expr for a host handle (describes it). */
+int lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
+/* Attribute `node->name` of the Python object h, asked of Python. */
+int lw_host_getattr(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 
 /***** lower_cond.c: and / or / x if c else y *****/
 
@@ -441,9 +442,6 @@ int lw_static_op(Lowerer *lw, const QdAst *node, QdHandle h, const char *name, E
 /* A qd.simt.* builtin (`name` without the "simt." prefix). */
 int lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
                  Expr *out);
-/* x[index] of a SharedArray (EX_SHARED): lvalues in shared memory. */
-int lw_simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
-                      Expr *out);
 
 /***** lower_random.c *****/
 
@@ -456,30 +454,17 @@ int lw_random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits);
  * keyword names are the call's keyword nodes): missing members are zero, members converted. */
 int lw_struct_construct(Lowerer *lw, const QdAst *call, const Expr *type, const Expr *args,
                         uint32_t npos, uint32_t nkw, Expr *out);
-/* A struct value converted member by member to struct type `type`. */
-int lw_struct_cast(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Expr *out);
 /* A Python struct instance (compile-time): typed constant members. */
 int lw_struct_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 /* A copy of a struct value in fresh slots (a new variable, a func parameter). */
 int lw_struct_new_var(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out);
 /* The struct with every lvalue member loaded (a snapshot for assignment and returns). */
 int lw_struct_load(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out);
-/* Member-by-member store of struct `value` into struct `target` (lvalue members). */
-int lw_struct_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 /* `name = value` where the value or the variable v (NULL when new) is a struct. */
 int lw_struct_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
-/* `s.name` of struct value s: a member, or a @qd.func method bound to s. */
-int lw_struct_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
-/* `s.name = value` (target is the ATTRIBUTE node, base its evaluated struct). */
-int lw_struct_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value);
 /* Evaluates node->x of SUBSCRIPT node `node` into *base and returns 0; when it is `obj.r` with r
  * an unpacked vector member of struct obj, *out is the selected member and it returns 1. */
 int lw_subscript_base(Lowerer *lw, const QdAst *node, Expr *base, Expr *out);
-/* `f[index]` of a struct field (EX_PYOBJ, QD_HOST_STRUCT_FIELD): the members' elements. */
-int lw_struct_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
-                              Expr *out);
-/* The first scalar member field of a struct field (its shape is the struct field's). */
-int lw_struct_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 /* The scalar field that gives the index space of `e`: the first leaf of a struct field or a
  * vector/matrix field (all of whose leaves have its shape), else e itself. */
 int lw_shape_leaf(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
@@ -523,8 +508,6 @@ int lw_matrix_item(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *
 /* A matrix of the given scalars, converted to ty (NULL: their promoted type). */
 int lw_matrix_from_scalars(Lowerer *lw, const QdAst *node, const Expr *items, uint32_t rows,
                            uint32_t cols, bool is_vector, const QdType *ty, Expr *out);
-/* The UserWarning for more than 144 entries. */
-int lw_matrix_warn_size(Lowerer *lw, const QdAst *node, uint32_t n);
 /* Builtins "Matrix", "Vector", "Matrix.zero/one/identity/unit/diag/rows/cols". */
 int lw_matrix_builtin(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c, Expr *out);
 /* n, m, vector-ness and dtype (NULL when unset) of a vector/matrix type or value handle. */
@@ -532,9 +515,6 @@ int lw_matrix_type_info(Lowerer *lw, const QdAst *node, QdHandle type, uint32_t 
                         bool *is_vector, const QdType **ty);
 /* Calling a type object: vec3f(1, 2, 3), vec4f(v.xyz, 1), mat2f(0). */
 int lw_matrix_type_call(Lowerer *lw, const QdAst *node, const Expr *type, const MatrixCall *c, Expr *out);
-/* The value of `if` instruction ifi whose regions computed vals[0] (then) and vals[1] (else),
- * two matrices of one shape: merged through one slot per element. */
-int lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out);
 /* The same for the branches of a conditional value where one is a tuple or a matrix: tuples
  * become vectors and a scalar facing a matrix is broadcast first; LW_DECLINED when neither is. */
 int lw_matrix_merge_branches(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals, Expr *out);
@@ -548,27 +528,17 @@ int lw_matrix_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *ou
 int lw_matrix_operand(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp);
 /* Operators with at least one matrix operand (scalars broadcast; lists are lw_matrix_operand's). */
 int lw_matrix_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
-int lw_matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
 /* `a and b` (is_and) / `a or b` with a vector/matrix (or list) operand: element-wise logical,
  * 0 or 1 in the operands' promoted type, on integral elements; a scalar broadcasts. */
 int lw_matrix_logical(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, const Expr *b,
                       Expr *out);
-int lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_matrix_transpose(Lowerer *lw, const QdAst *node, const Expr *a, Expr *out);
-/* Method `name` of matrix `self` (dot, cross, norm, sum, cast, fill, ...). */
-int lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
-                     const MatrixCall *c, Expr *out);
 bool lw_matrix_is_method(const char *name);
 /* A builtin call where an argument may be a vector/matrix: constructors, methods, element-wise
  * math and atomics, any/all, len, qd.zero/one. Returns 1 when it is none of those. */
 int lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out);
 /* Element-wise store of a matrix, list or scalar (broadcast) into a matrix of lvalues. */
 int lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
-/* `target <op>= value` of AUG_ASSIGN node `node` for a matrix of lvalues, element by element
- * (atomic per element on global data); a scalar broadcasts, a list is the vector/matrix it spells. */
-int lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
-/* `name = value` where the value or the variable v (NULL when new) is a matrix. */
-int lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
 /* Indexing, slicing, swizzles. */
 int lw_matrix_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
 /* `base[index] = value`, or with `aug` (an AUG_ASSIGN node) `base[index] <op>= value`. */

@@ -114,8 +114,9 @@ lw_const_float(Lowerer *lw, const QdType *ty, double v)
     return qd_inst_set_result(lw->f, inst, ty, NULL);
 }
 
-bool
-lw_int_fits(const QdType *ty, int64_t v)
+/* Whether integer v is representable in integer type ty (u1: 0 or 1). */
+static bool
+int_fits(const QdType *ty, int64_t v)
 {
     uint32_t bits = qd_type_bits(ty);
     if (ty->kind == QD_TY_U1) {
@@ -173,7 +174,7 @@ typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty,
         } else if (lit->is_big && lit->big_u64 && ty->kind == QD_TY_U64) {
             id = lw_const_int(lw, ty, (int64_t)lit->ubits);
         } else {
-            if (lit->is_big || !lw_int_fits(ty, v)) {
+            if (lit->is_big || !int_fits(ty, v)) {
                 const char *text = int_text(lw, lit);
                 if (explicit_type) {
                     return lw_error(lw, node, QD_ERR_TYPE,
@@ -247,7 +248,7 @@ lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr
          * directly when it fits, else it is converted like a runtime value (wrapping). A Python
          * int is a default_ip literal before it becomes a value of any type (spec 0.4). */
         RETURN_IF_ERROR(lw_check_literal(lw, node, e));
-        if (e->kind == EX_INT && !qd_type_is_float(ty) && !lw_int_fits(ty, e->ival)) {
+        if (e->kind == EX_INT && !qd_type_is_float(ty) && !int_fits(ty, e->ival)) {
             Expr lit;
             RETURN_IF_ERROR(typed_literal(lw, node, e, lw_literal_type(lw, e), false, &lit));
             return lw_convert(lw, node, &lit, ty, out);
@@ -325,7 +326,7 @@ lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e)
     if (e->kind != EX_INT || e->ty) { /* a typed constant is in its type's range already */
         return 0;
     }
-    if (e->is_big || !lw_int_fits(qd_type_scalar(lw->opt->default_ip), e->ival)) {
+    if (e->is_big || !int_fits(qd_type_scalar(lw->opt->default_ip), e->ival)) {
         return default_ip_error(lw, node, int_text(lw, e));
     }
     return 0;

@@ -67,8 +67,9 @@ lw_matrix_scalar(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
     return 0;
 }
 
-int
-lw_matrix_warn_size(Lowerer *lw, const QdAst *node, uint32_t n)
+/* The UserWarning for more than 144 entries. */
+static int
+matrix_warn_size(Lowerer *lw, const QdAst *node, uint32_t n)
 {
     if (n > MAX_ENTRIES) {
         return lw_warn(lw, node, "UserWarning",
@@ -189,7 +190,7 @@ construct(Lowerer *lw, const QdAst *node, bool vector, const Expr *arg, const Ex
     if (s.len != n * cols) {
         return lw_error(lw, node, QD_ERR_TYPE, "a matrix element must be a scalar");
     }
-    RETURN_IF_ERROR(lw_matrix_warn_size(lw, node, n * cols));
+    RETURN_IF_ERROR(matrix_warn_size(lw, node, n * cols));
     return lw_matrix_from_scalars(lw, node, s.data, n, cols, !nested, ty, out);
 }
 
@@ -295,7 +296,7 @@ lw_matrix_builtin(Lowerer *lw, const QdAst *node, const char *name, const Matrix
         if (what[0] == 'i') {
             m = n;
         }
-        RETURN_IF_ERROR(lw_matrix_warn_size(lw, node, (uint32_t)(n * (m ? m : 1))));
+        RETURN_IF_ERROR(matrix_warn_size(lw, node, (uint32_t)(n * (m ? m : 1))));
         return filled(lw, node, ty, (uint32_t)n, (uint32_t)m, what[0] == 'i', &v, out);
     }
     if (strcmp(what, "unit") == 0) {
@@ -621,8 +622,8 @@ compare_elem(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *
     return lw_compare(lw, node, op, a, b, out);
 }
 
-int
-lw_matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
+static int
+matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
     Expr ta, tb;
     RETURN_IF_ERROR(lw_matrix_operand(lw, node, &a, &ta));
@@ -677,8 +678,8 @@ lw_matrix_logical(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, co
     return elementwise(lw, node, is_and, a, b, logical_elem, lw_promote(tya, tyb), out);
 }
 
-int
-lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out)
+static int
+matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out)
 {
     /* `not` is element-wise, 0 or 1 (integral elements only) */
     const QdType *ty = op == QD_UNARY_NOT ? qd_type_scalar(QD_TY_U1) : a->ty;
@@ -742,8 +743,10 @@ lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *
     return 0;
 }
 
-int
-lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
+/* `target <op>= value` of AUG_ASSIGN node `node` for a matrix of lvalues, element by element
+ * (atomic per element on global data); a scalar broadcasts, a list is the vector/matrix it spells. */
+static int
+matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
 {
     Expr tmp, snap;
     RETURN_IF_ERROR(lw_matrix_operand(lw, node, &value, &tmp));
@@ -762,8 +765,9 @@ lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const E
     return 0;
 }
 
-int
-lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value)
+/* `name = value` where the value or the variable v (NULL when new) is a matrix. */
+static int
+matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value)
 {
     if (v && v->e.kind == EX_STRUCT) { /* a struct variable takes any assignment */
         return lw_struct_assign_name(lw, target, v, value);
@@ -839,19 +843,10 @@ branches_as_matrices(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
     return 0;
 }
 
-int
-lw_matrix_merge_branches(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals, Expr *out)
-{
-    if (vals[0].kind != EX_TUPLE && vals[1].kind != EX_TUPLE && vals[0].kind != EX_MATRIX &&
-        vals[1].kind != EX_MATRIX) {
-        return LW_DECLINED;
-    }
-    RETURN_IF_ERROR(branches_as_matrices(lw, node, ifi, vals));
-    return lw_matrix_merge(lw, node, ifi, vals, out); /* element by element */
-}
-
-int
-lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out)
+/* The value of `if` instruction ifi whose regions computed vals[0] (then) and vals[1] (else),
+ * two matrices of one shape: merged through one slot per element. */
+static int
+matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out)
 {
     const Expr *a = &vals[0], *b = &vals[1];
     if (a->kind != EX_MATRIX || b->kind != EX_MATRIX || a->rows != b->rows || a->cols != b->cols) {
@@ -869,6 +864,17 @@ lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, E
     }
     lw->cur = ifi->parent;
     return lw_struct_load(lw, node, &slots, out);
+}
+
+int
+lw_matrix_merge_branches(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals, Expr *out)
+{
+    if (vals[0].kind != EX_TUPLE && vals[1].kind != EX_TUPLE && vals[0].kind != EX_MATRIX &&
+        vals[1].kind != EX_MATRIX) {
+        return LW_DECLINED;
+    }
+    RETURN_IF_ERROR(branches_as_matrices(lw, node, ifi, vals));
+    return matrix_merge(lw, node, ifi, vals, out); /* element by element */
 }
 
 bool
@@ -913,12 +919,12 @@ const ExprOps lw_matrix_ops = {
     .subscript = lw_matrix_subscript,
     .store_subscript = lw_matrix_store_subscript,
     .store = lw_matrix_store,
-    .aug_assign = lw_matrix_aug_assign,
-    .assign_name = lw_matrix_assign_name,
+    .aug_assign = matrix_aug_assign,
+    .assign_name = matrix_assign_name,
     .snapshot = lw_struct_load, /* every lvalue element loaded */
     .unpack = matrix_unpack,
     .binary = lw_matrix_binary,
-    .compare = lw_matrix_compare,
-    .unary = lw_matrix_unary,
+    .compare = matrix_compare,
+    .unary = matrix_unary,
     .logical = lw_matrix_logical,
 };

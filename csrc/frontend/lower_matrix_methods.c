@@ -91,8 +91,9 @@ float_of(Lowerer *lw, const QdAst *node, const Expr *x, Expr *out)
     return 0;
 }
 
-int
-lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
+/* Method `name` of matrix `self` (dot, cross, norm, sum, cast, fill, ...). */
+static int
+matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
                  const MatrixCall *c, Expr *out)
 {
     const Expr *a = self;
@@ -305,7 +306,7 @@ int
 lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out)
 {
     if (strncmp(fn->str, "matrix.", 7) == 0 && fn->items) {
-        return lw_matrix_method(lw, node, fn->str + 7, &fn->items[0], c, out);
+        return matrix_method(lw, node, fn->str + 7, &fn->items[0], c, out);
     }
     if (strcmp(fn->str, "buffer_view.subview") == 0 && fn->items) {
         if (c->nkw) {
@@ -329,7 +330,7 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
     }
     if (c->npos == 1 && (strcmp(fn->str, "any") == 0 || strcmp(fn->str, "all") == 0)) {
         MatrixCall none = {NULL, 0, NULL, NULL, 0};
-        return lw_matrix_method(lw, node, fn->str, shape, &none, out);
+        return matrix_method(lw, node, fn->str, shape, &none, out);
     }
     if (c->npos == 1 && (strcmp(fn->str, "zero") == 0 || strcmp(fn->str, "one") == 0)) {
         /* qd.zero(m) / qd.one(m): a matrix of m's shape; elements typed as `m * k` */

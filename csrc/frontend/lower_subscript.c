@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t
-lw_ndarray_axis(const Expr *e, uint32_t axis)
+/* The physical axis of ndarray e (EX_NDARRAY or EX_SHAPE) that holds canonical axis `axis`. */
+static uint32_t
+ndarray_axis(const Expr *e, uint32_t axis)
 {
     for (uint32_t p = 0; e->layout && p < e->ndim; p++) {
         if (e->layout[p] == axis) {
@@ -29,7 +30,7 @@ lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis)
         return QD_NO_VALUE;
     }
     inst->args[0] = e->id;
-    inst->imm.i = lw_ndarray_axis(e, axis);
+    inst->imm.i = ndarray_axis(e, axis);
     return qd_inst_set_result(lw->f, inst, qd_type_scalar(QD_TY_I32), NULL);
 }
 
