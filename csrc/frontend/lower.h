@@ -202,9 +202,9 @@ typedef struct Lowerer {
 
 /* What an operation does on an Expr of one kind, in the manner of CPython's type slots: each
  * kind with behaviour of its own has one `const ExprOps`, defined in that kind's file, and
- * lw_expr_ops() finds it. The generic lowering (lower_expr.c, lower_stmt.c, lower_loop.c) asks
- * the table once per operation instead of testing kinds. A NULL slot means the kind has nothing
- * special there: the generic rules apply. A slot may also return LW_DECLINED, as a Python
+ * lw_expr_ops() finds it. The generic lowering (lower_expr.c, lower_subscript.c, lower_cond.c,
+ * lower_stmt.c, lower_loop.c) asks the table once per operation instead of testing kinds. A NULL
+ * slot means the kind has nothing special there: the generic rules apply. A slot may also return LW_DECLINED, as a Python
  * operator returns NotImplemented: the operation goes on to the other operand (binary
  * operators) or to the generic rules. Otherwise a slot returns 0, or -1 with a diag. */
 #define LW_DECLINED 1
@@ -403,12 +403,24 @@ typedef struct CallArgs {
     uint32_t nkw;       /* how many */
 } CallArgs;
 
+/* The lowering of a builtin (builtins.def): op is the row's opcode. */
+typedef int (*BuiltinFn)(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
+enum { BI_ELEMENTWISE = 1 << 0 }; /* builtins.def flags */
+#define QD_BUILTIN(name, fn, op, flags) int fn(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
+#include "builtins.def"
+#undef QD_BUILTIN
+/* Whether builtin `name` applies element by element to vector/matrix arguments. */
+bool lw_builtin_is_elementwise(const char *name);
 /* Calls builtin `name` of the table with arguments c; the "not supported" error when the table
  * has no such name. */
 int lw_builtin(Lowerer *lw, const char *name, const CallArgs *c, Expr *out);
+/* The "f() takes n arguments" error unless lo <= positional arguments <= hi. */
+int lw_expect_args(Lowerer *lw, const CallArgs *c, const char *name, uint32_t lo, uint32_t hi);
+/* The dtype named by an argument (qd.f32, float, int, bool), or NULL. */
+const QdType *lw_dtype_arg(const Expr *e);
 /* The value of keyword argument `name`, or NULL. */
 const Expr *lw_call_keyword(const CallArgs *c, const char *name);
-/* min / max (QD_OP_MIN, QD_OP_MAX) of two scalars. */
+/* min / max (QD_OP_MIN, QD_OP_MAX) of two scalars (lower_math.c). */
 int lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b, Expr *out);
 /* Calls builtin `name` with matrix-call arguments (element-wise vector/matrix calls). */
 struct MatrixCall;
@@ -421,8 +433,6 @@ typedef QdVec(uint32_t) QdIdVec;
 /* Appends an assert message (string, f-string or "format" % values) to fmt as a print format,
  * with the runtime values it formats in args. */
 int lw_format_message(Lowerer *lw, const QdAst *msg, QdSbuf *fmt, QdIdVec *args);
-/* The builtin print(*values, sep=, end=). */
-int lw_builtin_print(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
 /* Debug check: `assert ok` failing the launch with "file:line: message"; with values, message is
  * a print format for them. Nothing in the prologue of a range_for task. */
 int lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message,

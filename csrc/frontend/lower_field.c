@@ -1,7 +1,7 @@
 /* frontend/lower_field.c -- fields, ndarrays and ndarray shapes as values in kernels.
  *
  * A scalar field (EX_FIELD) and an ndarray parameter (EX_NDARRAY) are indexed into lvalues of
- * global memory (lw_subscript_indices, lower_expr.c), iterated by a struct-for over their shape,
+ * global memory (lw_subscript_indices, lower_subscript.c), iterated by a struct-for over their shape,
  * and have a `shape` (a compile-time tuple for a field, an EX_SHAPE read at run time for an
  * ndarray). An ndarray of vectors/matrices is indexed element-wise by lower_matrix_field.c.
  * Here are their ExprOps.

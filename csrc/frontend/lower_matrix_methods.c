@@ -294,14 +294,6 @@ lw_matrix_is_method(const char *name)
 
 /***** builtin calls with vector/matrix arguments *****/
 
-/* Builtins applied element by element when an argument is a vector or matrix (scalars broadcast). */
-static const char *const elementwise_builtins[] = {
-    "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "asin", "acos", "atan", "floor",
-    "ceil", "round", "abs", "popcnt", "clz", "atan2", "pow", "raw_div", "raw_mod", "bit_shr",
-    "min", "max", "select", "cast", "bit_cast", "atomic_add", "atomic_sub", "atomic_mul",
-    "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_exchange",
-};
-
 int
 lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out)
 {
@@ -350,11 +342,7 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
         out->ival = shape->rows;
         return 0;
     }
-    bool elementwise = false;
-    for (size_t i = 0; i < QD_ARRAY_LEN(elementwise_builtins); i++) {
-        elementwise |= strcmp(elementwise_builtins[i], fn->str) == 0;
-    }
-    if (!elementwise) {
+    if (!lw_builtin_is_elementwise(fn->str)) { /* builtins.def */
         return lw_error(lw, node, QD_ERR_TYPE, "qd.%s does not take a vector or matrix", fn->str);
     }
     Expr *pos = QD_NEW_ARRAY(lw->arena, Expr, c->npos ? c->npos : 1);
