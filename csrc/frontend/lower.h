@@ -453,11 +453,6 @@ int lw_static_op(Lowerer *lw, const QdAst *node, QdHandle h, const char *name, E
 int lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
                  Expr *out);
 
-/***** lower_random.c *****/
-
-/* 64 random bits (a u64 value) from the per-iteration state of the current task. */
-int lw_random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits);
-
 /***** lower_struct.c *****/
 
 /* Calling struct type `type` (EX_PYOBJ) with npos positional and nkw keyword arguments (the

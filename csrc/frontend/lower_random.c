@@ -110,8 +110,9 @@ ensure_state(Lowerer *lw)
     return 0;
 }
 
-int
-lw_random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits)
+/* 64 random bits (a u64 value) from the per-iteration state of the current task. */
+static int
+random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits)
 {
     (void)node;
     const QdType *u64 = qd_type_scalar(QD_TY_U64);
@@ -137,7 +138,7 @@ random_value(Lowerer *lw, const QdAst *node, const QdType *ty, Expr *out)
 {
     const QdType *u64 = qd_type_scalar(QD_TY_U64);
     uint32_t bits;
-    RETURN_IF_ERROR(lw_random_bits(lw, node, &bits));
+    RETURN_IF_ERROR(random_bits(lw, node, &bits));
     if (!qd_type_is_float(ty)) {
         uint32_t id = bits;
         if (ty->kind == QD_TY_U1) {
