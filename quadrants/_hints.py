@@ -4,7 +4,7 @@ index helper ``qd.rescale_index``.
 The hints change no result. ``assume_in_range(val, base, low, high)`` is ``val`` (the program
 promises ``base + low <= val < base + high``); ``block_local(*fields)`` and
 ``cache_read_only(*fields)`` name fields worth caching. They are compiled by the core (their
-``_qd_builtin`` names, csrc/frontend/lower_call.c), which checks their arguments as the reference
+``_qd_builtin`` names, csrc/frontend/builtins.def), which checks their arguments as the reference
 does; no backend of this package uses them for code generation yet.
 
 ``rescale_index(a, b, I)`` maps index ``I`` of field/SNode ``a`` onto the index space of ``b``:

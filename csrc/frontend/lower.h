@@ -77,6 +77,24 @@ struct Expr {
     IterSpec *iter;      /* ITER */
 };
 
+/* A runtime value Expr of value id and type ty. */
+static inline Expr
+lw_value(uint32_t id, const QdType *ty)
+{
+    Expr e = {0};
+    e.kind = EX_VALUE;
+    e.id = id;
+    e.ty = ty;
+    return e;
+}
+
+/* The scalar type's name ("i32"), "?" for none. */
+static inline const char *
+lw_type_name(const QdType *ty)
+{
+    return ty ? qd_type_scalar_name(ty->kind) : "?";
+}
+
 /* How a field is indexed: canonical axes, their physical order and index origins. */
 typedef struct FieldView {
     uint32_t ndim;      /* dimensions */
@@ -180,6 +198,70 @@ typedef struct Lowerer {
     QdVec(StaticValue) statics; /* runtime values behind qd.static's stand-ins, by index */
 } Lowerer;
 
+/***** lower_ops.c: operations by value kind *****/
+
+/* What an operation does on an Expr of one kind, in the manner of CPython's type slots: each
+ * kind with behaviour of its own has one `const ExprOps`, defined in that kind's file, and
+ * lw_expr_ops() finds it. The generic lowering (lower_expr.c, lower_subscript.c, lower_cond.c,
+ * lower_stmt.c, lower_loop.c) asks the table once per operation instead of testing kinds. A NULL
+ * slot means the kind has nothing special there: the generic rules apply. A slot may also return LW_DECLINED, as a Python
+ * operator returns NotImplemented: the operation goes on to the other operand (binary
+ * operators) or to the generic rules. Otherwise a slot returns 0, or -1 with a diag. */
+#define LW_DECLINED 1
+
+typedef struct ExprOps {
+    const char *name; /* the kind, for reading the table */
+    /* `base.name` (node: the ATTRIBUTE node) */
+    int (*attribute)(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
+    /* `base.name = value` (target: the ATTRIBUTE node) */
+    int (*store_attribute)(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value);
+    /* `base[index]` */
+    int (*subscript)(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
+    /* `base[index] = value`, or with `aug` (the AUG_ASSIGN node) `base[index] <op>= value` */
+    int (*store_subscript)(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+                           const Expr *value, const QdAst *aug);
+    /* `target = value` into a target of this kind that an index selected (`f[i] = v`) */
+    int (*store)(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+    /* `target <op>= value` of AUG_ASSIGN node `node` */
+    int (*aug_assign)(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+    /* `name = value` where the value or the variable v (NULL when new) is of this kind; the
+     * value's slot is asked first, then the variable's */
+    int (*assign_name)(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
+    /* The value as an assignment reads it before storing anything (`a, b = b, a`) */
+    int (*snapshot)(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
+    /* The items `a, b, ... = value` assigns */
+    int (*unpack)(Lowerer *lw, const QdAst *target, const Expr *value, Expr *out);
+    /* `a <op> b` (QD_BIN_*), asked of a's kind, then of b's */
+    int (*binary)(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+    /* `a <op> b` (QD_CMP_*), asked of a's kind, then of b's */
+    int (*compare)(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
+    /* `<op> a` (QD_UNARY_*) */
+    int (*unary)(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
+    /* `a and b` (is_and) / `a or b` with an operand of this kind: element-wise */
+    int (*logical)(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, const Expr *b,
+                   Expr *out);
+    /* The iteration space of a kernel `for` over a value of this kind */
+    int (*iterate)(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it);
+} ExprOps;
+
+/* The operations of e's kind (for EX_PYOBJ, of the host kind); never NULL. */
+const ExprOps *lw_expr_ops(const Expr *e);
+
+/* The tables, each in its kind's file. */
+extern const ExprOps lw_matrix_ops;       /* lower_matrix.c: EX_MATRIX */
+extern const ExprOps lw_struct_ops;       /* lower_struct.c: EX_STRUCT */
+extern const ExprOps lw_struct_field_ops; /* lower_struct.c: EX_PYOBJ QD_HOST_STRUCT_FIELD */
+extern const ExprOps lw_matrix_field_ops; /* lower_matrix_field.c: EX_PYOBJ QD_HOST_MATRIX_FIELD */
+extern const ExprOps lw_field_ops;        /* lower_field.c: EX_FIELD */
+extern const ExprOps lw_ndarray_ops;      /* lower_field.c: EX_NDARRAY */
+extern const ExprOps lw_shape_ops;        /* lower_field.c: EX_SHAPE */
+extern const ExprOps lw_shared_ops;       /* lower_simt.c: EX_SHARED */
+extern const ExprOps lw_tuple_ops;        /* lower_container.c: EX_TUPLE */
+extern const ExprOps lw_dict_ops;         /* lower_container.c: EX_DICT (buffer views too) */
+extern const ExprOps lw_iter_ops;         /* lower_loop.c: EX_ITER */
+extern const ExprOps lw_host_ops;         /* lower_host.c: any other EX_PYOBJ */
+
+
 /***** lower_kernel.c *****/
 
 /* Instruction emission at the current insertion point (opening a serial task at top level). */
@@ -233,8 +315,6 @@ uint32_t lw_const_float(Lowerer *lw, const QdType *ty, double v);
 const QdType *lw_literal_type(Lowerer *lw, const Expr *e);
 /* spec 0.4 promoted_type. */
 const QdType *lw_promote(const QdType *a, const QdType *b);
-/* Whether integer v is representable in integer type ty (u1: 0 or 1). */
-bool lw_int_fits(const QdType *ty, int64_t v);
 /* An integer literal meeting a runtime value must fit default_ip (spec 0.4); -1 with a diag. */
 int lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e);
 bool lw_is_runtime(const Expr *e);
@@ -250,37 +330,50 @@ int lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr
 int lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 int lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond);
-/* Debug check: `assert ok` failing the launch with "file:line: message"; with values, message is
- * a print format for them. Nothing in the prologue of a range_for task. */
-int lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message,
-                    const uint32_t *vals, uint32_t nvals);
-/* Compile-time value of an Expr as a host handle (for qd.static evaluation). */
-int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
-/* Expr for a host handle (describes it). */
-int lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
-/* The physical axis of ndarray e (EX_NDARRAY or EX_SHAPE) that holds canonical axis `axis`. */
-uint32_t lw_ndarray_axis(const Expr *e, uint32_t axis);
+/* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
+int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
+const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
+
+/***** lower_subscript.c: indices and elements *****/
+
+/* `base[index]`: the kind's ExprOps.subscript. */
+int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
 /* The extent of canonical axis `axis` of ndarray e (an i32 `shape` instruction), or QD_NO_VALUE. */
 uint32_t lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis);
 /* base[idx...] of a field or ndarray as an lvalue; `where` (the index expression) is blamed for
  * bad indices. */
 int lw_subscript_indices(Lowerer *lw, const QdAst *node, const QdAst *where, const Expr *base,
                          Expr *idx, uint32_t n, Expr *out);
-int lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
 /* The extents of ndarray shape `shape` (EX_SHAPE) as a tuple of i32 values read at the current
  * insertion point: `n, m = arr.shape`, `qd.ndrange(*arr.shape)`. */
 int lw_shape_tuple(Lowerer *lw, const Expr *shape, Expr *out);
 /* Extent d of the shape of `shape` (EX_SHAPE or EX_NDARRAY): an i32 read at the insertion point. */
 int lw_shape_axis(Lowerer *lw, const Expr *shape, uint32_t d, Expr *out);
-/* Attribute `node->name` of the evaluated base of ATTRIBUTE node `node`. */
-int lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
-/* The slot of a compile-time container (tuple, list, dict) that `index` selects, or NULL with
- * a diag; assignments rebind it. */
-Expr *lw_container_item(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index);
-const QdType *lw_dtype_of(Lowerer *lw, const Expr *e);
+/* The "this value cannot be indexed in a kernel" error. */
+int lw_not_indexable(Lowerer *lw, const QdAst *node);
 /* The indices of x[index] (tuples expand), and one index as an i32 value. */
 int lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n);
 int lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id);
+
+/***** lower_host.c: compile-time Python objects *****/
+
+/* Compile-time value of an Expr as a host handle (for qd.static evaluation). */
+int lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out);
+/* Expr for a host handle (describes it). */
+int lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
+/* Attribute `node->name` of the Python object h, asked of Python. */
+int lw_host_getattr(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
+
+/***** lower_cond.c: and / or / x if c else y *****/
+
+int lw_boolop(Lowerer *lw, const QdAst *node, Expr *out);
+int lw_ifexp(Lowerer *lw, const QdAst *node, Expr *out);
+
+/***** lower_container.c: tuple, list and dict literals, comprehensions *****/
+
+int lw_sequence_literal(Lowerer *lw, const QdAst *node, Expr *out);
+int lw_dict_literal(Lowerer *lw, const QdAst *node, Expr *out);
+int lw_listcomp(Lowerer *lw, const QdAst *node, Expr *out);
 
 /***** lower_consteval.c *****/
 
@@ -294,21 +387,56 @@ const char *lw_binop_symbol(int op);
 int lw_python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Expr *a, const Expr *b,
                         Expr *out);
 
-/***** lower_call.c *****/
+/***** lower_call.c: call dispatch *****/
+
+int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
+
+/***** lower_builtins.c: the kernel-scope builtins *****/
+
+/* The evaluated arguments of a call. */
+typedef struct CallArgs {
+    const QdAst *node;  /* the CALL node */
+    Expr *pos;          /* positional argument values */
+    uint32_t npos;      /* how many */
+    const QdAst **kw;   /* keyword nodes (name, x = value) */
+    Expr *kwv;          /* keyword values */
+    uint32_t nkw;       /* how many */
+} CallArgs;
+
+/* The lowering of a builtin (builtins.def): op is the row's opcode. */
+typedef int (*BuiltinFn)(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
+enum { BI_ELEMENTWISE = 1 << 0 }; /* builtins.def flags */
+#define QD_BUILTIN(name, fn, op, flags) int fn(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
+#include "builtins.def"
+#undef QD_BUILTIN
+/* Whether builtin `name` applies element by element to vector/matrix arguments. */
+bool lw_builtin_is_elementwise(const char *name);
+/* Calls builtin `name` of the table with arguments c; the "not supported" error when the table
+ * has no such name. */
+int lw_builtin(Lowerer *lw, const char *name, const CallArgs *c, Expr *out);
+/* The "f() takes n arguments" error unless lo <= positional arguments <= hi. */
+int lw_expect_args(Lowerer *lw, const CallArgs *c, const char *name, uint32_t lo, uint32_t hi);
+/* The dtype named by an argument (qd.f32, float, int, bool), or NULL. */
+const QdType *lw_dtype_arg(const Expr *e);
+/* The value of keyword argument `name`, or NULL. */
+const Expr *lw_call_keyword(const CallArgs *c, const char *name);
+/* min / max (QD_OP_MIN, QD_OP_MAX) of two scalars (lower_math.c). */
+int lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b, Expr *out);
+/* Calls builtin `name` with matrix-call arguments (element-wise vector/matrix calls). */
+struct MatrixCall;
+int lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
+                    Expr *out);
+
+/***** lower_print.c: print and assert formats *****/
 
 typedef QdVec(uint32_t) QdIdVec;
 /* Appends an assert message (string, f-string or "format" % values) to fmt as a print format,
  * with the runtime values it formats in args. */
 int lw_format_message(Lowerer *lw, const QdAst *msg, QdSbuf *fmt, QdIdVec *args);
-
-int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
-/* min / max (QD_OP_MIN, QD_OP_MAX) of two scalars. */
-int lw_minmax(Lowerer *lw, const QdAst *node, QdOp op, const Expr *a, const Expr *b, Expr *out);
-
-/* Calls builtin `name` (the kernel-scope builtin table) with the given arguments. */
-struct MatrixCall;
-int lw_call_builtin(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
-                    Expr *out);
+/* Debug check: `assert ok` failing the launch with "file:line: message"; with values, message is
+ * a print format for them. Nothing in the prologue of a range_for task. */
+int lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message,
+                    const uint32_t *vals, uint32_t nvals);
 
 /***** lower_static.c *****/
 
@@ -324,14 +452,6 @@ int lw_static_op(Lowerer *lw, const QdAst *node, QdHandle h, const char *name, E
 /* A qd.simt.* builtin (`name` without the "simt." prefix). */
 int lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
                  Expr *out);
-/* x[index] of a SharedArray (EX_SHARED): lvalues in shared memory. */
-int lw_simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
-                      Expr *out);
-
-/***** lower_random.c *****/
-
-/* 64 random bits (a u64 value) from the per-iteration state of the current task. */
-int lw_random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits);
 
 /***** lower_struct.c *****/
 
@@ -339,30 +459,17 @@ int lw_random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits);
  * keyword names are the call's keyword nodes): missing members are zero, members converted. */
 int lw_struct_construct(Lowerer *lw, const QdAst *call, const Expr *type, const Expr *args,
                         uint32_t npos, uint32_t nkw, Expr *out);
-/* A struct value converted member by member to struct type `type`. */
-int lw_struct_cast(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Expr *out);
 /* A Python struct instance (compile-time): typed constant members. */
 int lw_struct_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 /* A copy of a struct value in fresh slots (a new variable, a func parameter). */
 int lw_struct_new_var(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out);
 /* The struct with every lvalue member loaded (a snapshot for assignment and returns). */
 int lw_struct_load(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out);
-/* Member-by-member store of struct `value` into struct `target` (lvalue members). */
-int lw_struct_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
 /* `name = value` where the value or the variable v (NULL when new) is a struct. */
 int lw_struct_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
-/* `s.name` of struct value s: a member, or a @qd.func method bound to s. */
-int lw_struct_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
-/* `s.name = value` (target is the ATTRIBUTE node, base its evaluated struct). */
-int lw_struct_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value);
 /* Evaluates node->x of SUBSCRIPT node `node` into *base and returns 0; when it is `obj.r` with r
  * an unpacked vector member of struct obj, *out is the selected member and it returns 1. */
 int lw_subscript_base(Lowerer *lw, const QdAst *node, Expr *base, Expr *out);
-/* `f[index]` of a struct field (EX_PYOBJ, QD_HOST_STRUCT_FIELD): the members' elements. */
-int lw_struct_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
-                              Expr *out);
-/* The first scalar member field of a struct field (its shape is the struct field's). */
-int lw_struct_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out);
 /* The scalar field that gives the index space of `e`: the first leaf of a struct field or a
  * vector/matrix field (all of whose leaves have its shape), else e itself. */
 int lw_shape_leaf(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
@@ -406,8 +513,6 @@ int lw_matrix_item(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *
 /* A matrix of the given scalars, converted to ty (NULL: their promoted type). */
 int lw_matrix_from_scalars(Lowerer *lw, const QdAst *node, const Expr *items, uint32_t rows,
                            uint32_t cols, bool is_vector, const QdType *ty, Expr *out);
-/* The UserWarning for more than 144 entries. */
-int lw_matrix_warn_size(Lowerer *lw, const QdAst *node, uint32_t n);
 /* Builtins "Matrix", "Vector", "Matrix.zero/one/identity/unit/diag/rows/cols". */
 int lw_matrix_builtin(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c, Expr *out);
 /* n, m, vector-ness and dtype (NULL when unset) of a vector/matrix type or value handle. */
@@ -415,9 +520,12 @@ int lw_matrix_type_info(Lowerer *lw, const QdAst *node, QdHandle type, uint32_t 
                         bool *is_vector, const QdType **ty);
 /* Calling a type object: vec3f(1, 2, 3), vec4f(v.xyz, 1), mat2f(0). */
 int lw_matrix_type_call(Lowerer *lw, const QdAst *node, const Expr *type, const MatrixCall *c, Expr *out);
-/* The value of `if` instruction ifi whose regions computed vals[0] (then) and vals[1] (else),
- * two matrices of one shape: merged through one slot per element. */
-int lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out);
+/* The same for the branches of a conditional value where one is a tuple or a matrix: tuples
+ * become vectors and a scalar facing a matrix is broadcast first; LW_DECLINED when neither is. */
+int lw_matrix_merge_branches(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals, Expr *out);
+/* Whether e is a vector; whether it is a matrix whose every element is an lvalue. */
+bool lw_matrix_is_vector(const Expr *e);
+bool lw_matrix_of_lvalues(const Expr *e);
 /* A Python-scope Matrix captured at compile time. */
 int lw_matrix_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out);
 /* *e itself, or for a list/tuple literal the vector (list of lists: matrix) it spells, made in
@@ -425,27 +533,17 @@ int lw_matrix_from_instance(Lowerer *lw, const QdAst *node, QdHandle h, Expr *ou
 int lw_matrix_operand(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp);
 /* Operators with at least one matrix operand (scalars broadcast; lists are lw_matrix_operand's). */
 int lw_matrix_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
-int lw_matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out);
 /* `a and b` (is_and) / `a or b` with a vector/matrix (or list) operand: element-wise logical,
  * 0 or 1 in the operands' promoted type, on integral elements; a scalar broadcasts. */
 int lw_matrix_logical(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, const Expr *b,
                       Expr *out);
-int lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out);
 int lw_matrix_transpose(Lowerer *lw, const QdAst *node, const Expr *a, Expr *out);
-/* Method `name` of matrix `self` (dot, cross, norm, sum, cast, fill, ...). */
-int lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
-                     const MatrixCall *c, Expr *out);
 bool lw_matrix_is_method(const char *name);
 /* A builtin call where an argument may be a vector/matrix: constructors, methods, element-wise
  * math and atomics, any/all, len, qd.zero/one. Returns 1 when it is none of those. */
 int lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out);
 /* Element-wise store of a matrix, list or scalar (broadcast) into a matrix of lvalues. */
 int lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
-/* `target <op>= value` of AUG_ASSIGN node `node` for a matrix of lvalues, element by element
- * (atomic per element on global data); a scalar broadcasts, a list is the vector/matrix it spells. */
-int lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
-/* `name = value` where the value or the variable v (NULL when new) is a matrix. */
-int lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value);
 /* Indexing, slicing, swizzles. */
 int lw_matrix_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out);
 /* `base[index] = value`, or with `aug` (an AUG_ASSIGN node) `base[index] <op>= value`. */
@@ -534,6 +632,8 @@ int lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool i
 /* `target <op>= value` of AUG_ASSIGN node `node` (atomic on global data); a matrix target goes to
  * lw_matrix_aug_assign. */
 int lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+/* The value as an assignment reads it before storing anything: lvalues loaded (`a, b = b, a`). */
+int lw_snapshot(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
 
 /***** lower_loop.c *****/
 

@@ -76,12 +76,6 @@ lw_dtype_of(Lowerer *lw, const Expr *e)
     return (e->kind == EX_VALUE || e->kind == EX_LVALUE) ? e->ty : NULL;
 }
 
-static const char *
-type_name(const QdType *ty)
-{
-    return ty ? qd_type_scalar_name(ty->kind) : "?";
-}
-
 /***** constants *****/
 
 uint32_t
@@ -120,8 +114,9 @@ lw_const_float(Lowerer *lw, const QdType *ty, double v)
     return qd_inst_set_result(lw->f, inst, ty, NULL);
 }
 
-bool
-lw_int_fits(const QdType *ty, int64_t v)
+/* Whether integer v is representable in integer type ty (u1: 0 or 1). */
+static bool
+int_fits(const QdType *ty, int64_t v)
 {
     uint32_t bits = qd_type_bits(ty);
     if (ty->kind == QD_TY_U1) {
@@ -131,16 +126,6 @@ lw_int_fits(const QdType *ty, int64_t v)
         return bits >= 64 || (v >= -((int64_t)1 << (bits - 1)) && v < ((int64_t)1 << (bits - 1)));
     }
     return v >= 0 && (bits >= 64 || v < ((int64_t)1 << bits));
-}
-
-static Expr
-value_expr(uint32_t id, const QdType *ty)
-{
-    Expr e = {0};
-    e.kind = EX_VALUE;
-    e.id = id;
-    e.ty = ty;
-    return e;
 }
 
 /* The decimal text of compile-time integer e. */
@@ -156,7 +141,7 @@ default_ip_error(Lowerer *lw, const QdAst *node, const char *text)
     return lw_error(lw, node, QD_ERR_TYPE,
                     "Integer literal %s exceeded the range of default_ip: %s, please specify the dtype "
                     "via e.g. `qd.u64(%s)` or set a different `default_ip` in `qd.init()`",
-                    text, type_name(qd_type_scalar(lw->opt->default_ip)), text);
+                    text, lw_type_name(qd_type_scalar(lw->opt->default_ip)), text);
 }
 
 /* A literal as a typed constant of `ty`, checking the range as the reference does. */
@@ -189,18 +174,18 @@ typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty,
         } else if (lit->is_big && lit->big_u64 && ty->kind == QD_TY_U64) {
             id = lw_const_int(lw, ty, (int64_t)lit->ubits);
         } else {
-            if (lit->is_big || !lw_int_fits(ty, v)) {
+            if (lit->is_big || !int_fits(ty, v)) {
                 const char *text = int_text(lw, lit);
                 if (explicit_type) {
                     return lw_error(lw, node, QD_ERR_TYPE,
                                     "Integer literal %s exceeded the range of specified dtype: %s", text,
-                                    type_name(ty));
+                                    lw_type_name(ty));
                 }
                 if (ty->kind == lw->opt->default_ip) {
                     return default_ip_error(lw, node, text);
                 }
                 return lw_error(lw, node, QD_ERR_TYPE, "Integer literal %s exceeded the range of %s", text,
-                                type_name(ty));
+                                lw_type_name(ty));
             }
             id = lw_const_int(lw, ty, v);
         }
@@ -208,7 +193,7 @@ typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty,
     if (id == QD_NO_VALUE) {
         return -1;
     }
-    *out = value_expr(id, ty);
+    *out = lw_value(id, ty);
     return 0;
 }
 
@@ -224,7 +209,7 @@ lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
         if (id == QD_NO_VALUE) {
             return -1;
         }
-        *out = value_expr(id, e->ty);
+        *out = lw_value(id, e->ty);
         return 0;
     }
     case EX_INT:
@@ -263,7 +248,7 @@ lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr
          * directly when it fits, else it is converted like a runtime value (wrapping). A Python
          * int is a default_ip literal before it becomes a value of any type (spec 0.4). */
         RETURN_IF_ERROR(lw_check_literal(lw, node, e));
-        if (e->kind == EX_INT && !qd_type_is_float(ty) && !lw_int_fits(ty, e->ival)) {
+        if (e->kind == EX_INT && !qd_type_is_float(ty) && !int_fits(ty, e->ival)) {
             Expr lit;
             RETURN_IF_ERROR(typed_literal(lw, node, e, lw_literal_type(lw, e), false, &lit));
             return lw_convert(lw, node, &lit, ty, out);
@@ -280,7 +265,7 @@ lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr
     if (id == QD_NO_VALUE) {
         return -1;
     }
-    *out = value_expr(id, ty);
+    *out = lw_value(id, ty);
     return 0;
 }
 
@@ -306,7 +291,7 @@ lw_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
     const QdType *from = lw_dtype_of(lw, value);
     if (from && !lw_is_compile_time_scalar(value) && is_narrowing(from, target->ty)) {
         RETURN_IF_ERROR(lw_warn(lw, node, "QuadrantsCastWarning", "Assign may lose precision: %s <- %s",
-                                type_name(target->ty), type_name(from)));
+                                lw_type_name(target->ty), lw_type_name(from)));
     }
     Expr v;
     RETURN_IF_ERROR(lw_convert(lw, node, value, target->ty, &v));
@@ -327,152 +312,10 @@ lw_truth(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *cond)
     if (!qd_type_is_int(v.ty)) {
         return lw_error(lw, node, QD_ERR_TYPE,
                         "`if` conditions must be an integer; got %s. Consider using `if x != 0` "
-                        "instead of `if x` for float values.", type_name(v.ty));
+                        "instead of `if x` for float values.", lw_type_name(v.ty));
     }
     *cond = v.id;
     return 0;
-}
-
-/***** compile-time values through the host *****/
-
-int
-lw_from_handle(Lowerer *lw, const QdAst *node, QdHandle h, Expr *out)
-{
-    QdHostValue hv;
-    RETURN_IF_ERROR(lw->host->describe(lw->host->self, lw->ctx, h, &hv));
-    Expr e = {0};
-    e.h = h;
-    switch (hv.kind) {
-    case QD_HOST_NONE:
-        e.kind = EX_NONE;
-        break;
-    case QD_HOST_BOOL:
-        e.kind = EX_BOOL;
-        e.ival = hv.ival;
-        break;
-    case QD_HOST_INT:
-        e.kind = EX_INT;
-        e.ival = hv.ival;
-        if (hv.is_big) {
-            e.is_big = true;
-            e.str = qd_arena_strdup(lw->arena, hv.str);
-            e.fval = hv.fval;
-            e.big_u64 = hv.big_u64;
-            e.ubits = hv.ubits;
-        }
-        break;
-    case QD_HOST_FLOAT:
-        e.kind = EX_FLOAT;
-        e.fval = hv.fval;
-        break;
-    case QD_HOST_STR:
-        e.kind = EX_STR;
-        e.str = hv.str;
-        break;
-    case QD_HOST_TUPLE:
-    case QD_HOST_LIST:
-        e.kind = EX_TUPLE;
-        e.nitems = hv.len;
-        e.items = QD_NEW_ARRAY(lw->arena, Expr, hv.len ? hv.len : 1);
-        if (!e.items) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-        }
-        for (uint32_t i = 0; i < hv.len; i++) {
-            QdHandle item;
-            RETURN_IF_ERROR(lw->host->getitem(lw->host->self, lw->ctx, h, i, &item));
-            RETURN_IF_ERROR(lw_from_handle(lw, node, item, &e.items[i]));
-        }
-        break;
-    case QD_HOST_FIELD: {
-        char name[32];
-        FieldView *view = QD_NEW(lw->arena, FieldView);
-        if (!view) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-        }
-        view->ndim = (uint32_t)hv.ndim;
-        int64_t physical[16];
-        for (uint32_t k = 0; k < view->ndim; k++) {
-            view->shape[k] = hv.shape[k];
-            view->order[k] = hv.order[k];
-            view->offset[k] = hv.offset[k];
-            physical[k] = hv.shape[hv.order[k] < view->ndim ? hv.order[k] : k];
-        }
-        snprintf(name, sizeof(name), "f%u", hv.field_id);
-        QdField *fd = qd_module_find_field(lw->m, name);
-        if (!fd) {
-            fd = qd_field_new(lw->m, name, qd_type_scalar(hv.dtype), view->ndim, physical);
-            if (!fd) {
-                return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-            }
-        }
-        e.kind = EX_FIELD;
-        e.field = fd;
-        e.view = view;
-        break;
-    }
-    case QD_HOST_QD_FUNC:
-        e.kind = EX_FUNC;
-        break;
-    case QD_HOST_STRUCT:
-        return lw_struct_from_instance(lw, node, h, out);
-    case QD_HOST_MATRIX:
-        return lw_matrix_from_instance(lw, node, h, out);
-    case QD_HOST_RUNTIME:
-        return lw_static_value(lw, node, hv.ival, out); /* a stand-in back from Python */
-    case QD_HOST_RUNTIME_OP:
-        return lw_static_op(lw, node, h, hv.str, out); /* an operation on stand-ins */
-    case QD_HOST_BUILTIN:
-        e.kind = EX_BUILTIN;
-        e.str = hv.str;
-        break;
-    case QD_HOST_DTYPE:
-        e.kind = EX_PYOBJ;
-        e.hkind = hv.kind;
-        e.ty = qd_type_scalar(hv.dtype);
-        e.str = hv.str; /* "int", "float", "bool" for Python's own types */
-        break;
-    default:
-        e.kind = EX_PYOBJ;
-        e.hkind = hv.kind;
-        break;
-    }
-    *out = e;
-    return 0;
-}
-
-int
-lw_to_handle(Lowerer *lw, const QdAst *node, const Expr *e, QdHandle *out)
-{
-    const QdHost *host = lw->host;
-    if (e->h) {
-        *out = e->h;
-        return 0;
-    }
-    switch (e->kind) {
-    case EX_INT:
-    case EX_BOOL:
-        return host->make_int(host->self, lw->ctx, e->ival, out);
-    case EX_FLOAT:
-        return host->make_float(host->self, lw->ctx, e->fval, out);
-    case EX_STR:
-        return host->make_str(host->self, lw->ctx, e->str, out);
-    case EX_NONE:
-        return host->make_str(host->self, lw->ctx, NULL, out); /* NULL: None */
-    case EX_TUPLE: {
-        QdHandle *items = QD_NEW_ARRAY(lw->arena, QdHandle, e->nitems ? e->nitems : 1);
-        if (!items) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-        }
-        for (uint32_t i = 0; i < e->nitems; i++) {
-            RETURN_IF_ERROR(lw_to_handle(lw, node, &e->items[i], &items[i]));
-        }
-        return host->make_tuple(host->self, lw->ctx, items, e->nitems, out);
-    }
-    default:
-        return lw_error(lw, node, QD_ERR_COMPILATION,
-                        "this value exists only at run time; Python code evaluated at compile time "
-                        "(qd.static, plain Python functions) cannot use it");
-    }
 }
 
 /* An integer literal meeting a runtime value is a default_ip value first (spec 0.4): one out of
@@ -483,7 +326,7 @@ lw_check_literal(Lowerer *lw, const QdAst *node, const Expr *e)
     if (e->kind != EX_INT || e->ty) { /* a typed constant is in its type's range already */
         return 0;
     }
-    if (e->is_big || !lw_int_fits(qd_type_scalar(lw->opt->default_ip), e->ival)) {
+    if (e->is_big || !int_fits(qd_type_scalar(lw->opt->default_ip), e->ival)) {
         return default_ip_error(lw, node, int_text(lw, e));
     }
     return 0;
@@ -520,7 +363,7 @@ small_power(Lowerer *lw, const Expr *base, int64_t n, Expr *out)
     if (n == 0) {
         uint32_t one = qd_type_is_float(base->ty) ? lw_const_float(lw, base->ty, 1.0)
                                                   : lw_const_int(lw, base->ty, 1);
-        *out = value_expr(one, base->ty);
+        *out = lw_value(one, base->ty);
         return one == QD_NO_VALUE ? -1 : 0;
     }
     uint32_t acc = base->id;
@@ -530,56 +373,23 @@ small_power(Lowerer *lw, const Expr *base, int64_t n, Expr *out)
             return -1;
         }
     }
-    *out = value_expr(acc, base->ty);
-    return 0;
-}
-
-/* Python sequence arithmetic on kernel-scope tuples and lists: t + u, t * n, n * t. */
-static int
-sequence_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
-{
-    uint64_t total;
-    const Expr *seq = a->kind == EX_TUPLE ? a : b;
-    const Expr *other = seq == a ? b : a;
-    if (op == QD_BIN_ADD && a->kind == EX_TUPLE && b->kind == EX_TUPLE) {
-        total = (uint64_t)a->nitems + b->nitems;
-    } else if (op == QD_BIN_MUL && other->kind == EX_INT) {
-        total = other->ival > 0 ? (uint64_t)seq->nitems * (uint64_t)other->ival : 0;
-    } else {
-        return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand types for a tuple or list");
-    }
-    if (total > (1u << 20)) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "tuple or list too long in a kernel");
-    }
-    Expr *items = QD_NEW_ARRAY(lw->arena, Expr, total ? total : 1);
-    if (!items) {
-        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-    }
-    for (uint64_t i = 0; i < total; i++) {
-        if (op == QD_BIN_ADD) {
-            items[i] = i < a->nitems ? a->items[i] : b->items[i - a->nitems];
-        } else {
-            items[i] = seq->items[i % seq->nitems];
-        }
-    }
-    memset(out, 0, sizeof(*out));
-    out->kind = EX_TUPLE;
-    out->items = items;
-    out->nitems = (uint32_t)total;
+    *out = lw_value(acc, base->ty);
     return 0;
 }
 
 int
 lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
-    if (a->kind == EX_MATRIX || b->kind == EX_MATRIX) {
-        return lw_matrix_binary(lw, node, op, a, b, out);
+    const ExprOps *oa = lw_expr_ops(a), *ob = lw_expr_ops(b);
+    int rc = oa->binary ? oa->binary(lw, node, op, a, b, out) : LW_DECLINED;
+    if (rc == LW_DECLINED && ob->binary && ob != oa) {
+        rc = ob->binary(lw, node, op, a, b, out);
+    }
+    if (rc != LW_DECLINED) {
+        return rc;
     }
     if (lw_is_python_scalar(a) && lw_is_python_scalar(b)) {
         return lw_fold_binary(lw, node, op, a, b, out);
-    }
-    if (a->kind == EX_TUPLE || b->kind == EX_TUPLE) {
-        return sequence_binary(lw, node, op, a, b, out);
     }
     if (op == QD_BIN_MATMUL) {
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for @: scalars");
@@ -596,7 +406,7 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
                    op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT;
     if (bitwise && (qd_type_is_float(ta) || qd_type_is_float(tb))) {
         return lw_error(lw, node, QD_ERR_TYPE, "unsupported operand type(s) for '%s': '%s' and '%s'",
-                        lw_binop_symbol(op), type_name(ta), type_name(tb));
+                        lw_binop_symbol(op), lw_type_name(ta), lw_type_name(tb));
     }
     const QdType *ty = lw_promote(ta, tb);
     if (op == QD_BIN_DIV) {
@@ -631,7 +441,7 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
     if (id == QD_NO_VALUE) {
         return -1;
     }
-    *out = value_expr(id, ty);
+    *out = lw_value(id, ty);
     return 0;
 }
 
@@ -647,8 +457,9 @@ int
 lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
 {
     Expr a = *operand;
-    if (a.kind == EX_MATRIX) {
-        return lw_matrix_unary(lw, node, op, &a, out);
+    const ExprOps *ops = lw_expr_ops(&a);
+    if (ops->unary) {
+        return ops->unary(lw, node, op, &a, out);
     }
     if (lw_is_python_scalar(&a)) {
         Expr e = a;
@@ -701,7 +512,7 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
         if (!qd_type_is_int(v.ty)) {
             return lw_error(lw, node, QD_ERR_TYPE,
                             "'bit_not' takes integral inputs only, however '%s' is provided",
-                            type_name(v.ty));
+                            lw_type_name(v.ty));
         }
         id = lw_emit_value(lw, QD_OP_NOT, v.ty, v.id, 0);
         break;
@@ -709,19 +520,19 @@ lw_unary(Lowerer *lw, const QdAst *node, int op, const Expr *operand, Expr *out)
         if (!qd_type_is_int(v.ty)) {
             return lw_error(lw, node, QD_ERR_TYPE,
                             "'logic_not' takes integral inputs only, however '%s' is provided",
-                            type_name(v.ty));
+                            lw_type_name(v.ty));
         }
         uint32_t zero = lw_const_int(lw, v.ty, 0);
         id = zero == QD_NO_VALUE ? zero
                                  : lw_emit_value(lw, QD_OP_EQ, qd_type_scalar(QD_TY_U1), v.id, zero);
-        *out = value_expr(id, qd_type_scalar(QD_TY_U1));
+        *out = lw_value(id, qd_type_scalar(QD_TY_U1));
         return id == QD_NO_VALUE ? -1 : 0;
     }
     }
     if (id == QD_NO_VALUE) {
         return -1;
     }
-    *out = value_expr(id, v.ty);
+    *out = lw_value(id, v.ty);
     return 0;
 }
 
@@ -739,8 +550,13 @@ lw_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b,
 static int
 compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Expr *b, Expr *out)
 {
-    if (a->kind == EX_MATRIX || b->kind == EX_MATRIX) {
-        return lw_matrix_compare(lw, node, op, a, b, out);
+    const ExprOps *oa = lw_expr_ops(a), *ob = lw_expr_ops(b);
+    int rc = oa->compare ? oa->compare(lw, node, op, a, b, out) : LW_DECLINED;
+    if (rc == LW_DECLINED && ob->compare && ob != oa) {
+        rc = ob->compare(lw, node, op, a, b, out);
+    }
+    if (rc != LW_DECLINED) {
+        return rc;
     }
     if (op == QD_CMP_IS || op == QD_CMP_IS_NOT || op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
         if (op == QD_CMP_IN || op == QD_CMP_NOT_IN) {
@@ -786,7 +602,7 @@ compare_pair(Lowerer *lw, const QdAst *node, QdAstOp op, const Expr *a, const Ex
     static const QdOp ops[] = {QD_OP_EQ, QD_OP_NE, QD_OP_LT, QD_OP_LE, QD_OP_GT, QD_OP_GE};
     const QdType *u1 = qd_type_scalar(QD_TY_U1);
     uint32_t id = lw_emit_value(lw, ops[op - QD_CMP_EQ], u1, x.id, y.id);
-    *out = value_expr(id, u1);
+    *out = lw_value(id, u1);
     return id == QD_NO_VALUE ? -1 : 0;
 }
 
@@ -809,224 +625,6 @@ lower_compare(Lowerer *lw, const QdAst *node, Expr *out)
     }
     *out = result;
     return 0;
-}
-
-/***** conditional values: and / or / x if c else y *****/
-
-/* Emits `if cond { then_value } else { else_value }` where each side is computed by lowering
- * into its region, and merges both values through a local slot of their promoted type. */
-typedef int (*SideFn)(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data);
-
-static bool
-is_scalar_value(const Expr *e)
-{
-    return lw_is_compile_time_scalar(e) || e->kind == EX_VALUE || e->kind == EX_LVALUE;
-}
-
-/* The branches of a runtime `x if c else y` where one is a tuple or a matrix, made matrices of
- * one shape in their own regions, as the reference's select does: a tuple of scalars is a
- * vector of its promoted type, a scalar facing a vector or matrix is broadcast to its shape.
- * Merging then promotes both to one element type. */
-static int
-branches_as_matrices(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
-{
-    for (int s = 0; s < 2; s++) {
-        if (vals[s].kind != EX_TUPLE) {
-            continue;
-        }
-        for (uint32_t i = 0; i < vals[s].nitems; i++) {
-            if (!is_scalar_value(&vals[s].items[i])) {
-                return lw_error(lw, node, QD_ERR_TYPE,
-                                "the tuples of a conditional expression must hold scalars");
-            }
-        }
-        if (vals[s].nitems == 0) {
-            return lw_error(lw, node, QD_ERR_TYPE, "a conditional expression of an empty tuple");
-        }
-        Expr v;
-        lw->cur = ifi->regions[s];
-        RETURN_IF_ERROR(
-            lw_matrix_from_scalars(lw, node, vals[s].items, vals[s].nitems, 1, true, NULL, &v));
-        vals[s] = v;
-    }
-    for (int s = 0; s < 2; s++) {
-        const Expr *other = &vals[1 - s];
-        if (!is_scalar_value(&vals[s]) || other->kind != EX_MATRIX) {
-            continue;
-        }
-        Expr *copies = QD_NEW_ARRAY(lw->arena, Expr, other->nitems);
-        Expr v;
-        if (!copies) {
-            return lw_nomem(lw);
-        }
-        lw->cur = ifi->regions[s];
-        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, &vals[s], &v)); /* loaded once */
-        for (uint32_t i = 0; i < other->nitems; i++) {
-            copies[i] = v;
-        }
-        RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, copies, other->rows, other->cols,
-                                               other->is_vector, NULL, &vals[s]));
-    }
-    if (vals[0].kind != EX_MATRIX || vals[1].kind != EX_MATRIX || vals[0].rows != vals[1].rows ||
-        vals[0].cols != vals[1].cols) {
-        return lw_error(lw, node, QD_ERR_TYPE,
-                        "both branches of a conditional expression must be tuples or vectors of "
-                        "one length, matrices of one shape, or scalars");
-    }
-    return 0;
-}
-
-static int
-merge_branches(Lowerer *lw, const QdAst *node, uint32_t cond, SideFn side, void *data, Expr *out)
-{
-    QdInst *ifi = lw_emit(lw, QD_OP_IF, 1);
-    if (!ifi) {
-        return -1;
-    }
-    ifi->args[0] = cond;
-    QdRegion *saved = lw->cur;
-    bool saved_top = lw->at_top;
-    lw->at_top = false;
-    Expr vals[2];
-    int rc = 0;
-    for (int s = 0; s < 2 && rc == 0; s++) {
-        lw->cur = ifi->regions[s];
-        rc = side(lw, node, s, &vals[s], data);
-    }
-    if (rc == 0 && (vals[0].kind == EX_TUPLE || vals[1].kind == EX_TUPLE ||
-                    vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
-        rc = branches_as_matrices(lw, node, ifi, vals);
-    }
-    if (rc == 0 && (vals[0].kind == EX_MATRIX || vals[1].kind == EX_MATRIX)) {
-        rc = lw_matrix_merge(lw, node, ifi, vals, out); /* element by element */
-        lw->cur = saved;
-        lw->at_top = saved_top;
-        return rc;
-    }
-    const QdType *t0 = rc == 0 ? lw_dtype_of(lw, &vals[0]) : NULL;
-    const QdType *t1 = rc == 0 ? lw_dtype_of(lw, &vals[1]) : NULL;
-    if (rc == 0 && (!t0 || !t1)) {
-        rc = lw_error(lw, node, QD_ERR_TYPE, "both branches must be scalar values");
-    }
-    Expr slot;
-    if (rc == 0) {
-        rc = lw_new_slot(lw, lw_promote(t0, t1), &slot);
-    }
-    for (int s = 0; s < 2 && rc == 0; s++) {
-        lw->cur = ifi->regions[s];
-        rc = lw_store(lw, node, &slot, &vals[s]);
-    }
-    lw->cur = saved;
-    lw->at_top = saved_top;
-    if (rc < 0) {
-        return -1;
-    }
-    return lw_rvalue(lw, node, &slot, out);
-}
-
-typedef struct BoolOpData {
-    uint32_t from;       /* index of the first value of the right side */
-    Expr left;           /* the left operand's value */
-    bool is_and;         /* `and` (else `or`) */
-    bool elementwise;    /* the right side is a vector/matrix: the result is element-wise logical */
-} BoolOpData;
-
-static int lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out);
-
-/* Side 0 (the `if` taken when the left operand does not decide) evaluates the rest of the
- * operands; side 1 yields the left operand itself (Python's value semantics). */
-static int
-boolop_side(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data)
-{
-    BoolOpData *d = data;
-    if (side == 0) {
-        RETURN_IF_ERROR(lower_boolop_from(lw, node, d->from, out));
-        d->elementwise = out->kind == EX_MATRIX || out->kind == EX_TUPLE;
-        if (d->elementwise) { /* `x and v`: (x != 0) and v, element by element */
-            Expr right = *out;
-            return lw_matrix_logical(lw, node, d->is_and, &d->left, &right, out);
-        }
-        return 0;
-    }
-    if (d->elementwise) { /* the left operand decided: x != 0, broadcast */
-        Expr zero = {0};
-        zero.kind = EX_INT;
-        return lw_compare(lw, node, QD_CMP_NE, &d->left, &zero, out);
-    }
-    *out = d->left;
-    return 0;
-}
-
-static int
-lower_boolop_from(Lowerer *lw, const QdAst *node, uint32_t from, Expr *out)
-{
-    Expr left;
-    RETURN_IF_ERROR(lw_expr(lw, node->a.items[from], &left));
-    if (from + 1 == node->a.len) {
-        *out = left;
-        return 0;
-    }
-    bool is_and = node->op == QD_BOOL_AND;
-    if (left.kind == EX_MATRIX) { /* element-wise, every operand evaluated */
-        Expr right;
-        RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, &right));
-        return lw_matrix_logical(lw, node, is_and, &left, &right, out);
-    }
-    if (lw_is_compile_time_scalar(&left)) {
-        bool truth = left.kind == EX_FLOAT ? left.fval != 0 : left.ival != 0;
-        if (truth != is_and) {
-            *out = left; /* decided by the left operand */
-            return 0;
-        }
-        RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, out));
-        if (out->kind == EX_MATRIX) { /* `2 and v`: element-wise */
-            Expr right = *out;
-            return lw_matrix_logical(lw, node, is_and, &left, &right, out);
-        }
-        return 0;
-    }
-    Expr lv;
-    RETURN_IF_ERROR(lw_rvalue(lw, node, &left, &lv));
-    if (!qd_type_is_int(lv.ty)) {
-        return lw_error(lw, node, QD_ERR_TYPE, "'%s' requires integer operands; got %s",
-                        is_and ? "and" : "or", type_name(lv.ty));
-    }
-    if (!lw->opt->short_circuit) {
-        Expr right;
-        RETURN_IF_ERROR(lower_boolop_from(lw, node, from + 1, &right));
-        if (right.kind == EX_MATRIX) { /* `x and v`: element-wise */
-            return lw_matrix_logical(lw, node, is_and, &lv, &right, out);
-        }
-        return lw_binary(lw, node, is_and ? QD_BIN_BITAND : QD_BIN_BITOR, &lv, &right, out);
-    }
-    uint32_t zero = lw_const_int(lw, lv.ty, 0);
-    uint32_t cond = lw_emit_value(lw, is_and ? QD_OP_NE : QD_OP_EQ, qd_type_scalar(QD_TY_U1), lv.id, zero);
-    if (cond == QD_NO_VALUE) {
-        return -1;
-    }
-    BoolOpData d = {from + 1, lv, is_and, false};
-    return merge_branches(lw, node, cond, boolop_side, &d, out);
-}
-
-static int
-ifexp_side(Lowerer *lw, const QdAst *node, int side, Expr *out, void *data)
-{
-    (void)data;
-    return lw_expr(lw, side == 0 ? node->y : node->z, out);
-}
-
-static int
-lower_ifexp(Lowerer *lw, const QdAst *node, Expr *out)
-{
-    Expr c;
-    RETURN_IF_ERROR(lw_expr(lw, node->x, &c));
-    if (lw_is_compile_time_scalar(&c) || c.kind == EX_NONE) {
-        bool truth = c.kind == EX_FLOAT ? c.fval != 0 : (c.kind != EX_NONE && c.ival != 0);
-        return lw_expr(lw, truth ? node->y : node->z, out);
-    }
-    uint32_t cond;
-    RETURN_IF_ERROR(lw_truth(lw, node->x, &c, &cond));
-    return merge_branches(lw, node, cond, ifexp_side, NULL, out);
 }
 
 /***** names, attributes, containers *****/
@@ -1063,226 +661,22 @@ int
 lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
 {
     Expr base = *base_expr;
-    const char *attr = node->name;
-    if (base.kind == EX_STRUCT) {
-        return lw_struct_attribute(lw, node, &base, out);
-    }
-    if (base.kind == EX_MATRIX) {
-        return lw_matrix_attribute(lw, node, &base, out);
-    }
-    if (lw_is_buffer_view(&base)) {
-        return lw_buffer_view_attribute(lw, node, &base, attr, out);
-    }
-    if (base.kind == EX_DICT) {
-        /* A member of a (flattened) dataclass argument. */
-        for (uint32_t i = 0; i < base.nitems; i++) {
-            if (base.keys[i].kind == EX_STR && strcmp(base.keys[i].str, attr) == 0) {
-                *out = base.items[i];
-                return 0;
-            }
-        }
-        return lw_error(lw, node, QD_ERR_SYNTAX, "no member '%s'", attr);
-    }
-    if (base.kind == EX_NDARRAY && strcmp(attr, "shape") == 0) {
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_SHAPE;
-        out->id = base.id;
-        out->ndim = base.ndim;
-        out->layout = base.layout;
-        return 0;
-    }
-    if (base.kind == EX_FIELD && strcmp(attr, "shape") == 0) {
-        const FieldView *view = base.view;
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_TUPLE;
-        out->nitems = view->ndim;
-        out->items = QD_NEW_ARRAY(lw->arena, Expr, view->ndim ? view->ndim : 1);
-        if (!out->items) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-        }
-        for (uint32_t i = 0; i < view->ndim; i++) {
-            out->items[i].kind = EX_INT;
-            out->items[i].ival = view->shape[i];
-        }
-        return 0;
-    }
-    if (base.kind == EX_PYOBJ || base.kind == EX_FIELD || base.kind == EX_FUNC ||
-        base.kind == EX_BUILTIN || ((base.kind == EX_INT || base.kind == EX_FLOAT ||
-                                     base.kind == EX_STR || base.kind == EX_TUPLE) && base.h)) {
-        QdHandle h;
-        int rc = lw->host->getattr(lw->host->self, lw->ctx, base.h, attr, &h);
-        if (rc < 0) {
-            return -1;
-        }
-        if (rc > 0) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "object has no attribute '%s'", attr);
-        }
-        return lw_from_handle(lw, node, h, out);
-    }
-    if (base.kind == EX_NDARRAY && strcmp(attr, "grad") == 0) {
-        if (!base.grad) {
-            return lw_error(lw, node, QD_ERR_SYNTAX,
-                            "this ndarray has no gradient: create it with needs_grad=True");
-        }
-        *out = *base.grad;
-        return 0;
-    }
-    if (base.kind == EX_NDARRAY) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "ndarray attribute '%s' is not available in kernels (only .shape, .grad)",
-                        attr);
-    }
-    if (base.kind == EX_SHARED && strcmp(attr, "shape") == 0) {
-        /* a SharedArray's shape: a compile-time tuple of its extents */
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_TUPLE;
-        out->nitems = base.nitems;
-        out->items = base.items;
-        return 0;
-    }
-    return lw_error(lw, node, QD_ERR_SYNTAX, "attribute '%s' of a runtime value is not supported", attr);
-}
-
-static int
-lower_sequence(Lowerer *lw, const QdAst *node, Expr *out)
-{
-    memset(out, 0, sizeof(*out));
-    out->kind = EX_TUPLE;
-    out->nitems = node->a.len;
-    out->items = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
-    if (!out->items) {
-        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-    }
-    for (uint32_t i = 0; i < node->a.len; i++) {
-        if (node->a.items[i]->kind == QD_AST_STARRED) {
-            return lw_error(lw, node->a.items[i], QD_ERR_SYNTAX, "Unsupported node \"Starred\"");
-        }
-        RETURN_IF_ERROR(lw_expr(lw, node->a.items[i], &out->items[i]));
-    }
-    return 0;
-}
-
-/***** subscripts *****/
-
-uint32_t
-lw_ndarray_axis(const Expr *e, uint32_t axis)
-{
-    for (uint32_t p = 0; e->layout && p < e->ndim; p++) {
-        if (e->layout[p] == axis) {
-            return p;
+    const ExprOps *ops = lw_expr_ops(&base);
+    if (ops->attribute) {
+        int rc = ops->attribute(lw, node, &base, out);
+        if (rc != LW_DECLINED) {
+            return rc;
         }
     }
-    return axis;
-}
-
-uint32_t
-lw_ndarray_extent(Lowerer *lw, const Expr *e, uint32_t axis)
-{
-    QdInst *inst = lw_emit(lw, QD_OP_SHAPE, 1);
-    if (!inst) {
-        return QD_NO_VALUE;
+    /* Any other value Python knows (an object, a field, a func, a builtin, a constant it handed
+     * in): Python's attribute. */
+    if (base.kind == EX_PYOBJ || base.kind == EX_FIELD || base.kind == EX_FUNC || base.kind == EX_BUILTIN ||
+        ((base.kind == EX_INT || base.kind == EX_FLOAT || base.kind == EX_STR ||
+          base.kind == EX_TUPLE) && base.h)) {
+        return lw_host_getattr(lw, node, base.h, out);
     }
-    inst->args[0] = e->id;
-    inst->imm.i = lw_ndarray_axis(e, axis);
-    return qd_inst_set_result(lw->f, inst, qd_type_scalar(QD_TY_I32), NULL);
-}
-
-int
-lw_shape_axis(Lowerer *lw, const Expr *shape, uint32_t d, Expr *out)
-{
-    const QdType *i32 = qd_type_scalar(QD_TY_I32);
-    *out = value_expr(lw_ndarray_extent(lw, shape, d), i32);
-    return out->id == QD_NO_VALUE ? -1 : 0;
-}
-
-/* Flattens the index of x[...] into a list of Exprs (tuples and grouped vectors expand). */
-static int
-collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
-{
-    Expr e;
-    *n = 0;
-    if (index->kind == QD_AST_CONSTANT && index->cst.kind == QD_CONST_NONE) {
-        return 0;
-    }
-    RETURN_IF_ERROR(lw_expr(lw, index, &e));
-    if (e.kind == EX_NONE) {
-        return 0;
-    }
-    /* A vector index (a runtime `(i, j) if c else (j, i)`, a qd.Vector) is one index per
-     * component, like a tuple. */
-    bool is_vector = e.kind == EX_MATRIX && e.is_vector;
-    if (e.kind != EX_TUPLE && !is_vector) {
-        out[(*n)++] = e;
-        return 0;
-    }
-    for (uint32_t i = 0; i < e.nitems; i++) {
-        const Expr *item = &e.items[i];
-        bool expands = item->kind == EX_TUPLE || (item->kind == EX_MATRIX && item->is_vector);
-        uint32_t count = expands ? item->nitems : 1;
-        if (*n + count > 16) {
-            return lw_error(lw, index, QD_ERR_SYNTAX, "too many indices");
-        }
-        for (uint32_t k = 0; k < count; k++) {
-            out[(*n)++] = expands ? item->items[k] : *item;
-        }
-    }
-    return 0;
-}
-
-/* Whether a field or ndarray is addressed with 64-bit indices: a field of 2^31 elements or
- * more, and every ndarray (its extents are only known at launch; its linear index is 64-bit
- * anyway). Fields below 2^31 elements keep 32-bit indices, the GPU's fast path. */
-static bool
-is_wide_container(const Expr *base)
-{
-    return base->kind == EX_NDARRAY || (base->kind == EX_FIELD && qd_field_is_wide(base->field));
-}
-
-/* The value of index e as an i32, or as an i64 when `wide` and the index may need more than 32
- * bits (an i64, u64 or u32 value). A constant outside the i32 range is an i64 whatever `wide`
- * says: it is out of bounds of a 32-bit container, and stays so rather than wrapping. Into a
- * narrow container a 64-bit value narrows, which keeps every in-bounds index exact. */
-static int
-index_value(Lowerer *lw, const QdAst *node, const Expr *e, bool wide, uint32_t *id)
-{
-    const QdType *i32 = qd_type_scalar(QD_TY_I32);
-    const QdType *i64 = qd_type_scalar(QD_TY_I64);
-    if (e->kind == EX_INT || e->kind == EX_BOOL) {
-        if (e->is_big) {
-            return lw_check_literal(lw, node, e);
-        }
-        if (e->kind == EX_INT && !e->ty && !lw_int_fits(qd_type_scalar(lw->opt->default_ip), e->ival)) {
-            /* as the reference: an index literal is a default_ip value */
-            return default_ip_error(lw, node, int_text(lw, e));
-        }
-        bool fits = e->ival >= INT32_MIN && e->ival <= INT32_MAX;
-        *id = lw_const_int(lw, fits ? i32 : i64, e->ival);
-        return *id == QD_NO_VALUE ? -1 : 0;
-    }
-    Expr v;
-    RETURN_IF_ERROR(lw_rvalue(lw, node, e, &v));
-    if (!qd_type_is_int(v.ty)) {
-        return lw_error(lw, node, QD_ERR_TYPE, "indices must be integers, not %s", type_name(v.ty));
-    }
-    bool is_long = qd_type_bits(v.ty) > 32 || v.ty->kind == QD_TY_U32;
-    const QdType *want = wide && is_long ? i64 : i32;
-    if (v.ty->kind != want->kind) {
-        RETURN_IF_ERROR(lw_convert(lw, node, &v, want, &v));
-    }
-    *id = v.id;
-    return 0;
-}
-
-int
-lw_collect_indices(Lowerer *lw, const QdAst *index, Expr *out, uint32_t *n)
-{
-    return collect_indices(lw, index, out, n);
-}
-
-int
-lw_index_value(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
-{
-    return index_value(lw, node, e, false, id);
+    return lw_error(lw, node, QD_ERR_SYNTAX, "attribute '%s' of a runtime value is not supported",
+                    node->name);
 }
 
 int
@@ -1291,459 +685,12 @@ lw_convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty)
     if (*id == QD_NO_VALUE) {
         return -1;
     }
-    Expr v = value_expr(*id, qd_value_type(lw->f, *id));
+    Expr v = lw_value(*id, qd_value_type(lw->f, *id));
     RETURN_IF_ERROR(lw_convert(lw, node, &v, ty, &v));
     *id = v.id;
     return 0;
 }
 
-int
-lw_debug_assert(Lowerer *lw, const QdAst *node, uint32_t ok, const char *message, const uint32_t *vals,
-                uint32_t nvals)
-{
-    if (lw->task && lw->task->imm.task.kind == QD_TASK_RANGE_FOR && lw->cur == lw->task->regions[0]) {
-        return 0; /* the prologue of a range_for task computes bounds; it has no checks */
-    }
-    QdSbuf fmt;
-    qd_sbuf_init(&fmt);
-    for (const char *f = lw->frame->file ? lw->frame->file : "?"; *f; f++) {
-        qd_sbuf_putn(&fmt, *f == '%' && nvals ? "%%" : f, *f == '%' && nvals ? 2 : 1);
-    }
-    qd_sbuf_printf(&fmt, ":%u: %s", node->line, message);
-    char *text = qd_sbuf_take(&fmt);
-    QdInst *as = text ? lw_emit(lw, QD_OP_ASSERT, 1 + nvals) : NULL;
-    if (as) {
-        as->args[0] = ok;
-        for (uint32_t i = 0; i < nvals; i++) {
-            as->args[1 + i] = vals[i];
-        }
-        as->imm.str = qd_arena_strdup(lw->arena, text);
-    }
-    free(text);
-    return as && as->imm.str ? 0 : -1;
-}
-
-/* Debug bounds checks: asserts that every index lies in its axis, then clamps out-of-range
- * indices to the axis start so that the access after a failed check stays inside the memory
- * (the launch reports the failure once it ends). Indices are rewritten in place. Each check
- * runs in 64 bits where the index or the axis bounds need it, so that an index is checked
- * before a narrow container narrows it (index_value). */
-static int
-check_bounds(Lowerer *lw, const QdAst *node, const Expr *base, Expr *idx, uint32_t n)
-{
-    const QdType *u1 = qd_type_scalar(QD_TY_U1);
-    bool is_field = base->kind == EX_FIELD;
-    uint32_t all_ok = QD_NO_VALUE;
-    QdSbuf shape;
-    qd_sbuf_init(&shape);
-    for (uint32_t i = 0; i < n; i++) {
-        int64_t lo = is_field ? base->view->offset[i] : 0;
-        int64_t hi = is_field ? lo + base->view->shape[i] : 0;
-        uint32_t v, lo_id, hi_id;
-        RETURN_IF_ERROR(index_value(lw, node, &idx[i], true, &v));
-        const QdType *ty = qd_value_type(lw->f, v);
-        if (hi > INT32_MAX || lo < INT32_MIN) {
-            ty = qd_type_scalar(QD_TY_I64);
-            RETURN_IF_ERROR(lw_convert_id(lw, node, &v, ty));
-        }
-        lo_id = lw_const_int(lw, ty, lo);
-        if (is_field) {
-            hi_id = lw_const_int(lw, ty, hi);
-            qd_sbuf_printf(&shape, "%s%lld", i ? ", " : "", (long long)base->view->shape[i]);
-        } else {
-            hi_id = lw_ndarray_extent(lw, base, i);
-            if (hi_id == QD_NO_VALUE) {
-                qd_sbuf_free(&shape);
-                return -1;
-            }
-            if (ty->kind != QD_TY_I32) {
-                RETURN_IF_ERROR(lw_convert_id(lw, node, &hi_id, ty));
-            }
-        }
-        uint32_t ge = lw_emit_value(lw, QD_OP_GE, u1, v, lo_id);
-        uint32_t lt = lw_emit_value(lw, QD_OP_LT, u1, v, hi_id);
-        uint32_t ok = lw_emit_value(lw, QD_OP_AND, u1, ge, lt);
-        QdInst *sel = lw_emit(lw, QD_OP_SELECT, 3);
-        if (!sel || ok == QD_NO_VALUE) {
-            qd_sbuf_free(&shape);
-            return -1;
-        }
-        sel->args[0] = ok;
-        sel->args[1] = v;
-        sel->args[2] = lo_id;
-        memset(&idx[i], 0, sizeof(idx[i]));
-        idx[i] = value_expr(qd_inst_set_result(lw->f, sel, ty, NULL), ty);
-        all_ok = all_ok == QD_NO_VALUE ? ok : lw_emit_value(lw, QD_OP_AND, u1, all_ok, ok);
-    }
-    char *dims = qd_sbuf_take(&shape);
-    int rc = 0;
-    if (all_ok != QD_NO_VALUE) {
-        rc = lw_debug_assert(lw, node, all_ok,
-                             qd_arena_printf(lw->arena, "Out of bound access to %s%s%s%s",
-                                             is_field ? "a field of shape (" : "an ndarray",
-                                             is_field && dims ? dims : "", is_field && n == 1 ? "," : "",
-                                             is_field ? ")" : ""),
-                             NULL, 0);
-    }
-    free(dims);
-    return rc;
-}
-
-static bool
-same_key(const Expr *a, const Expr *b)
-{
-    bool na = a->kind == EX_INT || a->kind == EX_BOOL || a->kind == EX_FLOAT;
-    bool nb = b->kind == EX_INT || b->kind == EX_BOOL || b->kind == EX_FLOAT;
-    if (na && nb) {
-        double x = a->kind == EX_FLOAT ? a->fval : (double)a->ival;
-        double y = b->kind == EX_FLOAT ? b->fval : (double)b->ival;
-        return a->kind != EX_FLOAT && b->kind != EX_FLOAT ? a->ival == b->ival : x == y;
-    }
-    if (a->kind == EX_STR && b->kind == EX_STR) {
-        return strcmp(a->str, b->str) == 0;
-    }
-    return a->kind == EX_NONE && b->kind == EX_NONE;
-}
-
-/* The item of a compile-time tuple, list or dict selected by compile-time indices. */
-static Expr *
-find_item(Lowerer *lw, const QdAst *node, const Expr *base, const Expr *idx, uint32_t n)
-{
-    if (base->kind == EX_DICT) {
-        for (uint32_t i = 0; n == 1 && i < base->nitems; i++) {
-            if (same_key(&base->keys[i], &idx[0])) {
-                return &base->items[i];
-            }
-        }
-        lw_error(lw, node, QD_ERR_COMPILATION, "KeyError: the key is not in the dict");
-        return NULL;
-    }
-    if (n != 1 || (idx[0].kind != EX_INT && idx[0].kind != EX_BOOL)) {
-        lw_error(lw, node, QD_ERR_SYNTAX, "a tuple or list in a kernel is indexed with a compile-time integer");
-        return NULL;
-    }
-    int64_t i = idx[0].ival < 0 ? idx[0].ival + base->nitems : idx[0].ival;
-    if (i < 0 || i >= (int64_t)base->nitems) {
-        lw_error(lw, node, QD_ERR_COMPILATION, "IndexError: tuple index out of range");
-        return NULL;
-    }
-    return &base->items[i];
-}
-
-Expr *
-lw_container_item(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index)
-{
-    Expr idx[16];
-    uint32_t n = 0;
-    if (collect_indices(lw, index, idx, &n) < 0) {
-        return NULL;
-    }
-    return find_item(lw, node, base, idx, n);
-}
-
-static int
-lower_dict(Lowerer *lw, const QdAst *node, Expr *out)
-{
-    memset(out, 0, sizeof(*out));
-    out->kind = EX_DICT;
-    out->nitems = node->a.len;
-    out->keys = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
-    out->items = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
-    if (!out->keys || !out->items) {
-        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-    }
-    for (uint32_t i = 0; i < node->a.len; i++) {
-        if (!node->a.items[i]) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "'**' in a dict literal is not supported in kernels");
-        }
-        RETURN_IF_ERROR(lw_expr(lw, node->a.items[i], &out->keys[i]));
-        const Expr *k = &out->keys[i];
-        if (!lw_is_compile_time_scalar(k) && k->kind != EX_STR && k->kind != EX_NONE) {
-            return lw_error(lw, node->a.items[i], QD_ERR_SYNTAX, "dict keys in kernels must be compile-time values");
-        }
-        RETURN_IF_ERROR(lw_expr(lw, node->b.items[i], &out->items[i]));
-        if (out->items[i].kind == EX_LVALUE) {
-            RETURN_IF_ERROR(lw_rvalue(lw, node->b.items[i], &out->items[i], &out->items[i]));
-        }
-    }
-    return 0;
-}
-
-/* base[idx[0], ..., idx[n-1]] of a field or ndarray `base`, as an lvalue; `where` is the index
- * expression, blamed for bad indices. */
-int
-lw_subscript_indices(Lowerer *lw, const QdAst *node, const QdAst *where, const Expr *base,
-                     Expr *idx, uint32_t n, Expr *out)
-{
-    uint32_t ndim = base->kind == EX_FIELD ? base->field->ndim : base->ndim;
-    if (n != ndim) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "%s with %u dimensions is indexed with %u indices%s",
-                        base->kind == EX_FIELD ? "Field" : "Ndarray", ndim, n,
-                        ndim == 0 ? " (use x[None] for a 0-d value)" : "");
-    }
-    bool is_field = base->kind == EX_FIELD;
-    uint32_t ids[17];
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < n && !is_field; i++) {
-        if (idx[i].kind == EX_INT && idx[i].ival < 0) {
-            return lw_error(lw, node, QD_ERR_SYNTAX,
-                            "Negative indices are not supported on ndarrays (index %lld)",
-                            (long long)idx[i].ival);
-        }
-    }
-    if (lw->opt->bounds_check) {
-        RETURN_IF_ERROR(check_bounds(lw, node, base, idx, n));
-    }
-    if (!is_field) {
-        /* Canonical indices, in the physical order of a permuted ndarray. */
-        ids[k++] = base->id;
-        for (uint32_t p = 0; p < n; p++) {
-            uint32_t axis = base->layout ? base->layout[p] : p;
-            RETURN_IF_ERROR(index_value(lw, where, &idx[axis], true, &ids[k++]));
-        }
-    } else {
-        /* Canonical indices, shifted by the field's offsets, in physical order. */
-        const FieldView *view = base->view;
-        bool wide = is_wide_container(base);
-        uint32_t canon[16];
-        for (uint32_t i = 0; i < n; i++) {
-            Expr ix = idx[i];
-            if (view->offset[i]) {
-                Expr off = {0};
-                off.kind = EX_INT;
-                off.ival = view->offset[i];
-                RETURN_IF_ERROR(lw_binary(lw, where, QD_BIN_SUB, &ix, &off, &ix));
-            }
-            RETURN_IF_ERROR(index_value(lw, where, &ix, wide, &canon[i]));
-        }
-        for (uint32_t i = 0; i < n; i++) {
-            ids[k++] = canon[view->order[i] < n ? view->order[i] : i];
-        }
-    }
-    QdInst *inst = lw_emit(lw, is_field ? QD_OP_FIELD_PTR : QD_OP_ELEM_PTR, k);
-    if (!inst) {
-        return -1;
-    }
-    if (k) {
-        memcpy(inst->args, ids, sizeof(uint32_t) * k); /* a 0-d field has no operands */
-    }
-    if (is_field) {
-        inst->imm.field = base->field;
-    }
-    const QdType *elem = is_field ? base->field->elem : base->ty;
-    const QdType *pty = qd_type_ptr(lw->m, elem, QD_SPACE_GLOBAL);
-    if (!pty || qd_inst_set_result(lw->f, inst, pty, NULL) == QD_NO_VALUE) {
-        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-    }
-    memset(out, 0, sizeof(*out));
-    out->kind = EX_LVALUE;
-    out->id = inst->result;
-    out->ty = elem;
-    out->space = QD_SPACE_GLOBAL;
-    out->is_global = true;
-    return 0;
-}
-
-int
-lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
-{
-    Expr idx[16];
-    uint32_t n = 0;
-    if (base->kind == EX_PYOBJ && base->hkind == QD_HOST_STRUCT_FIELD) {
-        return lw_struct_field_subscript(lw, node, base, index, out);
-    }
-    if (base->kind == EX_MATRIX) {
-        return lw_matrix_subscript(lw, node, base, index, out);
-    }
-    if (base->kind == EX_SHARED) {
-        return lw_simt_subscript(lw, node, base, index, out);
-    }
-    if ((base->kind == EX_PYOBJ && base->hkind == QD_HOST_MATRIX_FIELD) ||
-        (base->kind == EX_NDARRAY && base->rows)) {
-        return lw_matrix_field_subscript(lw, node, base, index, out);
-    }
-    if (base->kind == EX_FIELD || base->kind == EX_NDARRAY) {
-        RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
-        return lw_subscript_indices(lw, node, index, base, idx, n, out);
-    }
-    if (lw_is_buffer_view(base)) {
-        return lw_buffer_view_subscript(lw, node, base, index, out);
-    }
-    if (index->kind == QD_AST_SLICE && (base->kind == EX_TUPLE || base->kind == EX_SHAPE)) {
-        /* t[1:], arr.shape[:-1]: a shorter tuple, as Python slices the reference's list. */
-        Expr seq = *base;
-        if (base->kind == EX_SHAPE) {
-            RETURN_IF_ERROR(lw_shape_tuple(lw, base, &seq));
-        }
-        return lw_slice_items(lw, node, index, seq.items, seq.nitems, out);
-    }
-    RETURN_IF_ERROR(collect_indices(lw, index, idx, &n));
-    if (base->kind == EX_SHAPE) {
-        /* A negative index counts from the end, as on the tuple the reference makes. */
-        int64_t d = n == 1 && idx[0].kind == EX_INT ? idx[0].ival : INT64_MIN;
-        if (d < 0 && d != INT64_MIN) {
-            d += base->ndim;
-        }
-        if (d == INT64_MIN) {
-            return lw_error(lw, node, QD_ERR_SYNTAX,
-                            "a shape index must be a compile-time integer");
-        }
-        if (d < 0 || d >= (int64_t)base->ndim) {
-            return lw_error(lw, node, QD_ERR_COMPILATION,
-                            "IndexError: shape index out of range (the ndarray has %u axes)",
-                            base->ndim);
-        }
-        return lw_shape_axis(lw, base, (uint32_t)d, out);
-    }
-    if (base->kind == EX_TUPLE || base->kind == EX_DICT) {
-        Expr *item = find_item(lw, node, base, idx, n);
-        if (!item) {
-            return -1;
-        }
-        *out = *item;
-        return 0;
-    }
-    if (base->kind == EX_PYOBJ && n == 1 && (idx[0].kind == EX_INT) && idx[0].ival >= 0) {
-        QdHandle h;
-        RETURN_IF_ERROR(lw->host->getitem(lw->host->self, lw->ctx, base->h, (uint32_t)idx[0].ival, &h));
-        return lw_from_handle(lw, node, h, out);
-    }
-    if (base->kind == EX_PYOBJ && base->hkind == QD_HOST_CALLABLE &&
-        node->kind == QD_AST_SUBSCRIPT && node->pynode) {
-        /* A class or other callable subscripted at compile time (a generic annotation such as
-         * qd.BufferView[qd.f32] on a func parameter): Python evaluates it. */
-        return lw_static_eval(lw, node, out);
-    }
-    return lw_error(lw, node, QD_ERR_SYNTAX, "this value cannot be indexed in a kernel");
-}
-
-int
-lw_shape_tuple(Lowerer *lw, const Expr *shape, Expr *out)
-{
-    Expr t = {0};
-    t.kind = EX_TUPLE;
-    t.nitems = shape->ndim;
-    t.items = QD_NEW_ARRAY(lw->arena, Expr, shape->ndim ? shape->ndim : 1);
-    if (!t.items) {
-        return lw_nomem(lw);
-    }
-    for (uint32_t d = 0; d < shape->ndim; d++) {
-        RETURN_IF_ERROR(lw_shape_axis(lw, shape, d, &t.items[d]));
-    }
-    *out = t;
-    return 0;
-}
-
-/***** comprehensions (compile-time) *****/
-
-typedef QdVec(Expr) ExprVec;
-
-/* The items of a compile-time iterable: a range with constant bounds, a tuple or list, or any
- * Python iterable. */
-static int
-static_items(Lowerer *lw, const QdAst *node, const Expr *it, Expr *out)
-{
-    if (it->kind == EX_TUPLE) {
-        *out = *it;
-        return 0;
-    }
-    if (it->kind == EX_ITER && it->iter->kind == IT_RANGE && it->iter->begin[0].kind == EX_INT &&
-        it->iter->end[0].kind == EX_INT) {
-        int64_t lo = it->iter->begin[0].ival, hi = it->iter->end[0].ival;
-        uint32_t n = hi > lo ? (uint32_t)(hi - lo) : 0;
-        if (hi - lo > 1 << 20) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "comprehension over more than 2^20 items");
-        }
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_TUPLE;
-        out->nitems = n;
-        out->items = QD_NEW_ARRAY(lw->arena, Expr, n ? n : 1);
-        if (!out->items) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-        }
-        for (uint32_t i = 0; i < n; i++) {
-            out->items[i].kind = EX_INT;
-            out->items[i].ival = lo + (int64_t)i;
-        }
-        return 0;
-    }
-    if (it->kind == EX_PYOBJ) {
-        QdHandle t;
-        RETURN_IF_ERROR(lw->host->to_tuple(lw->host->self, lw->ctx, it->h, &t));
-        return lw_from_handle(lw, node, t, out);
-    }
-    return lw_error(lw, node, QD_ERR_SYNTAX,
-                    "comprehensions in kernels iterate over compile-time values (range of Python "
-                    "ints, tuples, lists)");
-}
-
-static int
-bind_comp_target(Lowerer *lw, const QdAst *target, const Expr *value)
-{
-    if (target->kind == QD_AST_NAME) {
-        return lw_bind(lw, target->name, value, NULL);
-    }
-    if ((target->kind == QD_AST_TUPLE || target->kind == QD_AST_LIST) && value->kind == EX_TUPLE &&
-        value->nitems == target->a.len) {
-        for (uint32_t i = 0; i < target->a.len; i++) {
-            RETURN_IF_ERROR(bind_comp_target(lw, target->a.items[i], &value->items[i]));
-        }
-        return 0;
-    }
-    return lw_error(lw, target, QD_ERR_SYNTAX, "unsupported comprehension target");
-}
-
-static int
-comprehension(Lowerer *lw, const QdAst *node, uint32_t gen, ExprVec *out)
-{
-    if (gen == node->a.len) {
-        Expr e;
-        RETURN_IF_ERROR(lw_expr(lw, node->x, &e));
-        if (e.kind == EX_LVALUE) {
-            RETURN_IF_ERROR(lw_rvalue(lw, node->x, &e, &e));
-        }
-        return qd_vec_push(lw->arena, out, e) < 0 ? qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory") : 0;
-    }
-    const QdAst *g = node->a.items[gen];
-    Expr it, items;
-    RETURN_IF_ERROR(lw_expr(lw, g->y, &it));
-    RETURN_IF_ERROR(static_items(lw, g->y, &it, &items));
-    for (uint32_t i = 0; i < items.nitems; i++) {
-        lw_push_scope(lw);
-        int rc = bind_comp_target(lw, g->x, &items.items[i]);
-        bool keep = true;
-        for (uint32_t k = 0; rc == 0 && k < g->a.len && keep; k++) {
-            Expr c;
-            rc = lw_expr(lw, g->a.items[k], &c);
-            if (rc == 0 && !lw_is_compile_time_scalar(&c)) {
-                rc = lw_error(lw, g->a.items[k], QD_ERR_SYNTAX,
-                              "comprehension conditions must be compile-time values");
-            }
-            keep = rc == 0 && (c.kind == EX_FLOAT ? c.fval != 0 : c.ival != 0);
-        }
-        if (rc == 0 && keep) {
-            rc = comprehension(lw, node, gen + 1, out);
-        }
-        lw_pop_scope(lw);
-        RETURN_IF_ERROR(rc);
-    }
-    return 0;
-}
-
-static int
-lower_listcomp(Lowerer *lw, const QdAst *node, Expr *out)
-{
-    ExprVec items = {0};
-    RETURN_IF_ERROR(comprehension(lw, node, 0, &items));
-    memset(out, 0, sizeof(*out));
-    out->kind = EX_TUPLE;
-    out->items = items.data;
-    out->nitems = items.len;
-    return 0;
-}
-
-/***** dispatch *****/
 
 int
 lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
@@ -1802,20 +749,20 @@ lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
     case QD_AST_UNARY_OP:
         return lower_unary(lw, node, out);
     case QD_AST_BOOL_OP:
-        return lower_boolop_from(lw, node, 0, out);
+        return lw_boolop(lw, node, out);
     case QD_AST_COMPARE:
         return lower_compare(lw, node, out);
     case QD_AST_IF_EXP:
-        return lower_ifexp(lw, node, out);
+        return lw_ifexp(lw, node, out);
     case QD_AST_CALL:
         return lw_call(lw, node, out);
     case QD_AST_TUPLE:
     case QD_AST_LIST:
-        return lower_sequence(lw, node, out);
+        return lw_sequence_literal(lw, node, out);
     case QD_AST_LIST_COMP:
-        return lower_listcomp(lw, node, out);
+        return lw_listcomp(lw, node, out);
     case QD_AST_DICT:
-        return lower_dict(lw, node, out);
+        return lw_dict_literal(lw, node, out);
     case QD_AST_NAMED_EXPR: {
         /* (x := v): assigns like `x = v` and evaluates to the value. */
         RETURN_IF_ERROR(lw_expr(lw, node->y, out));

@@ -189,12 +189,6 @@ typed_value(uint32_t id, const QdType *ty)
     return e;
 }
 
-static Expr
-i32_value(uint32_t id)
-{
-    return typed_value(id, qd_type_scalar(QD_TY_I32));
-}
-
 /* Binds the loop targets to the per-dimension index values. */
 static int
 bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t *idx)
@@ -501,45 +495,36 @@ lower_static_for(Lowerer *lw, const QdAst *node, const Expr *iterable)
     return rc;
 }
 
-/* Turns the iterable of a `for` into an IterSpec (ranges, ndranges, struct-for over fields). */
+/* Turns the iterable of a `for` into an IterSpec (ranges, ndranges, struct-for over fields and
+ * ndarrays): the iterable's kind says how (ExprOps.iterate). */
 static int
 iter_of(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it)
 {
-    if (e->kind == EX_ITER) {
-        *it = *e->iter;
-        return 0;
-    }
     memset(it, 0, sizeof(*it));
-    /* Struct-for over a struct or vector/matrix field: over the shape of its leaves. */
-    Expr leaf;
-    RETURN_IF_ERROR(lw_shape_leaf(lw, node, e, &leaf));
-    e = &leaf;
-    if (e->kind == EX_FIELD || e->kind == EX_NDARRAY) {
-        /* Struct-for: one index per dimension over the shape. */
-        it->kind = IT_NDRANGE;
-        it->ndim = e->kind == EX_FIELD ? e->view->ndim : e->ndim;
-        for (uint32_t d = 0; d < it->ndim; d++) {
-            /* canonical indices; a permuted ndarray is walked in its physical order */
-            it->axes[d] = e->kind == EX_NDARRAY && e->layout ? e->layout[d] : d;
-            it->begin[d].kind = EX_INT;
-            if (e->kind == EX_FIELD) {
-                it->begin[d].ival = e->view->offset[d];
-                it->end[d].kind = EX_INT;
-                it->end[d].ival = e->view->offset[d] + e->view->shape[d];
-            } else {
-                uint32_t extent = lw_ndarray_extent(lw, e, d);
-                if (extent == QD_NO_VALUE) {
-                    return -1;
-                }
-                it->end[d] = i32_value(extent);
-            }
-        }
-        return 0;
+    const ExprOps *ops = lw_expr_ops(e);
+    int rc = ops->iterate ? ops->iterate(lw, node, e, it) : LW_DECLINED;
+    if (rc != LW_DECLINED) {
+        return rc;
     }
     return lw_error(lw, node, QD_ERR_SYNTAX,
                     "a kernel `for` iterates over range(), qd.ndrange(), qd.grouped(), a field or an "
                     "ndarray (use qd.static() to unroll a Python iterable)");
 }
+
+/* range(), qd.ndrange(), qd.grouped(): the IterSpec they made. */
+static int
+iter_iterate(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it)
+{
+    (void)lw;
+    (void)node;
+    *it = *e->iter;
+    return 0;
+}
+
+const ExprOps lw_iter_ops = {
+    .name = "iterable",
+    .iterate = iter_iterate,
+};
 
 int
 lw_for(Lowerer *lw, const QdAst *node)

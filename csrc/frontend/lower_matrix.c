@@ -67,8 +67,9 @@ lw_matrix_scalar(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
     return 0;
 }
 
-int
-lw_matrix_warn_size(Lowerer *lw, const QdAst *node, uint32_t n)
+/* The UserWarning for more than 144 entries. */
+static int
+matrix_warn_size(Lowerer *lw, const QdAst *node, uint32_t n)
 {
     if (n > MAX_ENTRIES) {
         return lw_warn(lw, node, "UserWarning",
@@ -189,7 +190,7 @@ construct(Lowerer *lw, const QdAst *node, bool vector, const Expr *arg, const Ex
     if (s.len != n * cols) {
         return lw_error(lw, node, QD_ERR_TYPE, "a matrix element must be a scalar");
     }
-    RETURN_IF_ERROR(lw_matrix_warn_size(lw, node, n * cols));
+    RETURN_IF_ERROR(matrix_warn_size(lw, node, n * cols));
     return lw_matrix_from_scalars(lw, node, s.data, n, cols, !nested, ty, out);
 }
 
@@ -295,7 +296,7 @@ lw_matrix_builtin(Lowerer *lw, const QdAst *node, const char *name, const Matrix
         if (what[0] == 'i') {
             m = n;
         }
-        RETURN_IF_ERROR(lw_matrix_warn_size(lw, node, (uint32_t)(n * (m ? m : 1))));
+        RETURN_IF_ERROR(matrix_warn_size(lw, node, (uint32_t)(n * (m ? m : 1))));
         return filled(lw, node, ty, (uint32_t)n, (uint32_t)m, what[0] == 'i', &v, out);
     }
     if (strcmp(what, "unit") == 0) {
@@ -621,8 +622,8 @@ compare_elem(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *
     return lw_compare(lw, node, op, a, b, out);
 }
 
-int
-lw_matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
+static int
+matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
     Expr ta, tb;
     RETURN_IF_ERROR(lw_matrix_operand(lw, node, &a, &ta));
@@ -677,8 +678,8 @@ lw_matrix_logical(Lowerer *lw, const QdAst *node, bool is_and, const Expr *a, co
     return elementwise(lw, node, is_and, a, b, logical_elem, lw_promote(tya, tyb), out);
 }
 
-int
-lw_matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out)
+static int
+matrix_unary(Lowerer *lw, const QdAst *node, int op, const Expr *a, Expr *out)
 {
     /* `not` is element-wise, 0 or 1 (integral elements only) */
     const QdType *ty = op == QD_UNARY_NOT ? qd_type_scalar(QD_TY_U1) : a->ty;
@@ -742,8 +743,10 @@ lw_matrix_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *
     return 0;
 }
 
-int
-lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
+/* `target <op>= value` of AUG_ASSIGN node `node` for a matrix of lvalues, element by element
+ * (atomic per element on global data); a scalar broadcasts, a list is the vector/matrix it spells. */
+static int
+matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
 {
     Expr tmp, snap;
     RETURN_IF_ERROR(lw_matrix_operand(lw, node, &value, &tmp));
@@ -762,9 +765,13 @@ lw_matrix_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const E
     return 0;
 }
 
-int
-lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value)
+/* `name = value` where the value or the variable v (NULL when new) is a matrix. */
+static int
+matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value)
 {
+    if (v && v->e.kind == EX_STRUCT) { /* a struct variable takes any assignment */
+        return lw_struct_assign_name(lw, target, v, value);
+    }
     if (v && v->e.kind == EX_MATRIX) {
         return lw_matrix_store(lw, target, &v->e, value);
     }
@@ -777,8 +784,69 @@ lw_matrix_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *valu
     return lw_bind(lw, target->name, &slots, NULL);
 }
 
-int
-lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out)
+static bool
+is_scalar_value(const Expr *e)
+{
+    return lw_is_compile_time_scalar(e) || e->kind == EX_VALUE || e->kind == EX_LVALUE;
+}
+
+/* The branches of a runtime `x if c else y` where one is a tuple or a matrix, made matrices of
+ * one shape in their own regions, as the reference's select does: a tuple of scalars is a
+ * vector of its promoted type, a scalar facing a vector or matrix is broadcast to its shape.
+ * Merging then promotes both to one element type. */
+static int
+branches_as_matrices(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals)
+{
+    for (int s = 0; s < 2; s++) {
+        if (vals[s].kind != EX_TUPLE) {
+            continue;
+        }
+        for (uint32_t i = 0; i < vals[s].nitems; i++) {
+            if (!is_scalar_value(&vals[s].items[i])) {
+                return lw_error(lw, node, QD_ERR_TYPE,
+                                "the tuples of a conditional expression must hold scalars");
+            }
+        }
+        if (vals[s].nitems == 0) {
+            return lw_error(lw, node, QD_ERR_TYPE, "a conditional expression of an empty tuple");
+        }
+        Expr v;
+        lw->cur = ifi->regions[s];
+        RETURN_IF_ERROR(
+            lw_matrix_from_scalars(lw, node, vals[s].items, vals[s].nitems, 1, true, NULL, &v));
+        vals[s] = v;
+    }
+    for (int s = 0; s < 2; s++) {
+        const Expr *other = &vals[1 - s];
+        if (!is_scalar_value(&vals[s]) || other->kind != EX_MATRIX) {
+            continue;
+        }
+        Expr *copies = QD_NEW_ARRAY(lw->arena, Expr, other->nitems);
+        Expr v;
+        if (!copies) {
+            return lw_nomem(lw);
+        }
+        lw->cur = ifi->regions[s];
+        RETURN_IF_ERROR(lw_matrix_scalar(lw, node, &vals[s], &v)); /* loaded once */
+        for (uint32_t i = 0; i < other->nitems; i++) {
+            copies[i] = v;
+        }
+        RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, copies, other->rows, other->cols,
+                                               other->is_vector, NULL, &vals[s]));
+    }
+    if (vals[0].kind != EX_MATRIX || vals[1].kind != EX_MATRIX || vals[0].rows != vals[1].rows ||
+        vals[0].cols != vals[1].cols) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "both branches of a conditional expression must be tuples or vectors of "
+                        "one length, matrices of one shape, or scalars");
+    }
+    return 0;
+}
+
+/* The value of `if` instruction ifi whose regions computed vals[0] (then) and vals[1] (else),
+ * two matrices of one shape: merged through one slot per element. */
+static int
+matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, Expr *out)
 {
     const Expr *a = &vals[0], *b = &vals[1];
     if (a->kind != EX_MATRIX || b->kind != EX_MATRIX || a->rows != b->rows || a->cols != b->cols) {
@@ -797,3 +865,66 @@ lw_matrix_merge(Lowerer *lw, const QdAst *node, QdInst *ifi, const Expr *vals, E
     lw->cur = ifi->parent;
     return lw_struct_load(lw, node, &slots, out);
 }
+
+int
+lw_matrix_merge_branches(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals, Expr *out)
+{
+    if (vals[0].kind != EX_TUPLE && vals[1].kind != EX_TUPLE && vals[0].kind != EX_MATRIX &&
+        vals[1].kind != EX_MATRIX) {
+        return LW_DECLINED;
+    }
+    RETURN_IF_ERROR(branches_as_matrices(lw, node, ifi, vals));
+    return matrix_merge(lw, node, ifi, vals, out); /* element by element */
+}
+
+bool
+lw_matrix_is_vector(const Expr *e)
+{
+    return e->kind == EX_MATRIX && e->is_vector;
+}
+
+bool
+lw_matrix_of_lvalues(const Expr *e)
+{
+    if (e->kind != EX_MATRIX) {
+        return false;
+    }
+    for (uint32_t i = 0; i < e->nitems; i++) {
+        if (e->items[i].kind != EX_LVALUE) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* `a, b = v`: the elements of a vector; a matrix is not unpacked, as in the reference. */
+static int
+matrix_unpack(Lowerer *lw, const QdAst *target, const Expr *value, Expr *out)
+{
+    if (!value->is_vector) {
+        return lw_error(lw, target, QD_ERR_COMPILATION,
+                        "ValueError: Matrices with more than one columns cannot be unpacked");
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->items = value->items;
+    out->nitems = value->nitems;
+    return 0;
+}
+
+const ExprOps lw_matrix_ops = {
+    .name = "matrix",
+    .attribute = lw_matrix_attribute,
+    .store_attribute = lw_matrix_store_attribute,
+    .subscript = lw_matrix_subscript,
+    .store_subscript = lw_matrix_store_subscript,
+    .store = lw_matrix_store,
+    .aug_assign = matrix_aug_assign,
+    .assign_name = matrix_assign_name,
+    .snapshot = lw_struct_load, /* every lvalue element loaded */
+    .unpack = matrix_unpack,
+    .binary = lw_matrix_binary,
+    .compare = matrix_compare,
+    .unary = matrix_unary,
+    .logical = lw_matrix_logical,
+};

@@ -206,3 +206,19 @@ lw_matrix_param(Lowerer *lw, const QdAst *param, const Expr *ann, Expr *e)
     }
     return 0;
 }
+
+/* A struct-for over a vector/matrix field: over the shape of its leaves. */
+static int
+matrix_field_iterate(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it)
+{
+    Expr leaf;
+    RETURN_IF_ERROR(lw_matrix_field_leaf(lw, node, e, &leaf));
+    const ExprOps *ops = lw_expr_ops(&leaf);
+    return ops->iterate ? ops->iterate(lw, node, &leaf, it) : LW_DECLINED;
+}
+
+const ExprOps lw_matrix_field_ops = {
+    .name = "matrix field",
+    .subscript = lw_matrix_field_subscript,
+    .iterate = matrix_field_iterate,
+};

@@ -91,8 +91,9 @@ float_of(Lowerer *lw, const QdAst *node, const Expr *x, Expr *out)
     return 0;
 }
 
-int
-lw_matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
+/* Method `name` of matrix `self` (dot, cross, norm, sum, cast, fill, ...). */
+static int
+matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
                  const MatrixCall *c, Expr *out)
 {
     const Expr *a = self;
@@ -293,19 +294,11 @@ lw_matrix_is_method(const char *name)
 
 /***** builtin calls with vector/matrix arguments *****/
 
-/* Builtins applied element by element when an argument is a vector or matrix (scalars broadcast). */
-static const char *const elementwise_builtins[] = {
-    "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tan", "tanh", "asin", "acos", "atan", "floor",
-    "ceil", "round", "abs", "popcnt", "clz", "atan2", "pow", "raw_div", "raw_mod", "bit_shr",
-    "min", "max", "select", "cast", "bit_cast", "atomic_add", "atomic_sub", "atomic_mul",
-    "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_exchange",
-};
-
 int
 lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall *c, Expr *out)
 {
     if (strncmp(fn->str, "matrix.", 7) == 0 && fn->items) {
-        return lw_matrix_method(lw, node, fn->str + 7, &fn->items[0], c, out);
+        return matrix_method(lw, node, fn->str + 7, &fn->items[0], c, out);
     }
     if (strcmp(fn->str, "buffer_view.subview") == 0 && fn->items) {
         if (c->nkw) {
@@ -329,7 +322,7 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
     }
     if (c->npos == 1 && (strcmp(fn->str, "any") == 0 || strcmp(fn->str, "all") == 0)) {
         MatrixCall none = {NULL, 0, NULL, NULL, 0};
-        return lw_matrix_method(lw, node, fn->str, shape, &none, out);
+        return matrix_method(lw, node, fn->str, shape, &none, out);
     }
     if (c->npos == 1 && (strcmp(fn->str, "zero") == 0 || strcmp(fn->str, "one") == 0)) {
         /* qd.zero(m) / qd.one(m): a matrix of m's shape; elements typed as `m * k` */
@@ -349,11 +342,7 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
         out->ival = shape->rows;
         return 0;
     }
-    bool elementwise = false;
-    for (size_t i = 0; i < QD_ARRAY_LEN(elementwise_builtins); i++) {
-        elementwise |= strcmp(elementwise_builtins[i], fn->str) == 0;
-    }
-    if (!elementwise) {
+    if (!lw_builtin_is_elementwise(fn->str)) { /* builtins.def */
         return lw_error(lw, node, QD_ERR_TYPE, "qd.%s does not take a vector or matrix", fn->str);
     }
     Expr *pos = QD_NEW_ARRAY(lw->arena, Expr, c->npos ? c->npos : 1);

@@ -10,6 +10,7 @@
  */
 #include "lower.h"
 
+#include <math.h>
 #include <string.h>
 
 #define GOLDEN_GAMMA 0x9E3779B97F4A7C15ULL
@@ -109,8 +110,9 @@ ensure_state(Lowerer *lw)
     return 0;
 }
 
-int
-lw_random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits)
+/* 64 random bits (a u64 value) from the per-iteration state of the current task. */
+static int
+random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits)
 {
     (void)node;
     const QdType *u64 = qd_type_scalar(QD_TY_U64);
@@ -125,4 +127,85 @@ lw_random_bits(Lowerer *lw, const QdAst *node, uint32_t *bits)
     st->args[1] = next;
     *bits = mix64(lw, next);
     return *bits == QD_NO_VALUE ? -1 : 0;
+}
+
+/***** the builtins qd.random / qd.randn *****/
+
+/* A random value of type ty from 64 random bits: floats uniform in [0, 1) (every value a
+ * multiple of 2^-mantissa bits), integers over their type's whole range. */
+static int
+random_value(Lowerer *lw, const QdAst *node, const QdType *ty, Expr *out)
+{
+    const QdType *u64 = qd_type_scalar(QD_TY_U64);
+    uint32_t bits;
+    RETURN_IF_ERROR(random_bits(lw, node, &bits));
+    if (!qd_type_is_float(ty)) {
+        uint32_t id = bits;
+        if (ty->kind == QD_TY_U1) {
+            id = lw_emit_value(lw, QD_OP_LSHR, u64, bits, lw_const_int(lw, u64, 63));
+        }
+        id = lw_emit_value(lw, QD_OP_CAST, ty, id, 0);
+        *out = lw_value(id, ty);
+        return id == QD_NO_VALUE ? -1 : 0;
+    }
+    /* Mantissa-sized integers scaled by a power of two are exact in the target type. */
+    int keep = ty->kind == QD_TY_F64 ? 53 : ty->kind == QD_TY_F32 ? 24 : ty->kind == QD_TY_F16 ? 11 : 8;
+    const QdType *wide = ty->kind == QD_TY_F64 ? ty : qd_type_scalar(QD_TY_F32);
+    uint32_t top = lw_emit_value(lw, QD_OP_LSHR, u64, bits, lw_const_int(lw, u64, 64 - keep));
+    uint32_t f = lw_emit_value(lw, QD_OP_CAST, wide, top, 0);
+    uint32_t scale = lw_const_float(lw, wide, ldexp(1.0, -keep));
+    uint32_t id = lw_emit_value(lw, QD_OP_MUL, wide, f, scale);
+    if (wide != ty) {
+        id = lw_emit_value(lw, QD_OP_CAST, ty, id, 0);
+    }
+    *out = lw_value(id, ty);
+    return id == QD_NO_VALUE ? -1 : 0;
+}
+
+static const QdType *
+random_dtype(const CallArgs *c, const char *kw, const QdType *dflt)
+{
+    const Expr *d = c->npos ? &c->pos[0] : lw_call_keyword(c, kw);
+    if (!d || d->kind == EX_NONE) {
+        return dflt;
+    }
+    return lw_dtype_arg(d);
+}
+
+int
+lw_builtin_random(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(lw_expect_args(lw, c, "random", 0, 1));
+    const QdType *ty = random_dtype(c, "dtype", qd_type_scalar(lw->opt->default_fp));
+    if (!ty) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "qd.random() takes a scalar type");
+    }
+    return random_value(lw, c->node, ty, out);
+}
+
+/* Standard normal numbers by the Box-Muller transform. */
+int
+lw_builtin_randn(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(lw_expect_args(lw, c, "randn", 0, 1));
+    const QdType *ty = random_dtype(c, "dt", qd_type_scalar(lw->opt->default_fp));
+    if (!ty || !qd_type_is_float(ty)) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "qd.randn() takes a floating-point type");
+    }
+    Expr u1, u2;
+    RETURN_IF_ERROR(random_value(lw, c->node, ty, &u1));
+    RETURN_IF_ERROR(random_value(lw, c->node, ty, &u2));
+    /* 1 - u1 lies in (0, 1]: the logarithm stays finite. */
+    uint32_t one = lw_const_float(lw, ty, 1.0);
+    uint32_t v1 = lw_emit_value(lw, QD_OP_SUB, ty, one, u1.id);
+    uint32_t lg = lw_emit_value(lw, QD_OP_LOG, ty, v1, 0);
+    uint32_t m2 = lw_emit_value(lw, QD_OP_MUL, ty, lg, lw_const_float(lw, ty, -2.0));
+    uint32_t r = lw_emit_value(lw, QD_OP_SQRT, ty, m2, 0);
+    uint32_t ang = lw_emit_value(lw, QD_OP_MUL, ty, u2.id, lw_const_float(lw, ty, 6.283185307179586));
+    uint32_t cs = lw_emit_value(lw, QD_OP_COS, ty, ang, 0);
+    uint32_t id = lw_emit_value(lw, QD_OP_MUL, ty, r, cs);
+    *out = lw_value(id, ty);
+    return id == QD_NO_VALUE ? -1 : 0;
 }

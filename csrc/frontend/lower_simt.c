@@ -17,7 +17,7 @@
  *
  * block.SharedArray(shape, dtype) is a `shared_alloc` of a flat array (shape's product of
  * elements, vector/matrix dtypes flattened); the Expr (EX_SHARED) keeps the shape and
- * lw_simt_subscript turns x[i, j] into an `array_ptr` of the row-major flat index: an lvalue in
+ * simt_subscript turns x[i, j] into an `array_ptr` of the row-major flat index: an lvalue in
  * shared memory, atomic under augmented assignment. Collectives (reductions, scans, sorting)
  * are @qd.func code over these primitives (quadrants/simt/).
  */
@@ -199,8 +199,9 @@ bin(Lowerer *lw, QdOp op, const QdType *ty, uint32_t a, uint32_t b)
 }
 
 /* Block-local shared array x[i, j, ...]: the flat row-major index, then array_ptr. */
-int
-lw_simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
+/* x[index] of a SharedArray (EX_SHARED): lvalues in shared memory. */
+static int
+simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
     Expr idx[16];
     uint32_t n = 0;
@@ -544,3 +545,24 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     }
     return lw_error(lw, node, QD_ERR_INTERNAL, "qd.simt.%s: unhandled", name);
 }
+
+/* `a.shape` of a SharedArray: a compile-time tuple of its extents. */
+static int
+shared_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
+{
+    (void)lw;
+    if (strcmp(node->name, "shape") != 0) {
+        return LW_DECLINED;
+    }
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_TUPLE;
+    out->nitems = base->nitems;
+    out->items = base->items;
+    return 0;
+}
+
+const ExprOps lw_shared_ops = {
+    .name = "shared array",
+    .attribute = shared_attribute,
+    .subscript = simt_subscript,
+};

@@ -40,25 +40,15 @@ lw_block(Lowerer *lw, const QdAstList *body)
 /***** assignment *****/
 
 /* Snapshot of a value for an assignment: lvalues are loaded first (so `a, b = b, a` works). */
-static int
-snapshot(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
+int
+lw_snapshot(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
 {
     if (e->kind == EX_LVALUE) {
         return lw_rvalue(lw, node, e, out);
     }
-    if (e->kind == EX_STRUCT || e->kind == EX_MATRIX) {
-        return lw_struct_load(lw, node, e, out);
-    }
-    if (e->kind == EX_TUPLE) {
-        *out = *e;
-        out->items = QD_NEW_ARRAY(lw->arena, Expr, e->nitems ? e->nitems : 1);
-        if (!out->items) {
-            return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
-        }
-        for (uint32_t i = 0; i < e->nitems; i++) {
-            RETURN_IF_ERROR(snapshot(lw, node, &e->items[i], &out->items[i]));
-        }
-        return 0;
+    const ExprOps *ops = lw_expr_ops(e);
+    if (ops->snapshot) {
+        return ops->snapshot(lw, node, e, out);
     }
     *out = *e;
     return 0;
@@ -80,11 +70,14 @@ assign_name(Lowerer *lw, const QdAst *target, const Expr *value, const QdType *a
         return lw_error(lw, target, QD_ERR_SYNTAX, "Loop variable \"%s\" cannot be assigned to",
                         target->name);
     }
-    if (!is_static && (value->kind == EX_STRUCT || (v && v->e.kind == EX_STRUCT))) {
-        return lw_struct_assign_name(lw, target, v, value);
-    }
-    if (!is_static && (value->kind == EX_MATRIX || (v && v->e.kind == EX_MATRIX))) {
-        return lw_matrix_assign_name(lw, target, v, value);
+    if (!is_static) { /* the value's kind first, then the variable's */
+        const ExprOps *ops = lw_expr_ops(value);
+        if (!ops->assign_name && v) {
+            ops = lw_expr_ops(&v->e);
+        }
+        if (ops->assign_name) {
+            return ops->assign_name(lw, target, v, value);
+        }
     }
     if (v && v->e.kind == EX_LVALUE && !is_static) {
         if (annotation && !qd_type_equal(annotation, v->e.ty)) {
@@ -112,31 +105,17 @@ assign_name(Lowerer *lw, const QdAst *target, const Expr *value, const QdType *a
     return lw_bind(lw, target->name, &slot, NULL);
 }
 
-/* The items `a, b, ... = value` assigns: those of a tuple or list, the elements of a vector (not
- * of a matrix, as in the reference), the extents of an ndarray's shape. */
+/* The items `a, b, ... = value` assigns (ExprOps.unpack): those of a tuple or list, the elements
+ * of a vector, the extents of an ndarray's shape. */
 static int
 unpackable(Lowerer *lw, const QdAst *target, const Expr *value, Expr *out)
 {
-    switch (value->kind) {
-    case EX_TUPLE:
-        *out = *value;
-        return 0;
-    case EX_MATRIX:
-        if (!value->is_vector) {
-            return lw_error(lw, target, QD_ERR_COMPILATION,
-                            "ValueError: Matrices with more than one columns cannot be unpacked");
-        }
-        memset(out, 0, sizeof(*out));
-        out->kind = EX_TUPLE;
-        out->items = value->items;
-        out->nitems = value->nitems;
-        return 0;
-    case EX_SHAPE:
-        return lw_shape_tuple(lw, value, out);
-    default:
-        return lw_error(lw, target, QD_ERR_SYNTAX, "Cannot unpack type: %s",
-                        lw_is_runtime(value) ? "a runtime scalar" : "a non-sequence value");
+    const ExprOps *ops = lw_expr_ops(value);
+    if (ops->unpack) {
+        return ops->unpack(lw, target, value, out);
     }
+    return lw_error(lw, target, QD_ERR_SYNTAX, "Cannot unpack type: %s",
+                    lw_is_runtime(value) ? "a runtime scalar" : "a non-sequence value");
 }
 
 int
@@ -161,11 +140,9 @@ lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_st
     case QD_AST_ATTRIBUTE: {
         Expr base;
         RETURN_IF_ERROR(lw_expr(lw, target->x, &base));
-        if (base.kind == EX_STRUCT) {
-            return lw_struct_store_attribute(lw, target, &base, value);
-        }
-        if (base.kind == EX_MATRIX) {
-            return lw_matrix_store_attribute(lw, target, &base, value);
+        const ExprOps *ops = lw_expr_ops(&base);
+        if (ops->store_attribute) {
+            return ops->store_attribute(lw, target, &base, value);
         }
         return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this attribute");
     }
@@ -178,24 +155,18 @@ lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_st
         if (rc != 0) {
             return rc < 0 ? -1 : lw_store(lw, target, &lv, value); /* obj.r[i], r unpacked */
         }
-        if (base.kind == EX_TUPLE || (base.kind == EX_DICT && !lw_is_buffer_view(&base))) {
-            /* An element of a kernel-scope list or dict: rebound to the new value. */
-            Expr *item = lw_container_item(lw, target, &base, target->y);
-            if (!item) {
-                return -1;
-            }
-            *item = *value;
-            return 0;
+        const ExprOps *ops = lw_expr_ops(&base);
+        rc = ops->store_subscript ? ops->store_subscript(lw, target, &base, target->y, value, NULL)
+                                  : LW_DECLINED;
+        if (rc != LW_DECLINED) {
+            return rc;
         }
-        if (base.kind == EX_MATRIX) {
-            return lw_matrix_store_subscript(lw, target, &base, target->y, value, NULL);
-        }
+        /* Through the element the subscript selects: an lvalue, or a struct / vector of lvalues
+         * (`f[i] = s` of a struct field, `f[i] = v` of a vector field). */
         RETURN_IF_ERROR(lw_subscript(lw, target, &base, target->y, &lv));
-        if (lv.kind == EX_STRUCT) {
-            return lw_struct_store(lw, target, &lv, value); /* f[i] = s of a struct field */
-        }
-        if (lv.kind == EX_MATRIX) {
-            return lw_matrix_store(lw, target, &lv, value); /* f[i] = v of a vector field */
+        const ExprOps *elem = lw_expr_ops(&lv);
+        if (elem->store) {
+            return elem->store(lw, target, &lv, value);
         }
         if (lv.kind != EX_LVALUE) {
             return lw_error(lw, target, QD_ERR_SYNTAX, "cannot assign to this subscript");
@@ -215,7 +186,7 @@ lower_assign(Lowerer *lw, const QdAst *node)
     bool is_static = lw_is_static_call(lw, node->x);
     Expr value, snap;
     RETURN_IF_ERROR(lw_expr(lw, node->x, &value));
-    RETURN_IF_ERROR(snapshot(lw, node, &value, &snap));
+    RETURN_IF_ERROR(lw_snapshot(lw, node, &value, &snap));
     for (uint32_t i = 0; i < node->a.len; i++) {
         RETURN_IF_ERROR(lw_assign_target(lw, node->a.items[i], &snap, is_static));
     }
@@ -273,19 +244,21 @@ lower_aug_assign(Lowerer *lw, const QdAst *node)
     RETURN_IF_ERROR(lw_expr(lw, node->x, &target));
     RETURN_IF_ERROR(lw_expr(lw, node->y, &value));
     lw_set_loc(lw, node);
-    bool lvalues = target.kind == EX_LVALUE || target.kind == EX_MATRIX;
-    for (uint32_t i = 0; target.kind == EX_MATRIX && i < target.nitems; i++) {
-        lvalues &= target.items[i].kind == EX_LVALUE;
-    }
+    bool lvalues = target.kind == EX_LVALUE || lw_matrix_of_lvalues(&target);
     if (!lvalues && node->x->kind == QD_AST_SUBSCRIPT) {
-        /* Elements of a matrix selected with a runtime index: updated under guards. */
+        /* Elements a subscript could not name as lvalues (of a matrix, selected with a runtime
+         * index): the container's kind updates them (under guards). */
         Expr base, lv;
         int rc = lw_subscript_base(lw, node->x, &base, &lv);
         if (rc < 0) {
             return -1;
         }
-        if (rc == 0 && base.kind == EX_MATRIX) {
-            return lw_matrix_store_subscript(lw, node->x, &base, node->x->y, &value, node);
+        const ExprOps *ops = lw_expr_ops(&base);
+        if (rc == 0 && ops->store_subscript) {
+            rc = ops->store_subscript(lw, node->x, &base, node->x->y, &value, node);
+            if (rc != LW_DECLINED) {
+                return rc;
+            }
         }
     }
     return lw_aug_assign(lw, node, &target, &value);
@@ -294,8 +267,9 @@ lower_aug_assign(Lowerer *lw, const QdAst *node)
 int
 lw_aug_assign(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
 {
-    if (target->kind == EX_MATRIX) {
-        return lw_matrix_aug_assign(lw, node, target, value);
+    const ExprOps *ops = lw_expr_ops(target);
+    if (ops->aug_assign) {
+        return ops->aug_assign(lw, node, target, value);
     }
     return aug_assign_scalar(lw, node, target, value);
 }
@@ -492,7 +466,7 @@ lower_return(Lowerer *lw, const QdAst *node)
     }
     if (!fr->is_kernel) {
         Expr snap;
-        RETURN_IF_ERROR(snapshot(lw, node, &value, &snap));
+        RETURN_IF_ERROR(lw_snapshot(lw, node, &value, &snap));
         if (fr->ret_annotation && lw_is_compile_time_scalar(&snap)) {
             Expr ann;
             RETURN_IF_ERROR(lw_expr(lw, fr->ret_annotation, &ann));
@@ -500,6 +474,8 @@ lower_return(Lowerer *lw, const QdAst *node)
                 RETURN_IF_ERROR(lw_convert(lw, node, &snap, ann.ty, &snap));
             }
         } else if (fr->ret_annotation && snap.kind == EX_MATRIX) {
+            /* Not an operation of the value's kind: the annotation converts, and a vector/matrix
+             * type is the one non-scalar annotation that does. */
             Expr ann;
             RETURN_IF_ERROR(lw_expr(lw, fr->ret_annotation, &ann));
             if (ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_MATRIX_TYPE) {

@@ -25,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int struct_cast(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Expr *out);
+static int struct_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value);
+
 #define UNPACKED_HINT                                                                          \
     "vector arithmetic, reductions, swizzles, runtime indexing, passing it to a @qd.func and "   \
     "copying it as a unit are not supported on an unpacked vector (drop unpacked=True for those)"
@@ -228,7 +231,7 @@ convert_member(Lowerer *lw, const QdAst *node, const char *name, const QdHostVal
 {
     if (desc->kind == QD_HOST_STRUCT_TYPE) {
         if (value->kind == EX_STRUCT) {
-            return lw_struct_cast(lw, node, type, value, out);
+            return struct_cast(lw, node, type, value, out);
         }
         if (!lw_is_compile_time_scalar(value) && value->kind != EX_VALUE &&
             value->kind != EX_LVALUE) {
@@ -264,8 +267,9 @@ convert_member(Lowerer *lw, const QdAst *node, const char *name, const QdHostVal
     return lw_convert(lw, node, value, ty, out);
 }
 
-int
-lw_struct_cast(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Expr *out)
+/* A struct value converted member by member to struct type `type`. */
+static int
+struct_cast(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Expr *out)
 {
     StructInfo si;
     RETURN_IF_ERROR(struct_info(lw, node, type, &si));
@@ -437,7 +441,7 @@ store_member(Lowerer *lw, const QdAst *node, const char *name, const Expr *t, co
         if (value->kind != EX_STRUCT) {
             return lw_error(lw, node, QD_ERR_TYPE, "struct member '%s' takes a struct value", name);
         }
-        return lw_struct_store(lw, node, t, value);
+        return struct_store(lw, node, t, value);
     }
     if (t->kind == EX_MATRIX) {
         if (value->kind != EX_MATRIX || value->nitems != t->nitems) {
@@ -460,8 +464,9 @@ store_member(Lowerer *lw, const QdAst *node, const char *name, const Expr *t, co
     return lw_store(lw, node, t, value);
 }
 
-int
-lw_struct_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
+/* Member-by-member store of struct `value` into struct `target` (lvalue members). */
+static int
+struct_store(Lowerer *lw, const QdAst *node, const Expr *target, const Expr *value)
 {
     if (value->kind != EX_STRUCT) {
         return lw_error(lw, node, QD_ERR_TYPE, "cannot assign a non-struct value to a struct");
@@ -485,7 +490,7 @@ int
 lw_struct_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *value)
 {
     if (v && v->e.kind == EX_STRUCT) {
-        return lw_struct_store(lw, target, &v->e, value);
+        return struct_store(lw, target, &v->e, value);
     }
     if (v && v->e.kind == EX_LVALUE) {
         return lw_error(lw, target, QD_ERR_TYPE, "cannot assign a struct to the scalar variable '%s'",
@@ -498,8 +503,9 @@ lw_struct_assign_name(Lowerer *lw, const QdAst *target, Var *v, const Expr *valu
 
 /***** member access *****/
 
-int
-lw_struct_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
+/* `s.name` of struct value s: a member, or a @qd.func method bound to s. */
+static int
+struct_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
 {
     const char *attr = node->name;
     int k = member_index(base, attr);
@@ -543,13 +549,14 @@ lw_struct_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
     return 0;
 }
 
-int
-lw_struct_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value)
+/* `s.name = value` (target is the ATTRIBUTE node, base its evaluated struct). */
+static int
+struct_store_attribute(Lowerer *lw, const QdAst *target, const Expr *base, const Expr *value)
 {
     int k = member_index(base, target->name);
     if (k < 0) {
         Expr probe;
-        RETURN_IF_ERROR(lw_struct_attribute(lw, target, base, &probe)); /* unpacked: its error */
+        RETURN_IF_ERROR(struct_attribute(lw, target, base, &probe)); /* unpacked: its error */
         return lw_error(lw, target, QD_ERR_SYNTAX, "the struct has no member '%s'", target->name);
     }
     return store_member(lw, target, target->name, &base->items[k], value);
@@ -597,8 +604,9 @@ lw_subscript_base(Lowerer *lw, const QdAst *node, Expr *base, Expr *out)
 
 /***** struct fields *****/
 
-int
-lw_struct_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+/* `f[index]` of a struct field (EX_PYOBJ, QD_HOST_STRUCT_FIELD): the members' elements. */
+static int
+struct_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
                           Expr *out)
 {
     QdHandle type, *members;
@@ -641,7 +649,7 @@ lw_struct_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
         rc = lw_from_handle(lw, node, members[i], &member);
         if (rc == 0) {
             rc = member.kind == EX_PYOBJ && member.hkind == QD_HOST_STRUCT_FIELD
-                     ? lw_struct_field_subscript(lw, node, &member, ref, &s.items[i])
+                     ? struct_field_subscript(lw, node, &member, ref, &s.items[i])
                      : lw_subscript(lw, node, &member, ref, &s.items[i]);
         }
     }
@@ -653,8 +661,9 @@ lw_struct_field_subscript(Lowerer *lw, const QdAst *node, const Expr *base, cons
     return 0;
 }
 
-int
-lw_struct_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
+/* The first scalar member field of a struct field (its shape is the struct field's). */
+static int
+struct_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
 {
     QdHandle *members;
     uint32_t n;
@@ -665,7 +674,7 @@ lw_struct_field_leaf(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out
     RETURN_IF_ERROR(lw_from_handle(lw, node, members[0], out));
     if (out->kind == EX_PYOBJ && out->hkind == QD_HOST_STRUCT_FIELD) {
         Expr inner = *out;
-        return lw_struct_field_leaf(lw, node, &inner, out);
+        return struct_field_leaf(lw, node, &inner, out);
     }
     if (out->kind == EX_PYOBJ && out->hkind == QD_HOST_MATRIX_FIELD) {
         Expr inner = *out;
@@ -678,7 +687,7 @@ int
 lw_shape_leaf(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
 {
     if (e->kind == EX_PYOBJ && e->hkind == QD_HOST_STRUCT_FIELD) {
-        return lw_struct_field_leaf(lw, node, e, out);
+        return struct_field_leaf(lw, node, e, out);
     }
     if (e->kind == EX_PYOBJ && e->hkind == QD_HOST_MATRIX_FIELD) {
         return lw_matrix_field_leaf(lw, node, e, out);
@@ -880,6 +889,33 @@ lw_struct_kernel_return(Lowerer *lw, const QdAst *node, const Expr *ann, const E
         return lw_return_type_error(lw, node, ann, value);
     }
     Expr s;
-    RETURN_IF_ERROR(lw_struct_cast(lw, node, ann->h, value, &s));
+    RETURN_IF_ERROR(struct_cast(lw, node, ann->h, value, &s));
     return return_leaves(lw, node, &s, next);
 }
+
+/***** operations by kind *****/
+
+const ExprOps lw_struct_ops = {
+    .name = "struct",
+    .attribute = struct_attribute,
+    .store_attribute = struct_store_attribute,
+    .store = struct_store,
+    .assign_name = lw_struct_assign_name,
+    .snapshot = lw_struct_load,
+};
+
+/* A struct-for over a struct field: over the shape of its first scalar member field. */
+static int
+struct_field_iterate(Lowerer *lw, const QdAst *node, const Expr *e, IterSpec *it)
+{
+    Expr leaf;
+    RETURN_IF_ERROR(struct_field_leaf(lw, node, e, &leaf));
+    const ExprOps *ops = lw_expr_ops(&leaf);
+    return ops->iterate ? ops->iterate(lw, node, &leaf, it) : LW_DECLINED;
+}
+
+const ExprOps lw_struct_field_ops = {
+    .name = "struct field",
+    .subscript = struct_field_subscript,
+    .iterate = struct_field_iterate,
+};
