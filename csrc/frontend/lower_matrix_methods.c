@@ -310,8 +310,8 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
         strncmp(fn->str, "Matrix.", 7) == 0) {
         return lw_matrix_builtin(lw, node, fn->str, c, out);
     }
-    if (lw_linalg_is_builtin(fn->str)) {
-        return lw_linalg_call(lw, node, fn->str, c, out);
+    if (lw_builtin_flags(fn->str) & BI_LINALG) {
+        return 1; /* their lowerings (builtins.def) take the matrices whole */
     }
     const Expr *shape = NULL;
     for (uint32_t i = 0; i < c->npos && !shape; i++) {

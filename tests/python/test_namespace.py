@@ -7,7 +7,7 @@ import json
 import pathlib
 
 import quadrants as qd
-from quadrants import _builtins, _hints, _linalg
+from quadrants import _builtins, _core, _hints, _linalg
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "namespace.json").read_text())
 
@@ -28,3 +28,20 @@ def test_exported_builtins_are_marked():
         for name in module.__all__:
             assert getattr(qd, name) is getattr(module, name)
             assert getattr(module, name)._qd_builtin == name
+
+
+def test_python_builtins_are_in_the_table():
+    """Every function of the builtin modules marked for the C core is a row of builtins.def."""
+    rows = {name for name, flags in _core.BUILTINS}
+    for module in (_builtins, _hints, _linalg):
+        for value in vars(module).values():
+            name = getattr(value, "_qd_builtin", None)
+            if callable(value) and isinstance(name, str):
+                assert name in rows, name
+
+
+def test_table_flags():
+    rows = dict(_core.BUILTINS)
+    assert rows["sqrt"] == ("elementwise", "exported")
+    assert rows["range"] == ()
+    assert "hint" in rows["assume_in_range"] and "linalg" in rows["svd"]
