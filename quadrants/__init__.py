@@ -25,56 +25,10 @@ from quadrants._core import (
 from quadrants import _runtime, types
 from quadrants.types import ref
 from quadrants._annotations import Backend, Layout, Template, template
-from quadrants._builtins import (
-    abs,
-    acos,
-    asin,
-    atan2,
-    atomic_add,
-    atomic_and,
-    atomic_cas,
-    atomic_exchange,
-    atomic_max,
-    atomic_min,
-    atomic_mul,
-    atomic_or,
-    atomic_sub,
-    atomic_xor,
-    bit_cast,
-    bit_shr,
-    cast,
-    ceil,
-    clock_counter,
-    cos,
-    exp,
-    floor,
-    frexp,
-    global_thread_idx,
-    grouped,
-    log,
-    loop_config,
-    max,
-    min,
-    ndrange,
-    one,
-    pow,
-    random,
-    randn,
-    raw_div,
-    raw_mod,
-    round,
-    rsqrt,
-    select,
-    sin,
-    sqrt,
-    static,
-    static_assert,
-    static_print,
-    tan,
-    tanh,
-    volatile_load,
-    zero,
-)
+# The kernel-scope builtins: the rows of csrc/frontend/builtins.def flagged exported
+# (quadrants._core.BUILTINS), each defined in _builtins.py, _hints.py or _linalg.py.
+from quadrants._builtins import *  # noqa: F403
+from quadrants import _builtins, _hints, _linalg
 from quadrants._field import (
     Field,
     ScalarField,
@@ -99,7 +53,7 @@ from quadrants._field import (
 )
 from quadrants._extension import DeviceCapability, clock_freq_hz, extension, is_extension_enabled
 from quadrants._fields_builder import FieldsBuilder
-from quadrants._hints import assume_in_range, block_local, cache_read_only, rescale_index
+from quadrants._hints import *  # noqa: F403
 from quadrants._kernel import data_oriented, func, kernel, pure, pyfunc, real_func
 from quadrants._struct import Struct, StructField, dataclass
 from quadrants._perf_dispatch import perf_dispatch
@@ -152,7 +106,7 @@ from quadrants._types import (
     uint32,
     uint64,
 )
-from quadrants._linalg import eig, make_spd, polar_decompose, solve, svd, sym_eig
+from quadrants._linalg import *  # noqa: F403
 from quadrants import _logging, lang
 from quadrants._logging import (
     CRITICAL,
@@ -184,12 +138,7 @@ def __getattr__(name):
 __all__ = [
     "__version__",
     # per-thread linear algebra
-    "svd",
-    "polar_decompose",
-    "eig",
-    "sym_eig",
-    "make_spd",
-    "solve",
+    *_linalg.__all__,
     # exceptions
     "QuadrantsAssertionError",
     "QuadrantsCompilationError",
@@ -301,58 +250,8 @@ __all__ = [
     "jkl",
     "ijkl",
     # kernel-scope builtins
-    "static",
-    "static_assert",
-    "static_print",
-    "ndrange",
-    "grouped",
-    "loop_config",
-    "cast",
-    "bit_cast",
-    "sqrt",
-    "rsqrt",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "asin",
-    "acos",
-    "atan2",
-    "floor",
-    "ceil",
-    "round",
-    "abs",
-    "pow",
-    "min",
-    "max",
-    "select",
-    "raw_div",
-    "raw_mod",
-    "bit_shr",
-    "frexp",
-    "atomic_add",
-    "atomic_sub",
-    "atomic_mul",
-    "atomic_min",
-    "atomic_max",
-    "atomic_and",
-    "atomic_or",
-    "atomic_xor",
-    "atomic_exchange",
-    "atomic_cas",
-    "random",
-    "randn",
-    "zero",
-    "one",
-    "global_thread_idx",
-    "volatile_load",
-    "clock_counter",
-    "assume_in_range",
-    "block_local",
-    "cache_read_only",
-    "rescale_index",
+    *_builtins.__all__,
+    *_hints.__all__,
     # device facts
     "extension",
     "is_extension_enabled",

@@ -21,7 +21,7 @@ import types
 
 import numpy as np
 
-from quadrants import _matrix, _types
+from quadrants import _core, _matrix, _types
 from quadrants._core import QuadrantsSyntaxError, QuadrantsTypeError
 
 
@@ -456,53 +456,10 @@ loop_config = _kernel_only(
     "bit_vectorize=False, name=None): directives for the next top-level loop.",
 )
 
+# The qd.<name> builtins defined here: the rows of csrc/frontend/builtins.def flagged exported
+# that are neither hints (_hints.py) nor linalg routines (_linalg.py), in the table's order.
 __all__ = [
-    "static",
-    "static_assert",
-    "static_print",
-    "ndrange",
-    "grouped",
-    "loop_config",
-    "cast",
-    "bit_cast",
-    "sqrt",
-    "rsqrt",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "asin",
-    "acos",
-    "atan2",
-    "floor",
-    "ceil",
-    "round",
-    "abs",
-    "pow",
-    "min",
-    "max",
-    "select",
-    "raw_div",
-    "raw_mod",
-    "bit_shr",
-    "frexp",
-    "atomic_add",
-    "atomic_sub",
-    "atomic_mul",
-    "atomic_min",
-    "atomic_max",
-    "atomic_and",
-    "atomic_or",
-    "atomic_xor",
-    "atomic_exchange",
-    "atomic_cas",
-    "random",
-    "randn",
-    "zero",
-    "one",
-    "global_thread_idx",
-    "volatile_load",
-    "clock_counter",
+    name
+    for name, flags in _core.BUILTINS
+    if "exported" in flags and "hint" not in flags and "linalg" not in flags
 ]

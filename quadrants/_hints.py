@@ -13,6 +13,7 @@ on each axis that ``I``, ``a`` and ``b`` all have, ``I[k] // (a.shape[k] // b.sh
 kernels and in Python scope (a ``qd.Vector`` there).
 """
 
+from quadrants import _core
 from quadrants._core import QuadrantsRuntimeError, QuadrantsSyntaxError
 
 
@@ -79,4 +80,5 @@ def rescale_index(a, b, I):  # noqa: E741 (the reference's name)
     return Vector(entries)
 
 
-__all__ = ["assume_in_range", "block_local", "cache_read_only", "rescale_index"]
+# The rows of csrc/frontend/builtins.def flagged exported and hint, in the table's order.
+__all__ = [name for name, flags in _core.BUILTINS if "exported" in flags and "hint" in flags]

@@ -6,6 +6,7 @@ matrix stays in registers and the routine is unrolled for its size. The function
 kernels and ``@qd.func``s; called in Python scope they raise QuadrantsSyntaxError.
 """
 
+from quadrants import _core
 from quadrants._builtins import _kernel_only
 
 svd = _kernel_only(
@@ -41,4 +42,5 @@ solve = _kernel_only(
     "2x2 and 3x3 matrices.",
 )
 
-__all__ = ["svd", "polar_decompose", "eig", "sym_eig", "make_spd", "solve"]
+# The rows of csrc/frontend/builtins.def flagged exported and linalg, in the table's order.
+__all__ = [name for name, flags in _core.BUILTINS if "exported" in flags and "linalg" in flags]

@@ -405,10 +405,22 @@ typedef struct CallArgs {
 
 /* The lowering of a builtin (builtins.def): op is the row's opcode. */
 typedef int (*BuiltinFn)(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
-enum { BI_ELEMENTWISE = 1 << 0 }; /* builtins.def flags */
+/* The flags of builtins.def rows: BI_ELEMENTWISE, BI_EXPORTED, ... */
+enum {
+#define QD_BUILTIN_FLAG(NAME, text) BI_BIT_##NAME,
+#include "builtins.def"
+#undef QD_BUILTIN_FLAG
+};
+enum {
+#define QD_BUILTIN_FLAG(NAME, text) BI_##NAME = 1 << BI_BIT_##NAME,
+#include "builtins.def"
+#undef QD_BUILTIN_FLAG
+};
 #define QD_BUILTIN(name, fn, op, flags) int fn(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
 #include "builtins.def"
 #undef QD_BUILTIN
+/* The BI_* flags of builtin `name`; 0 when the table has no such name. */
+unsigned lw_builtin_flags(const char *name);
 /* Whether builtin `name` applies element by element to vector/matrix arguments. */
 bool lw_builtin_is_elementwise(const char *name);
 /* Calls builtin `name` of the table with arguments c; the "not supported" error when the table
@@ -609,11 +621,6 @@ int lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, 
 
 /***** lower_linalg.c: qd.svd, qd.solve, ... and Matrix.determinant/inverse *****/
 
-/* Whether `name` is a per-thread linalg builtin (svd, polar_decompose, eig, sym_eig,
- * make_spd, solve). */
-bool lw_linalg_is_builtin(const char *name);
-int lw_linalg_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c,
-                   Expr *out);
 int lw_linalg_determinant(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out);
 int lw_linalg_inverse(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out);
 

@@ -704,11 +704,40 @@ find_builtin(const char *name)
     return NULL;
 }
 
+unsigned
+lw_builtin_flags(const char *name)
+{
+    const Builtin *b = find_builtin(name);
+    return b ? b->flags : 0;
+}
+
 bool
 lw_builtin_is_elementwise(const char *name)
 {
-    const Builtin *b = find_builtin(name);
-    return b && (b->flags & BI_ELEMENTWISE);
+    return (lw_builtin_flags(name) & BI_ELEMENTWISE) != 0;
+}
+
+/* Builtins of the Python API with no kernel lowering yet. */
+static int
+unsupported(Lowerer *lw, const CallArgs *c, const char *name)
+{
+    return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.%s is not supported in kernels yet", name);
+}
+
+int
+lw_builtin_volatile_load(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    (void)out;
+    return unsupported(lw, c, "volatile_load");
+}
+
+int
+lw_builtin_clock_counter(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    (void)out;
+    return unsupported(lw, c, "clock_counter");
 }
 
 /***** vectors and matrices *****/

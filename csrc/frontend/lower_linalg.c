@@ -22,20 +22,15 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const builtin_names[] = {
-    "svd", "polar_decompose", "eig", "sym_eig", "make_spd", "solve",
-};
-
-bool
-lw_linalg_is_builtin(const char *name)
-{
-    for (size_t i = 0; i < QD_ARRAY_LEN(builtin_names); i++) {
-        if (strcmp(builtin_names[i], name) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
+/* The routines of the builtins.def rows flagged BI_LINALG. */
+typedef enum LinalgRoutine {
+    LA_SVD,
+    LA_POLAR_DECOMPOSE,
+    LA_EIG,
+    LA_SYM_EIG,
+    LA_MAKE_SPD,
+    LA_SOLVE,
+} LinalgRoutine;
 
 static const QdType *
 default_fp(Lowerer *lw)
@@ -161,8 +156,9 @@ routine_type(Lowerer *lw, const QdAst *node, const MatrixCall *c, uint32_t dt_po
     return 0;
 }
 
-int
-lw_linalg_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c, Expr *out)
+static int
+linalg_call(Lowerer *lw, const QdAst *node, LinalgRoutine routine, const char *name,
+            const MatrixCall *c, Expr *out)
 {
     const Expr *a = lw_matrix_arg(c, 0, "A");
     RETURN_IF_ERROR(square_matrix(lw, node, a, name));
@@ -174,8 +170,8 @@ lw_linalg_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCal
     Expr *res[3] = {NULL, NULL, NULL};
     Expr values[3];
 
-    if (strcmp(name, "svd") == 0 || strcmp(name, "polar_decompose") == 0) {
-        bool svd = name[0] == 's';
+    if (routine == LA_SVD || routine == LA_POLAR_DECOMPOSE) {
+        bool svd = routine == LA_SVD;
         if (!square || n < 2 || n > 3) {
             return lw_error(lw, node, QD_ERR_COMPILATION,
                             svd ? "SVD only supports 2x2 and 3x3 matrices."
@@ -192,7 +188,7 @@ lw_linalg_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCal
         }
         return tuple_of(lw, values, nout, out);
     }
-    if (strcmp(name, "eig") == 0) {
+    if (routine == LA_EIG) {
         if (!square || n != 2) {
             return lw_error(lw, node, QD_ERR_COMPILATION, "Eigen solver only supports 2x2 matrices.");
         }
@@ -204,8 +200,8 @@ lw_linalg_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCal
         RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, res[1], 4, 2, false, ty, &values[1]));
         return tuple_of(lw, values, 2, out);
     }
-    if (strcmp(name, "sym_eig") == 0 || strcmp(name, "make_spd") == 0) {
-        bool eig = name[0] == 's';
+    if (routine == LA_SYM_EIG || routine == LA_MAKE_SPD) {
+        bool eig = routine == LA_SYM_EIG;
         if (!square || n < 1 || n > 6) {
             return lw_error(lw, node, QD_ERR_COMPILATION,
                             "Symmetric eigen solver currently supports sizes up to 6x6.");
@@ -239,3 +235,20 @@ lw_linalg_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCal
     RETURN_IF_ERROR(run(lw, node, "linalg_solve", targs, 2, ins, 2, ty, &n, 1, res));
     return lw_matrix_from_scalars(lw, node, res[0], n, 1, true, ty, out);
 }
+
+/* The lowerings of the BI_LINALG rows of builtins.def: the matrix arguments arrive whole
+ * (lw_matrix_call leaves these calls to the table). */
+#define LINALG_LOWERING(fn, routine, name)                                                         \
+    int fn(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)                                     \
+    {                                                                                              \
+        (void)op;                                                                                  \
+        MatrixCall mc = {c->pos, c->npos, c->kw, c->kwv, c->nkw};                                  \
+        return linalg_call(lw, c->node, routine, name, &mc, out);                                  \
+    }
+LINALG_LOWERING(lw_builtin_svd, LA_SVD, "svd")
+LINALG_LOWERING(lw_builtin_polar_decompose, LA_POLAR_DECOMPOSE, "polar_decompose")
+LINALG_LOWERING(lw_builtin_eig, LA_EIG, "eig")
+LINALG_LOWERING(lw_builtin_sym_eig, LA_SYM_EIG, "sym_eig")
+LINALG_LOWERING(lw_builtin_make_spd, LA_MAKE_SPD, "make_spd")
+LINALG_LOWERING(lw_builtin_solve, LA_SOLVE, "solve")
+#undef LINALG_LOWERING

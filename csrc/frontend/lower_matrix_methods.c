@@ -91,24 +91,51 @@ float_of(Lowerer *lw, const QdAst *node, const Expr *x, Expr *out)
     return 0;
 }
 
+/* The methods of matrix_methods.def. */
+typedef enum MatrixMethod {
+#define QD_MATRIX_METHOD(name, ID) MM_##ID,
+#include "matrix_methods.def"
+#undef QD_MATRIX_METHOD
+    MM_COUNT_
+} MatrixMethod;
+
+static const char *const method_names[] = {
+#define QD_MATRIX_METHOD(name, ID) name,
+#include "matrix_methods.def"
+#undef QD_MATRIX_METHOD
+};
+
+/* The method called `name`, or MM_COUNT_. */
+static MatrixMethod
+find_method(const char *name)
+{
+    for (size_t i = 0; i < QD_ARRAY_LEN(method_names); i++) {
+        if (strcmp(method_names[i], name) == 0) {
+            return (MatrixMethod)i;
+        }
+    }
+    return MM_COUNT_;
+}
+
 /* Method `name` of matrix `self` (dot, cross, norm, sum, cast, fill, ...). */
 static int
 matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self,
                  const MatrixCall *c, Expr *out)
 {
+    MatrixMethod m = find_method(name);
     const Expr *a = self;
     const Expr *other = lw_matrix_arg(c, 0, "other");
     lw_set_loc(lw, node);
     Expr la, lo;
-    if (strcmp(name, "fill") != 0) {
+    if (m != MM_FILL) {
         RETURN_IF_ERROR(lw_matrix_loaded(lw, node, &a, &la));
         RETURN_IF_ERROR(lw_matrix_loaded(lw, node, &other, &lo));
     }
-    if (strcmp(name, "dot") == 0 || strcmp(name, "frobenius_inner") == 0) {
+    if (m == MM_DOT || m == MM_FROBENIUS_INNER) {
         if (!other || other->kind != EX_MATRIX || other->nitems != a->nitems) {
             return lw_error(lw, node, QD_ERR_COMPILATION, "%s() needs a matrix of the same shape", name);
         }
-        if (name[0] == 'd') {
+        if (m == MM_DOT) {
             RETURN_IF_ERROR(need_vector(lw, node, a, "dot()"));
             RETURN_IF_ERROR(need_vector(lw, node, other, "dot()"));
         }
@@ -116,7 +143,7 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
         RETURN_IF_ERROR(lw_matrix_dot(lw, node, a->items, 1, other->items, 1, a->nitems, &r));
         return lw_convert(lw, node, &r, lw_promote(a->ty, other->ty), out);
     }
-    if (strcmp(name, "cross") == 0) {
+    if (m == MM_CROSS) {
         RETURN_IF_ERROR(need_vector(lw, node, a, "cross()"));
         if (!other) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "cross() needs another vector");
@@ -143,7 +170,7 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
         }
         return lw_matrix_from_scalars(lw, node, res, 3, 1, true, ty, out);
     }
-    if (strcmp(name, "outer_product") == 0) {
+    if (m == MM_OUTER_PRODUCT) {
         RETURN_IF_ERROR(need_vector(lw, node, a, "outer_product()"));
         if (!other) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "outer_product() needs another vector");
@@ -160,21 +187,21 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
         }
         return 0;
     }
-    if (strcmp(name, "norm_sqr") == 0) {
+    if (m == MM_NORM_SQR) {
         Expr r;
         RETURN_IF_ERROR(norm_sqr(lw, node, a, &r));
         return lw_matrix_item(lw, node, &r, a->ty, out);
     }
-    if (strcmp(name, "norm") == 0 || strcmp(name, "norm_inv") == 0 || strcmp(name, "normalized") == 0) {
+    if (m == MM_NORM || m == MM_NORM_INV || m == MM_NORMALIZED) {
         Expr s, f;
         RETURN_IF_ERROR(norm_sqr(lw, node, a, &s));
         RETURN_IF_ERROR(float_of(lw, node, &s, &s));
         const Expr *eps = eps_arg(c);
-        if (eps && name[4] != 'a') { /* norm / norm_inv: sqrt(Σx² + eps) */
+        if (eps && m != MM_NORMALIZED) { /* norm / norm_inv: sqrt(Σx² + eps) */
             RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_ADD, &s, eps, &s));
         }
         RETURN_IF_ERROR(lw_rvalue(lw, node, &s, &s));
-        QdOp op = strcmp(name, "norm_inv") == 0 ? QD_OP_RSQRT : QD_OP_SQRT;
+        QdOp op = m == MM_NORM_INV ? QD_OP_RSQRT : QD_OP_SQRT;
         uint32_t id = lw_emit_value(lw, op, s.ty, s.id, 0);
         if (id == QD_NO_VALUE) {
             return -1;
@@ -183,7 +210,7 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
         f.kind = EX_VALUE;
         f.id = id;
         f.ty = s.ty;
-        if (strcmp(name, "normalized") != 0) {
+        if (m != MM_NORMALIZED) {
             *out = f;
             return 0;
         }
@@ -197,10 +224,10 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
         RETURN_IF_ERROR(lw_binary(lw, node, QD_BIN_DIV, &one, &f, &inv));
         return lw_matrix_binary(lw, node, QD_BIN_MUL, a, &inv, out);
     }
-    if (strcmp(name, "transpose") == 0) {
+    if (m == MM_TRANSPOSE) {
         return lw_matrix_transpose(lw, node, a, out);
     }
-    if (strcmp(name, "trace") == 0) {
+    if (m == MM_TRACE) {
         RETURN_IF_ERROR(need_square(lw, node, a));
         Expr acc = a->items[0];
         for (uint32_t i = 1; i < a->rows; i++) {
@@ -208,9 +235,9 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
         }
         return lw_matrix_item(lw, node, &acc, a->ty, out);
     }
-    if (strcmp(name, "determinant") == 0 || strcmp(name, "inverse") == 0) {
+    if (m == MM_DETERMINANT || m == MM_INVERSE) {
         RETURN_IF_ERROR(need_square(lw, node, a));
-        uint32_t limit = name[0] == 'd' ? 4 : 12; /* closed forms to 4x4, elimination to 12x12 */
+        uint32_t limit = m == MM_DETERMINANT ? 4 : 12; /* closed forms to 4x4, elimination to 12x12 */
         if (a->rows > limit) {
             return lw_error(lw, node, QD_ERR_COMPILATION,
                             "%s() supports matrices up to %ux%u, got %ux%u", name, limit, limit,
@@ -218,13 +245,13 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
         }
         return lw_matrix_linalg_method(lw, node, name, a, out); /* items loaded (values) */
     }
-    if (strcmp(name, "sum") == 0) {
+    if (m == MM_SUM) {
         return reduce(lw, node, a, QD_BIN_ADD, QD_OP_COUNT_, out);
     }
-    if (strcmp(name, "max") == 0 || strcmp(name, "min") == 0) {
-        return reduce(lw, node, a, -1, name[1] == 'a' ? QD_OP_MAX : QD_OP_MIN, out);
+    if (m == MM_MAX || m == MM_MIN) {
+        return reduce(lw, node, a, -1, m == MM_MAX ? QD_OP_MAX : QD_OP_MIN, out);
     }
-    if (strcmp(name, "any") == 0 || strcmp(name, "all") == 0) {
+    if (m == MM_ANY || m == MM_ALL) {
         Expr zero = {0}, ne, acc = {0};
         zero.kind = EX_INT;
         for (uint32_t i = 0; i < a->nitems; i++) {
@@ -232,13 +259,13 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
             if (i == 0) {
                 acc = ne;
             } else {
-                RETURN_IF_ERROR(lw_binary(lw, node, name[1] == 'n' ? QD_BIN_BITOR : QD_BIN_BITAND,
+                RETURN_IF_ERROR(lw_binary(lw, node, m == MM_ANY ? QD_BIN_BITOR : QD_BIN_BITAND,
                                           &acc, &ne, &acc));
             }
         }
         return lw_matrix_item(lw, node, &acc, qd_type_scalar(QD_TY_U1), out);
     }
-    if (strcmp(name, "cast") == 0) {
+    if (m == MM_CAST) {
         const QdType *ty;
         RETURN_IF_ERROR(lw_matrix_dtype_arg(lw, node, lw_matrix_arg(c, 0, "dtype"), &ty));
         if (!ty) {
@@ -250,7 +277,7 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
         }
         return 0;
     }
-    if (strcmp(name, "fill") == 0) {
+    if (m == MM_FILL) {
         const Expr *v = lw_matrix_arg(c, 0, "val");
         if (!v) {
             return lw_error(lw, node, QD_ERR_SYNTAX, "fill() needs a value");
@@ -259,7 +286,7 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
         out->kind = EX_VOID;
         return 0;
     }
-    if (strcmp(name, "get_shape") == 0) {
+    if (m == MM_GET_SHAPE) {
         memset(out, 0, sizeof(*out));
         out->kind = EX_TUPLE;
         out->nitems = a->is_vector ? 1 : 2;
@@ -275,21 +302,10 @@ matrix_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *self
     return lw_error(lw, node, QD_ERR_SYNTAX, "matrix method '%s' is not supported in kernels", name);
 }
 
-static const char *const method_names[] = {
-    "dot", "frobenius_inner", "cross", "outer_product", "norm_sqr", "norm", "norm_inv",
-    "normalized", "transpose", "trace", "determinant", "inverse", "sum", "max", "min", "any",
-    "all", "cast", "fill", "get_shape",
-};
-
 bool
 lw_matrix_is_method(const char *name)
 {
-    for (size_t i = 0; i < QD_ARRAY_LEN(method_names); i++) {
-        if (strcmp(method_names[i], name) == 0) {
-            return true;
-        }
-    }
-    return false;
+    return find_method(name) != MM_COUNT_;
 }
 
 /***** builtin calls with vector/matrix arguments *****/
@@ -310,8 +326,8 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
         strncmp(fn->str, "Matrix.", 7) == 0) {
         return lw_matrix_builtin(lw, node, fn->str, c, out);
     }
-    if (lw_linalg_is_builtin(fn->str)) {
-        return lw_linalg_call(lw, node, fn->str, c, out);
+    if (lw_builtin_flags(fn->str) & BI_LINALG) {
+        return 1; /* their lowerings (builtins.def) take the matrices whole */
     }
     const Expr *shape = NULL;
     for (uint32_t i = 0; i < c->npos && !shape; i++) {

@@ -566,3 +566,12 @@ const ExprOps lw_shared_ops = {
     .attribute = shared_attribute,
     .subscript = simt_subscript,
 };
+
+/* qd.global_thread_idx(): the builtins.def row of block.global_thread_idx. */
+int
+lw_builtin_global_thread_idx(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    MatrixCall mc = {c->pos, c->npos, c->kw, c->kwv, c->nkw};
+    return lw_simt_call(lw, c->node, "block.global_thread_idx", &mc, out);
+}

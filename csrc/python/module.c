@@ -13,6 +13,7 @@
 #include "python.h"
 
 #include "../codegen/llvm/codegen.h"
+#include "../frontend/lower.h" /* BI_* flags of builtins.def */
 #include "../ir/ir.h"
 
 #include <string.h>
@@ -334,6 +335,55 @@ add_arg_kinds(PyObject *module)
     return rc;
 }
 
+/* _core.BUILTINS: ((name, (flag, ...)), ...), the rows of frontend/builtins.def in order, each
+ * with the text of its flags ("elementwise", "exported", ...). quadrants/_builtins.py,
+ * _hints.py, _linalg.py and __init__.py list the kernel-scope builtins from it. */
+static PyObject *
+builtin_row(const char *name, unsigned flags)
+{
+    static const char *const flag_texts[] = {
+#define QD_BUILTIN_FLAG(NAME, text) text,
+#include "../frontend/builtins.def"
+#undef QD_BUILTIN_FLAG
+    };
+    PyObject *texts = PyList_New(0);
+    for (size_t k = 0; texts && k < sizeof(flag_texts) / sizeof(flag_texts[0]); k++) {
+        if ((flags & (1u << k)) != 0) {
+            PyObject *t = PyUnicode_FromString(flag_texts[k]);
+            if (!t || PyList_Append(texts, t) < 0) {
+                Py_XDECREF(t);
+                Py_CLEAR(texts);
+                break;
+            }
+            Py_DECREF(t);
+        }
+    }
+    PyObject *tuple = texts ? PyList_AsTuple(texts) : NULL;
+    Py_XDECREF(texts);
+    PyObject *row = tuple ? Py_BuildValue("(sN)", name, tuple) : NULL;
+    return row;
+}
+
+static int
+add_builtins(PyObject *module)
+{
+    PyObject *rows = PyList_New(0);
+    int rc = rows ? 0 : -1;
+#define QD_BUILTIN(name, fn, op, flags)                                                           \
+    if (rc == 0) {                                                                                 \
+        PyObject *row = builtin_row(name, flags);                                                  \
+        rc = row ? PyList_Append(rows, row) : -1;                                                  \
+        Py_XDECREF(row);                                                                           \
+    }
+#include "../frontend/builtins.def"
+#undef QD_BUILTIN
+    PyObject *tuple = rc == 0 ? PyList_AsTuple(rows) : NULL;
+    rc = tuple ? PyModule_AddObjectRef(module, "BUILTINS", tuple) : -1;
+    Py_XDECREF(tuple);
+    Py_XDECREF(rows);
+    return rc;
+}
+
 static int
 core_exec(PyObject *module)
 {
@@ -342,6 +392,7 @@ core_exec(PyObject *module)
     RETURN_IF_ERROR(make_error_classes(module, state));
     RETURN_IF_ERROR(add_testing_module(module));
     RETURN_IF_ERROR(add_arg_kinds(module));
+    RETURN_IF_ERROR(add_builtins(module));
     PyObject *dispatcher_type = qd_py_dispatcher_type_new(module);
     int added = dispatcher_type ? PyModule_AddObjectRef(module, "Dispatcher", dispatcher_type) : -1;
     Py_XDECREF(dispatcher_type);

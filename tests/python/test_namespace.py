@@ -1,0 +1,47 @@
+"""The public names of the package stay as recorded in namespace.json: the kernel-scope builtins
+are listed from the C core's tables (quadrants._core.BUILTINS, csrc/frontend/builtins.def),
+and this pins what those lists produce. After an intended change to the public namespace,
+update namespace.json in the same commit."""
+
+import json
+import pathlib
+
+import quadrants as qd
+from quadrants import _builtins, _core, _hints, _linalg
+
+RECORDED = json.loads((pathlib.Path(__file__).parent / "namespace.json").read_text())
+
+
+def test_dir_unchanged():
+    assert [n for n in dir(qd) if not n.startswith("_")] == RECORDED["dir(quadrants)"]
+
+
+def test_all_unchanged():
+    assert list(qd.__all__) == RECORDED["quadrants.__all__"]
+    assert list(_builtins.__all__) == RECORDED["quadrants._builtins.__all__"]
+    assert list(_hints.__all__) == RECORDED["quadrants._hints.__all__"]
+    assert list(_linalg.__all__) == RECORDED["quadrants._linalg.__all__"]
+
+
+def test_exported_builtins_are_marked():
+    for module in (_builtins, _hints, _linalg):
+        for name in module.__all__:
+            assert getattr(qd, name) is getattr(module, name)
+            assert getattr(module, name)._qd_builtin == name
+
+
+def test_python_builtins_are_in_the_table():
+    """Every function of the builtin modules marked for the C core is a row of builtins.def."""
+    rows = {name for name, flags in _core.BUILTINS}
+    for module in (_builtins, _hints, _linalg):
+        for value in vars(module).values():
+            name = getattr(value, "_qd_builtin", None)
+            if callable(value) and isinstance(name, str):
+                assert name in rows, name
+
+
+def test_table_flags():
+    rows = dict(_core.BUILTINS)
+    assert rows["sqrt"] == ("elementwise", "exported")
+    assert rows["range"] == ()
+    assert "hint" in rows["assume_in_range"] and "linalg" in rows["svd"]
