@@ -168,6 +168,8 @@ typedef struct FuncFrame {
 typedef struct RealFunc {
     const QdAst *def; /* its definition */
     QdFunc *f;        /* the module's function */
+    Expr *anns;       /* per parameter of def: its annotation (a dtype or a vector/matrix type;
+                         a vector/matrix parameter is one function parameter per element) */
 } RealFunc;
 typedef QdVec(RealFunc) RealFuncs;
 

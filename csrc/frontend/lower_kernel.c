@@ -432,8 +432,9 @@ ref_param(Lowerer *lw, const QdAst *call, const QdAst *param, const Expr *ann, c
 
 /* A @qd.real_func is inlined like a @qd.func, except when it calls itself (directly or through
  * other funcs): a call reached while the same real_func is being lowered becomes a `call` of a
- * function of the module, lowered once from the definition with one parameter per argument
- * (scalars only) and a scalar result. Calls of it inside its own body are calls again, so the
+ * function of the module, lowered once from the definition with one parameter per scalar
+ * argument (a vector or matrix argument: one per element, rebuilt into a variable inside) and a
+ * scalar result. Calls of it inside its own body are calls again, so the
  * recursion happens at run time; the inline pass leaves calls of such functions alone. */
 
 /* Whether real_func `def` is being lowered: a call of it now is recursion. */
@@ -448,29 +449,53 @@ is_recursive_call(const Lowerer *lw, const QdAst *def)
     return false;
 }
 
-/* The scalar type annotation `node` names (`what` says which annotation, in errors). */
+/* The annotation `node` (`what` says which, in errors): a scalar type, or with `matrices` also
+ * a vector/matrix type of a known dtype (*n, *m, *is_vector, *elem describe it). */
 static int
-scalar_annotation(Lowerer *lw, const QdAst *def, const QdAst *node, const char *what,
-                  const QdType **out)
+real_annotation(Lowerer *lw, const QdAst *def, const QdAst *node, const char *what, bool matrices,
+                Expr *out)
 {
-    Expr a = {0};
+    memset(out, 0, sizeof(*out));
     if (node) {
-        RETURN_IF_ERROR(lw_expr(lw, node, &a));
+        RETURN_IF_ERROR(lw_expr(lw, node, out));
     }
-    if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_DTYPE) {
-        *out = a.ty;
+    if (out->kind == EX_PYOBJ && out->hkind == QD_HOST_DTYPE) {
         return 0;
     }
+    if (matrices && out->kind == EX_PYOBJ && out->hkind == QD_HOST_MATRIX_TYPE) {
+        uint32_t n, m;
+        bool is_vector;
+        const QdType *ty;
+        RETURN_IF_ERROR(lw_matrix_type_info(lw, node, out->h, &n, &m, &is_vector, &ty));
+        if (ty) {
+            return 0;
+        }
+    }
     return lw_error(lw, node ? node : def, QD_ERR_SYNTAX,
-                    "recursive @qd.real_func %s: %s must be a scalar type (qd.i32, qd.f32, ...); "
-                    "vectors, structs, ndarrays and templates are not supported in recursion",
-                    def->name, what);
+                    "recursive @qd.real_func %s: %s must be a %s; structs, ndarrays and "
+                    "templates are not supported in recursion",
+                    def->name, what,
+                    matrices ? "scalar type (qd.i32, qd.f32, ...) or a vector/matrix type with "
+                               "a dtype"
+                             : "scalar type (qd.i32, qd.f32, ...)");
+}
+
+/* Rows, columns, vector-ness and element type of a vector/matrix annotation. */
+static int
+matrix_shape(Lowerer *lw, const QdAst *node, const Expr *ann, uint32_t *rows, uint32_t *cols,
+             bool *is_vector, const QdType **ty)
+{
+    RETURN_IF_ERROR(lw_matrix_type_info(lw, node, ann->h, rows, cols, is_vector, ty));
+    if (*is_vector) {
+        *cols = 1;
+    }
+    return 0;
 }
 
 /* The body of recursive real_func `def` (the Python function fn) as a function of the module:
  * parameters become variables, the returned value the operand of `ret`. */
 static int
-lower_real_body(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc *f)
+lower_real_body(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc *f, uint32_t index)
 {
     Lowerer sub = {0};
     sub.ctx = lw->ctx;
@@ -496,24 +521,52 @@ lower_real_body(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc *f)
     lw_push_scope(&sub);
     bool returns_none = def->x && def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE;
     if (def->x && !returns_none) {
-        RETURN_IF_ERROR(scalar_annotation(&sub, def, def->x, "the return type", &f->ret));
+        Expr ann;
+        RETURN_IF_ERROR(real_annotation(&sub, def, def->x, "the return type", false, &ann));
+        f->ret = ann.ty;
     }
+    Expr *anns = QD_NEW_ARRAY(lw->arena, Expr, def->a.len ? def->a.len : 1);
+    if (!anns) {
+        return lw_nomem(lw);
+    }
+    lw->real_funcs->data[index].anns = anns;
     for (uint32_t i = 0; i < def->a.len; i++) {
         const QdAst *param = def->a.items[i];
-        const QdType *ty = NULL;
         char what[200];
         snprintf(what, sizeof(what), "the type of parameter '%s'", param->name);
-        RETURN_IF_ERROR(scalar_annotation(&sub, def, param->x, what, &ty));
-        Expr value = {0}, slot;
-        value.kind = EX_VALUE;
-        value.ty = ty;
-        value.id = qd_func_add_param(f, ty, param->name);
-        if (value.id == QD_NO_VALUE) {
-            return lw_nomem(lw);
+        RETURN_IF_ERROR(real_annotation(&sub, def, param->x, what, true, &anns[i]));
+        Expr value = {0}, var;
+        if (anns[i].hkind == QD_HOST_MATRIX_TYPE) {
+            /* one function parameter per element, gathered into a vector/matrix variable */
+            uint32_t rows, cols;
+            bool is_vector;
+            const QdType *ty;
+            RETURN_IF_ERROR(matrix_shape(&sub, param->x, &anns[i], &rows, &cols, &is_vector, &ty));
+            Expr *items = QD_NEW_ARRAY(lw->arena, Expr, rows * cols > 0 ? rows * cols : 1);
+            if (!items) {
+                return lw_nomem(lw);
+            }
+            for (uint32_t k = 0; k < rows * cols; k++) {
+                uint32_t id = qd_func_add_param(f, ty, param->name);
+                if (id == QD_NO_VALUE) {
+                    return lw_nomem(lw);
+                }
+                items[k] = lw_value(id, ty);
+            }
+            RETURN_IF_ERROR(
+                lw_matrix_from_scalars(&sub, param, items, rows, cols, is_vector, ty, &value));
+            RETURN_IF_ERROR(lw_struct_new_var(&sub, param, &value, &var));
+        } else {
+            value.kind = EX_VALUE;
+            value.ty = anns[i].ty;
+            value.id = qd_func_add_param(f, value.ty, param->name);
+            if (value.id == QD_NO_VALUE) {
+                return lw_nomem(lw);
+            }
+            RETURN_IF_ERROR(lw_new_slot(&sub, value.ty, &var));
+            RETURN_IF_ERROR(lw_store(&sub, param, &var, &value));
         }
-        RETURN_IF_ERROR(lw_new_slot(&sub, ty, &slot));
-        RETURN_IF_ERROR(lw_store(&sub, param, &slot, &value));
-        RETURN_IF_ERROR(lw_bind(&sub, param->name, &slot, NULL));
+        RETURN_IF_ERROR(lw_bind(&sub, param->name, &var, NULL));
     }
     if (returns_inside_control(&def->b, false)) {
         RETURN_IF_ERROR(early_return_body(&sub, def, &frame));
@@ -543,11 +596,11 @@ lower_real_body(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc *f)
 
 /* The module's function for recursive real_func `def`, lowered on first use. */
 static int
-real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc **out)
+real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, uint32_t *out)
 {
     for (uint32_t i = 0; i < lw->real_funcs->len; i++) {
         if (lw->real_funcs->data[i].def == def) {
-            *out = lw->real_funcs->data[i].f;
+            *out = i;
             return 0;
         }
     }
@@ -556,12 +609,12 @@ real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc **out)
         name = qd_arena_printf(lw->arena, "%s_%u", def->name, n);
     }
     QdFunc *f = name ? qd_func_new(lw->m, QD_FUNC_FUNC, name) : NULL;
-    RealFunc rf = {def, f};
+    RealFunc rf = {def, f, NULL};
+    *out = lw->real_funcs->len;
     if (!f || qd_vec_push(lw->arena, lw->real_funcs, rf) < 0) {
         return lw_nomem(lw);
     }
-    *out = f;
-    return lower_real_body(lw, fn, def, f);
+    return lower_real_body(lw, fn, def, f, *out);
 }
 
 /* A recursive call of real_func `def`: the arguments, converted to the parameters' types, and
@@ -570,10 +623,13 @@ static int
 real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, const Expr *args,
           uint32_t nargs, uint32_t npos, Expr *out)
 {
-    QdFunc *f = NULL;
-    RETURN_IF_ERROR(real_func_of(lw, fn, def, &f));
+    uint32_t index = 0;
+    RETURN_IF_ERROR(real_func_of(lw, fn, def, &index));
+    QdFunc *f = lw->real_funcs->data[index].f;
+    const Expr *anns = lw->real_funcs->data[index].anns;
     uint32_t nparams = def->a.len;
-    uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, nparams ? nparams : 1);
+    uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, f->nparams ? f->nparams : 1);
+    uint32_t next = 0; /* the function parameter of the next argument (or element) */
     if (!ids) {
         return lw_nomem(lw);
     }
@@ -599,17 +655,42 @@ real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, cons
             return lw_error(lw, call, QD_ERR_SYNTAX, "%s() missing required argument '%s'",
                             def->name, param->name);
         }
-        const QdType *ty = f->values[f->params[i]].type;
+        if (anns[i].hkind == QD_HOST_MATRIX_TYPE) {
+            uint32_t rows, cols;
+            bool is_vector;
+            const QdType *ty;
+            RETURN_IF_ERROR(matrix_shape(lw, call, &anns[i], &rows, &cols, &is_vector, &ty));
+            if (value.kind != EX_MATRIX) {
+                return lw_error(lw, call, QD_ERR_TYPE,
+                                "argument '%s' of %s() must be a vector/matrix", param->name,
+                                def->name);
+            }
+            MatrixCall mc = {&value, 1, NULL, NULL, 0}; /* converted to the annotated type */
+            RETURN_IF_ERROR(lw_matrix_type_call(lw, call, &anns[i], &mc, &value));
+            if (value.kind != EX_MATRIX || value.nitems != rows * cols) {
+                return lw_error(lw, call, QD_ERR_TYPE,
+                                "argument '%s' of %s() does not have the shape of its annotation",
+                                param->name, def->name);
+            }
+            for (uint32_t k = 0; k < rows * cols; k++) {
+                Expr rv;
+                RETURN_IF_ERROR(lw_convert(lw, call, &value.items[k], ty, &rv));
+                RETURN_IF_ERROR(lw_rvalue(lw, call, &rv, &rv));
+                ids[next++] = rv.id;
+            }
+            continue;
+        }
+        const QdType *ty = f->values[f->params[next]].type;
         Expr rv;
         RETURN_IF_ERROR(lw_convert(lw, call, &value, ty, &rv));
         RETURN_IF_ERROR(lw_rvalue(lw, call, &rv, &rv));
-        ids[i] = rv.id;
+        ids[next++] = rv.id;
     }
-    QdInst *inst = lw_emit(lw, QD_OP_CALL, nparams);
+    QdInst *inst = lw_emit(lw, QD_OP_CALL, next);
     if (!inst) {
         return -1;
     }
-    memcpy(inst->args, ids, nparams * sizeof(uint32_t));
+    memcpy(inst->args, ids, next * sizeof(uint32_t));
     memset(&inst->imm.call, 0, sizeof(inst->imm.call));
     inst->imm.call.name = f->name;
     memset(out, 0, sizeof(*out));

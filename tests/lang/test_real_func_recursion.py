@@ -163,19 +163,64 @@ def test_arguments_converted_and_keywords():
     np.testing.assert_allclose(k(x, 5), np.float32(x) ** 5 + np.float32(x) ** 2, rtol=1e-5)
 
 
-def test_vector_parameter_is_refused():
+def test_vector_and_matrix_parameters():
     @qd.real_func
-    def f(v: qd.types.vector(2, qd.f32), n: qd.i32) -> qd.f32:  # vector parameter
-        r = v[0]
+    def walk(p: qd.types.vector(3, qd.f32), m: qd.types.matrix(2, 2, qd.f64), n: qd.i32) -> qd.f32:
+        p[1] += 1.0  # a copy: the caller's vector is unchanged
+        r = p.sum() + m[0, 1] * 2 + m[1, 0]
         if n > 0:
-            r = f(v, n - 1)
+            r += walk(p * 0.5, m + 1, n - 1)
+        return r
+
+    @qd.kernel
+    def k(x: qd.f32, y: qd.f32) -> qd.f32:
+        v = qd.Vector([x, y, 3])
+        return walk(v, qd.Matrix([[1, 2], [3, 4]]), 4) + v[1]
+
+    def walk_np(p, m, n):
+        p = p.copy()
+        p[1] += 1
+        r = np.float32(p.sum() + m[0, 1] * 2 + m[1, 0])
+        if n > 0:
+            r += walk_np((p * 0.5).astype(np.float32), m + 1, n - 1)
+        return r
+
+    x, y = rng.uniform(-2, 2, 2).astype(np.float32)
+    v = np.array([x, y, 3], np.float32)
+    np.testing.assert_allclose(k(x, y), walk_np(v, np.array([[1.0, 2], [3, 4]]), 4) + y, rtol=1e-5)
+
+
+def test_template_parameter_is_refused():
+    @qd.real_func
+    def f(s: qd.template(), n: qd.i32) -> qd.i32:  # template parameter
+        r = 0
+        if n > 0:
+            r = f(s, n - 1)
+        return r
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return f(1, 3)
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as e:
+        k()
+    assert "recursive @qd.real_func f: the type of parameter 's' must be a scalar type" in str(e.value)
+    assert _line_of("# template parameter") in str(e.value)
+
+
+def test_vector_return_type_is_refused():
+    @qd.real_func
+    def f(n: qd.i32) -> qd.types.vector(2, qd.f32):  # vector result
+        r = qd.Vector([1.0, 2.0])
+        if n > 0:
+            r = f(n - 1) * 2
         return r
 
     @qd.kernel
     def k() -> qd.f32:
-        return f(qd.Vector([1.0, 2.0]), 3)
+        return f(3)[0]
 
     with pytest.raises(qd.QuadrantsSyntaxError) as e:
         k()
-    assert "recursive @qd.real_func f: the type of parameter 'v' must be a scalar type" in str(e.value)
-    assert _line_of("# vector parameter") in str(e.value)
+    assert "recursive @qd.real_func f: the return type must be a scalar type" in str(e.value)
+    assert _line_of("# vector result") in str(e.value)
