@@ -147,6 +147,30 @@ def test_recursion_in_parallel_loop():
     np.testing.assert_array_equal(out, [_fib(int(n)) for n in a])
 
 
+def test_print_and_assert_inside_recursion(arch, capfd):
+    qd.init(arch=getattr(qd, arch), debug=True)
+
+    @qd.real_func
+    def down(n: qd.i32) -> qd.i32:
+        print("at", n)
+        assert n >= 1, "reached zero"  # assert in recursion
+        r = 0
+        if n > 1:
+            r = down(n - 1) + n
+        return r
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.i32:
+        return down(n)
+
+    capfd.readouterr()
+    assert k(3) == 5
+    qd.sync()
+    assert capfd.readouterr().out.split() == ["at", "3", "at", "2", "at", "1"]
+    with pytest.raises(qd.QuadrantsAssertionError, match="reached zero"):
+        k(0)
+
+
 def test_arguments_converted_and_keywords():
     @qd.real_func
     def power(x: qd.f32, n: qd.i32 = 2) -> qd.f32:
