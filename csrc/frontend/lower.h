@@ -161,7 +161,17 @@ typedef struct FuncFrame {
     const QdAst *ret_annotation; /* declared return type (funcs), or NULL */
     QdHandle ret_value;    /* kernel: the evaluated return annotation, 0 when unknown */
     struct FuncFrame *parent; /* caller */
+    const QdAst *def;      /* the function's definition (the host caches one per function) */
 } FuncFrame;
+
+/* A recursive @qd.real_func lowered into a function of the module (lower_kernel.c). */
+typedef struct RealFunc {
+    const QdAst *def; /* its definition */
+    QdFunc *f;        /* the module's function */
+    Expr *anns;       /* per parameter of def: its annotation (a dtype or a vector/matrix type;
+                         a vector/matrix parameter is one function parameter per element) */
+} RealFunc;
+typedef QdVec(RealFunc) RealFuncs;
 
 /* A runtime value handed to Python as a stand-in during static evaluation (lower_static.c). */
 typedef struct StaticValue {
@@ -196,6 +206,8 @@ typedef struct Lowerer {
     int static_ctl;           /* 1 = break, 2 = continue requested inside a static loop */
     QdLoc loc;                /* location of the node being lowered */
     QdVec(StaticValue) statics; /* runtime values behind qd.static's stand-ins, by index */
+    RealFuncs *real_funcs;    /* the recursive real_funcs lowered so far, shared by the kernel
+                                 and the functions lowered for it */
 } Lowerer;
 
 /***** lower_ops.c: operations by value kind *****/

@@ -185,7 +185,7 @@ lw_new_slot(Lowerer *lw, const QdType *ty, Expr *out)
     } else {
         /* Allocas go to the start of the task, where LLVM promotes them to registers. */
         RETURN_IF_ERROR(lw_ensure_region(lw));
-        QdRegion *r = lw->task->regions[0];
+        QdRegion *r = lw->task ? lw->task->regions[0] : lw->f->body; /* a function: its body */
         qd_region_insert_before(r, r->first, inst);
     }
     memset(out, 0, sizeof(*out));
@@ -428,6 +428,283 @@ ref_param(Lowerer *lw, const QdAst *call, const QdAst *param, const Expr *ann, c
     return 0;
 }
 
+/***** recursive real_funcs *****/
+
+/* A @qd.real_func is inlined like a @qd.func, except when it calls itself (directly or through
+ * other funcs): a call reached while the same real_func is being lowered becomes a `call` of a
+ * function of the module, lowered once from the definition with one parameter per scalar
+ * argument (a vector or matrix argument: one per element, rebuilt into a variable inside) and a
+ * scalar result. Calls of it inside its own body are calls again, so the
+ * recursion happens at run time; the inline pass leaves calls of such functions alone. */
+
+/* Whether real_func `def` is being lowered: a call of it now is recursion. */
+static bool
+is_recursive_call(const Lowerer *lw, const QdAst *def)
+{
+    for (const FuncFrame *fr = lw->frame; fr; fr = fr->parent) {
+        if (fr->is_real && fr->def == def) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The annotation `node` (`what` says which, in errors): a scalar type, or with `matrices` also
+ * a vector/matrix type of a known dtype (*n, *m, *is_vector, *elem describe it). */
+static int
+real_annotation(Lowerer *lw, const QdAst *def, const QdAst *node, const char *what, bool matrices,
+                Expr *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (node) {
+        RETURN_IF_ERROR(lw_expr(lw, node, out));
+    }
+    if (out->kind == EX_PYOBJ && out->hkind == QD_HOST_DTYPE) {
+        return 0;
+    }
+    if (matrices && out->kind == EX_PYOBJ && out->hkind == QD_HOST_MATRIX_TYPE) {
+        uint32_t n, m;
+        bool is_vector;
+        const QdType *ty;
+        RETURN_IF_ERROR(lw_matrix_type_info(lw, node, out->h, &n, &m, &is_vector, &ty));
+        if (ty) {
+            return 0;
+        }
+    }
+    return lw_error(lw, node ? node : def, QD_ERR_SYNTAX,
+                    "recursive @qd.real_func %s: %s must be a %s; structs, ndarrays and "
+                    "templates are not supported in recursion",
+                    def->name, what,
+                    matrices ? "scalar type (qd.i32, qd.f32, ...) or a vector/matrix type with "
+                               "a dtype"
+                             : "scalar type (qd.i32, qd.f32, ...)");
+}
+
+/* Rows, columns, vector-ness and element type of a vector/matrix annotation. */
+static int
+matrix_shape(Lowerer *lw, const QdAst *node, const Expr *ann, uint32_t *rows, uint32_t *cols,
+             bool *is_vector, const QdType **ty)
+{
+    RETURN_IF_ERROR(lw_matrix_type_info(lw, node, ann->h, rows, cols, is_vector, ty));
+    if (*is_vector) {
+        *cols = 1;
+    }
+    return 0;
+}
+
+/* The body of recursive real_func `def` (the Python function fn) as a function of the module:
+ * parameters become variables, the returned value the operand of `ret`. */
+static int
+lower_real_body(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc *f, uint32_t index)
+{
+    Lowerer sub = {0};
+    sub.ctx = lw->ctx;
+    sub.m = lw->m;
+    sub.host = lw->host;
+    sub.opt = lw->opt;
+    sub.info = lw->info;
+    sub.arena = lw->arena;
+    sub.real_funcs = lw->real_funcs;
+    sub.f = f;
+    sub.cur = f->body;
+    sub.loc = lw->loc;
+    FuncFrame frame = {0};
+    frame.scope = fn->h;
+    frame.file = def->cst.sval;
+    frame.is_real = true;
+    frame.def = def;
+    frame.ret_annotation = def->x;
+    frame.ret.kind = EX_VOID;
+    sub.frame = &frame;
+    lw_set_loc(&sub, def);
+    f->loc = sub.loc;
+    lw_push_scope(&sub);
+    bool returns_none = def->x && def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE;
+    if (def->x && !returns_none) {
+        Expr ann;
+        RETURN_IF_ERROR(real_annotation(&sub, def, def->x, "the return type", false, &ann));
+        f->ret = ann.ty;
+    }
+    Expr *anns = QD_NEW_ARRAY(lw->arena, Expr, def->a.len ? def->a.len : 1);
+    if (!anns) {
+        return lw_nomem(lw);
+    }
+    lw->real_funcs->data[index].anns = anns;
+    for (uint32_t i = 0; i < def->a.len; i++) {
+        const QdAst *param = def->a.items[i];
+        char what[200];
+        snprintf(what, sizeof(what), "the type of parameter '%s'", param->name);
+        RETURN_IF_ERROR(real_annotation(&sub, def, param->x, what, true, &anns[i]));
+        Expr value = {0}, var;
+        if (anns[i].hkind == QD_HOST_MATRIX_TYPE) {
+            /* one function parameter per element, gathered into a vector/matrix variable */
+            uint32_t rows, cols;
+            bool is_vector;
+            const QdType *ty;
+            RETURN_IF_ERROR(matrix_shape(&sub, param->x, &anns[i], &rows, &cols, &is_vector, &ty));
+            Expr *items = QD_NEW_ARRAY(lw->arena, Expr, rows * cols > 0 ? rows * cols : 1);
+            if (!items) {
+                return lw_nomem(lw);
+            }
+            for (uint32_t k = 0; k < rows * cols; k++) {
+                uint32_t id = qd_func_add_param(f, ty, param->name);
+                if (id == QD_NO_VALUE) {
+                    return lw_nomem(lw);
+                }
+                items[k] = lw_value(id, ty);
+            }
+            RETURN_IF_ERROR(
+                lw_matrix_from_scalars(&sub, param, items, rows, cols, is_vector, ty, &value));
+            RETURN_IF_ERROR(lw_struct_new_var(&sub, param, &value, &var));
+        } else {
+            value.kind = EX_VALUE;
+            value.ty = anns[i].ty;
+            value.id = qd_func_add_param(f, value.ty, param->name);
+            if (value.id == QD_NO_VALUE) {
+                return lw_nomem(lw);
+            }
+            RETURN_IF_ERROR(lw_new_slot(&sub, value.ty, &var));
+            RETURN_IF_ERROR(lw_store(&sub, param, &var, &value));
+        }
+        RETURN_IF_ERROR(lw_bind(&sub, param->name, &var, NULL));
+    }
+    if (returns_inside_control(&def->b, false)) {
+        RETURN_IF_ERROR(early_return_body(&sub, def, &frame));
+    } else {
+        RETURN_IF_ERROR(lw_stmts(&sub, &def->b));
+    }
+    lw_pop_scope(&sub);
+    bool has_value = f->ret->kind != QD_TY_VOID;
+    if (has_value && !frame.returned && !frame.early_return) {
+        return lw_error(&sub, def, QD_ERR_SYNTAX,
+                        "Function has a return type but does not have a return statement");
+    }
+    Expr rv = {0};
+    if (has_value) {
+        RETURN_IF_ERROR(lw_convert(&sub, def, &frame.ret, f->ret, &rv));
+        RETURN_IF_ERROR(lw_rvalue(&sub, def, &rv, &rv));
+    }
+    QdInst *ret = lw_emit(&sub, QD_OP_RET, has_value ? 1 : 0);
+    if (!ret) {
+        return -1;
+    }
+    if (has_value) {
+        ret->args[0] = rv.id;
+    }
+    return 0;
+}
+
+/* The module's function for recursive real_func `def`, lowered on first use. */
+static int
+real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, uint32_t *out)
+{
+    for (uint32_t i = 0; i < lw->real_funcs->len; i++) {
+        if (lw->real_funcs->data[i].def == def) {
+            *out = i;
+            return 0;
+        }
+    }
+    const char *name = def->name;
+    for (uint32_t n = 1; name && qd_module_find_func(lw->m, name); n++) {
+        name = qd_arena_printf(lw->arena, "%s_%u", def->name, n);
+    }
+    QdFunc *f = name ? qd_func_new(lw->m, QD_FUNC_FUNC, name) : NULL;
+    RealFunc rf = {def, f, NULL};
+    *out = lw->real_funcs->len;
+    if (!f || qd_vec_push(lw->arena, lw->real_funcs, rf) < 0) {
+        return lw_nomem(lw);
+    }
+    return lower_real_body(lw, fn, def, f, *out);
+}
+
+/* A recursive call of real_func `def`: the arguments, converted to the parameters' types, and
+ * a `call` of its function. */
+static int
+real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, const Expr *args,
+          uint32_t nargs, uint32_t npos, Expr *out)
+{
+    uint32_t index = 0;
+    RETURN_IF_ERROR(real_func_of(lw, fn, def, &index));
+    QdFunc *f = lw->real_funcs->data[index].f;
+    const Expr *anns = lw->real_funcs->data[index].anns;
+    uint32_t nparams = def->a.len;
+    uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, f->nparams ? f->nparams : 1);
+    uint32_t next = 0; /* the function parameter of the next argument (or element) */
+    if (!ids) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t i = 0; i < nparams; i++) {
+        const QdAst *param = def->a.items[i];
+        const Expr *arg = find_arg(call, param, i, args, npos, nargs);
+        Expr value;
+        if (arg) {
+            value = *arg;
+        } else if (param->y) {
+            /* a default value, evaluated in the callee's globals */
+            FuncFrame frame = {0};
+            frame.scope = fn->h;
+            frame.file = def->cst.sval;
+            frame.vars_base = lw->vars.len;
+            frame.parent = lw->frame;
+            frame.def = def;
+            lw->frame = &frame;
+            int rc = lw_expr(lw, param->y, &value);
+            lw->frame = frame.parent;
+            RETURN_IF_ERROR(rc);
+        } else {
+            return lw_error(lw, call, QD_ERR_SYNTAX, "%s() missing required argument '%s'",
+                            def->name, param->name);
+        }
+        if (anns[i].hkind == QD_HOST_MATRIX_TYPE) {
+            uint32_t rows, cols;
+            bool is_vector;
+            const QdType *ty;
+            RETURN_IF_ERROR(matrix_shape(lw, call, &anns[i], &rows, &cols, &is_vector, &ty));
+            if (value.kind != EX_MATRIX) {
+                return lw_error(lw, call, QD_ERR_TYPE,
+                                "argument '%s' of %s() must be a vector/matrix", param->name,
+                                def->name);
+            }
+            MatrixCall mc = {&value, 1, NULL, NULL, 0}; /* converted to the annotated type */
+            RETURN_IF_ERROR(lw_matrix_type_call(lw, call, &anns[i], &mc, &value));
+            if (value.kind != EX_MATRIX || value.nitems != rows * cols) {
+                return lw_error(lw, call, QD_ERR_TYPE,
+                                "argument '%s' of %s() does not have the shape of its annotation",
+                                param->name, def->name);
+            }
+            for (uint32_t k = 0; k < rows * cols; k++) {
+                Expr rv;
+                RETURN_IF_ERROR(lw_convert(lw, call, &value.items[k], ty, &rv));
+                RETURN_IF_ERROR(lw_rvalue(lw, call, &rv, &rv));
+                ids[next++] = rv.id;
+            }
+            continue;
+        }
+        const QdType *ty = f->values[f->params[next]].type;
+        Expr rv;
+        RETURN_IF_ERROR(lw_convert(lw, call, &value, ty, &rv));
+        RETURN_IF_ERROR(lw_rvalue(lw, call, &rv, &rv));
+        ids[next++] = rv.id;
+    }
+    QdInst *inst = lw_emit(lw, QD_OP_CALL, next);
+    if (!inst) {
+        return -1;
+    }
+    memcpy(inst->args, ids, next * sizeof(uint32_t));
+    memset(&inst->imm.call, 0, sizeof(inst->imm.call));
+    inst->imm.call.name = f->name;
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_VOID;
+    if (f->ret->kind != QD_TY_VOID) {
+        uint32_t id = qd_inst_set_result(lw->f, inst, f->ret, NULL);
+        if (id == QD_NO_VALUE) {
+            return lw_nomem(lw);
+        }
+        *out = lw_value(id, f->ret);
+    }
+    return 0;
+}
+
 /* Inlines a call; the first `nbound` entries of args are bound arguments (self) that precede
  * the call's positional arguments. */
 static int
@@ -450,11 +727,15 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     frame.ret.kind = EX_VOID;
     RETURN_IF_ERROR(check_top_level(lw, call, fn, def));
     RETURN_IF_ERROR(is_real_func(lw, fn, &frame.is_real));
+    frame.def = def;
     /* Arguments are evaluated in the caller; parameters are bound in the callee's frame. */
     uint32_t nparams = def->a.len;
     if (npos > nparams) {
         return lw_error(lw, call, QD_ERR_SYNTAX, "%s() takes %u positional arguments but %u were given",
                         def->name, nparams, npos);
+    }
+    if (frame.is_real && is_recursive_call(lw, def)) {
+        return real_call(lw, call, fn, def, args, nargs, npos, out);
     }
     Expr *bound = QD_NEW_ARRAY(lw->arena, Expr, nparams ? nparams : 1);
     if (!bound) {
@@ -735,6 +1016,8 @@ qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, QdHandle s
     lw->info = info;
     lw->arena = &m->arena;
     lw->at_top = true;
+    RealFuncs real_funcs = {0};
+    lw->real_funcs = &real_funcs;
     memset(info, 0, sizeof(*info));
     info->rng_param = -1;
     FuncFrame frame = {0};

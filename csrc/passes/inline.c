@@ -1,4 +1,5 @@
-/* passes/inline.c -- the `inline` pass: every call in kernels and funcs becomes the callee's body.
+/* passes/inline.c -- the `inline` pass: every call in kernels and funcs becomes the callee's body,
+ * except calls that recurse.
  *
  * Runs after `instantiate` (which leaves calls of concrete funcs only) and before the function
  * passes. Functions are processed callee-first: before a call is replaced, the callee's own calls
@@ -11,6 +12,10 @@
  * `ret`, which must be the last instruction of its body: regions yield no values, so a `ret`
  * nested in control flow would need a result slot and flags, which we do not build (such funcs
  * are rejected). Templates are left alone; funcs stay in the module after inlining.
+ *
+ * Recursion stays a call: a call that reaches a function being flattened is left as it is, and
+ * a function that still contains a call once flattened is recursive (it reaches itself), so
+ * calls of it are left too. Code generation compiles such functions as functions.
  */
 #include "util.h"
 
@@ -20,6 +25,7 @@ typedef enum FuncState {
     NOT_VISITED, /* calls not inlined yet */
     IN_PROGRESS, /* being inlined: a call reaching it is recursion */
     FLAT,        /* no calls left */
+    RECURSIVE,   /* flattened, but it reaches itself: calls of it stay calls */
 } FuncState;
 
 /* State of the whole pass. */
@@ -36,6 +42,7 @@ typedef struct Caller {
     uint32_t *result; /* call result id -> value replacing it (QD_NO_VALUE = none) */
     uint32_t nresult; /* entries in result (f->nvalues before inlining) */
     uint32_t nsites;  /* call sites inlined so far */
+    bool has_calls;   /* a call (recursion) was left in f */
 } Caller;
 
 static int flatten(Inliner *in, uint32_t index);
@@ -172,12 +179,12 @@ inline_region(Inliner *in, Caller *c, QdRegion *r)
                                 : "call of kernel @%s: only funcs can be called",
                             name);
         }
-        if (in->state[gi] == IN_PROGRESS) {
-            return qd_error(ctx, qd_util_inst_loc(inst), QD_ERR_COMPILATION,
-                            "inline: recursive call of @%s from @%s", name, c->f->name);
-        }
         if (in->state[gi] == NOT_VISITED) {
             RETURN_IF_ERROR(flatten(in, gi));
+        }
+        if (in->state[gi] == IN_PROGRESS || in->state[gi] == RECURSIVE) {
+            c->has_calls = true; /* recursion: the call stays */
+            continue;
         }
         RETURN_IF_ERROR(inline_call(in, c, inst, g));
     }
@@ -204,7 +211,7 @@ flatten(Inliner *in, uint32_t index)
     RETURN_IF_ERROR(inline_region(in, &c, f->body));
     /* Uses of call results now read the values the inlined bodies returned. */
     qd_util_replace_uses(f->body, c.result, c.nresult);
-    in->state[index] = FLAT;
+    in->state[index] = c.has_calls ? RECURSIVE : FLAT;
     return 0;
 }
 

@@ -198,3 +198,18 @@ kernel @k(%out: ndarray<i32, 1>, %lo: i32, %hi: i32) {
     np.testing.assert_array_equal(out, want)
     h.launch(out, 50, 10)
     np.testing.assert_array_equal(out, want)
+
+
+def _fib(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+
+
+def test_recursive_func():
+    out = np.zeros(64, dtype=np.int32)
+    run(load("recursion.qir"), "fibs", [], fields={"out": out}, nthreads=4)
+    np.testing.assert_array_equal(out, [_fib(i % 20) for i in range(64)])
+    n = int(np.random.default_rng().integers(0, 25))
+    assert run(load("recursion.qir"), "fib1", [n], fields={"out": out}) == [_fib(n)]

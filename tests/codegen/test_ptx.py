@@ -547,3 +547,10 @@ def test_reductions(ty):
     assert "shfl.sync.bfly" in ptx
     assert ptx.count("atom.") + ptx.count("red.") >= count
     assert "activemask" in ptx
+
+
+def test_recursive_func_is_a_device_function():
+    ptx = ptx_of(load("recursion.qir"), "fibs")["ptx"]
+    assert ".func" in ptx and "call.uni" in ptx and "fn_$_fib" in ptx
+    if PTXAS is not None:
+        ptxas(ptx, "recursion")

@@ -1,6 +1,7 @@
 /* codegen/llvm/llvm_emit.c -- a QIR kernel as LLVM functions: regions, control flow, kernel.
  *
- * Input: a concrete kernel (no calls, templates or unroll). Output, in the emitter's module:
+ * Input: a concrete kernel (no templates or unroll; calls only of recursive funcs, which
+ * llvm_emit_call.c compiles as functions). Output, in the emitter's module:
  * the functions of every task (llvm_emit_task.c says which, per target; codegen.h has the
  * ABIs), and in QdCompiledKernel the layout of tmps and results.
  *
@@ -196,7 +197,9 @@ qd_llvm_emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop)
         LLVMBuildBr(e->b, op == QD_OP_BREAK ? loop->exit : loop->cont);
         return 0;
     case QD_OP_CALL:
+        return qd_llvm_emit_call(e, inst);
     case QD_OP_RET:
+        return qd_llvm_emit_ret(e, inst);
     case QD_OP_UNROLL:
     case QD_OP_TASK:
     case QD_OP_PARALLEL_FOR:
@@ -355,6 +358,7 @@ qd_llvm_emit_kernel(Emitter *e, const char *symbol, QdCompiledKernel *out)
     int rc = -1;
 
     init_types(e);
+    e->symbol = symbol;
     e->b = LLVMCreateBuilderInContext(e->llctx);
     e->hoist = LLVMCreateBuilderInContext(e->llctx);
     if (alloc_tables(e) < 0 || collect_results(e, out) < 0) {
@@ -380,6 +384,9 @@ qd_llvm_emit_kernel(Emitter *e, const char *symbol, QdCompiledKernel *out)
             goto done;
         }
         index++;
+    }
+    if (qd_llvm_emit_funcs(e) < 0) {
+        goto done;
     }
     rc = 0;
 done:

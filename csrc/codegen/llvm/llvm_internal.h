@@ -50,6 +50,14 @@ typedef enum QdLlvmTarget {
     QD_LLVM_TARGET_NVPTX, /* NVIDIA GPUs through PTX */
 } QdLlvmTarget;
 
+/* A func compiled as an LLVM function (llvm_emit_call.c). */
+typedef struct LlvmFunc {
+    QdFunc *func;      /* the QIR func */
+    LLVMValueRef fn;   /* its LLVM function */
+    LLVMTypeRef type;  /* ... and type */
+    bool emitted;      /* its body is emitted */
+} LlvmFunc;
+
 /* Per-kernel emitter state. Everything LLVM lives in `llctx`, owned by the caller. */
 typedef struct Emitter {
     QdCtx *ctx;                /* where errors go */
@@ -59,7 +67,10 @@ typedef struct Emitter {
     const QdLlvmOptions *opts; /* fast math, ... */
     QdArena *scratch;          /* per-compile scratch memory */
     QdModule *m;               /* the QIR module */
-    QdFunc *kernel;            /* the kernel being compiled */
+    QdFunc *kernel;            /* the kernel being compiled (while a called func's body is
+                                  emitted: that func) */
+    const char *symbol;        /* the kernel's symbol, prefix of its functions' names */
+    QdVec(LlvmFunc) funcs;     /* funcs called by the kernel (recursion), declared so far */
     LLVMContextRef llctx;      /* LLVM context of the module */
     LLVMModuleRef mod;         /* the module being built */
     LLVMBuilderRef b;          /* builder at the current instruction */
@@ -221,6 +232,14 @@ void qd_llvm_mark_loop(Emitter *e, LLVMValueRef latch_br);
  * terminator. */
 LLVMBasicBlockRef qd_llvm_new_block(Emitter *e, const char *name);
 bool qd_llvm_block_is_open(Emitter *e);
+
+/***** llvm_emit_call.c *****/
+
+/* `call` of a func that stays a call (recursion), declaring its LLVM function; `ret`. */
+int qd_llvm_emit_call(Emitter *e, const QdInst *inst);
+int qd_llvm_emit_ret(Emitter *e, const QdInst *inst);
+/* Emits the bodies of the declared funcs (and of the funcs they call). 0, or -1 with a diag. */
+int qd_llvm_emit_funcs(Emitter *e);
 
 /***** llvm_emit_task.c *****/
 
