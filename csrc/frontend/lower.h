@@ -317,6 +317,7 @@ int lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
 int lw_explicit_literal(Lowerer *lw, const QdAst *node, const Expr *x, const QdType *ty, Expr *out);
 /* Converts a runtime or literal scalar to type ty (a `cast`, or a typed constant); a Python int
  * must fit default_ip first, as every untyped integer literal that becomes a value. */
+double lw_python_float(const Lowerer *lw, double v);
 int lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr *out);
 /* Value *id converted to type ty (by the source's signedness), in place. */
 int lw_convert_id(Lowerer *lw, const QdAst *node, uint32_t *id, const QdType *ty);

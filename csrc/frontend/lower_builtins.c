@@ -148,8 +148,11 @@ new_iter(Lowerer *lw, IterKind kind, uint32_t ndim)
 static int
 check_bound(Lowerer *lw, const QdAst *node, const Expr *e, const char *what)
 {
-    if (e->kind == EX_FLOAT) {
-        return lw_error(lw, node, QD_ERR_TYPE, "%s bounds must be integers, got a float", what);
+    bool is_range = strcmp(what, "range") == 0; /* range truncates float bounds (lower_loop.c) */
+    if (e->kind == EX_FLOAT && !is_range) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "TypeError when calling `ndrange`: Every argument of ndrange should be an "
+                        "integer scalar or a tuple/list of (int, int).");
     }
     if (e->kind == EX_INT || e->kind == EX_BOOL) {
         return e->is_big ? lw_check_literal(lw, node, e) : 0; /* bounds are 64-bit at most */
@@ -158,7 +161,7 @@ check_bound(Lowerer *lw, const QdAst *node, const Expr *e, const char *what)
     if (!ty) {
         return lw_error(lw, node, QD_ERR_SYNTAX, "invalid %s bound", what);
     }
-    if (!qd_type_is_int(ty)) {
+    if (!qd_type_is_int(ty) && !(is_range && qd_type_is_float(ty))) {
         return lw_error(lw, node, QD_ERR_TYPE, "%s bounds must be integers, got %s", what, lw_type_name(ty));
     }
     return 0;

@@ -114,6 +114,15 @@ lw_const_float(Lowerer *lw, const QdType *ty, double v)
     return qd_inst_set_result(lw->f, inst, ty, NULL);
 }
 
+/* The value of a Python float once it is a kernel value: a constant of the default float type
+ * (converted from there to any other type), as in the reference: with default_fp f32,
+ * `x_f64 * 0.1` multiplies by 0.1 rounded to f32. */
+double
+lw_python_float(const Lowerer *lw, double v)
+{
+    return lw->opt->default_fp == QD_TY_F32 ? (double)(float)v : v;
+}
+
 /* Whether integer v is representable in integer type ty (u1: 0 or 1). */
 static bool
 int_fits(const QdType *ty, int64_t v)
@@ -157,10 +166,12 @@ typed_literal(Lowerer *lw, const QdAst *node, const Expr *lit, const QdType *ty,
                                 "Floating-point literals must be annotated with a floating-point type. "
                                 "For type casting, use `qd.cast`.");
             }
-            /* Implicit conversion of a float literal to an integer type truncates. */
-            id = lw_const_int(lw, ty, (int64_t)lit->fval);
+            /* Implicit conversion of a float literal to an integer type truncates; to u1 it
+             * is whether the value is nonzero. */
+            id = lw_const_int(lw, ty, ty->kind == QD_TY_U1 ? lit->fval != 0 : (int64_t)lit->fval);
         } else {
-            id = lw_const_float(lw, ty, lit->fval);
+            /* An explicit type (`qd.f64(0.1)`) or a typed constant keeps the value as given. */
+            id = lw_const_float(lw, ty, explicit_type || lit->ty ? lit->fval : lw_python_float(lw, lit->fval));
         }
     } else {
         int64_t v = lit->ival;
@@ -261,7 +272,14 @@ lw_convert(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, Expr
         *out = v;
         return 0;
     }
-    uint32_t id = lw_emit_value(lw, QD_OP_CAST, ty, v.id, 0);
+    uint32_t id;
+    if (ty->kind == QD_TY_U1) {
+        /* Conversion to u1 is a truth value: any nonzero value is 1. */
+        uint32_t zero = qd_type_is_float(v.ty) ? lw_const_float(lw, v.ty, 0.0) : lw_const_int(lw, v.ty, 0);
+        id = zero == QD_NO_VALUE ? QD_NO_VALUE : lw_emit_value(lw, QD_OP_NE, ty, v.id, zero);
+    } else {
+        id = lw_emit_value(lw, QD_OP_CAST, ty, v.id, 0);
+    }
     if (id == QD_NO_VALUE) {
         return -1;
     }
@@ -377,6 +395,19 @@ small_power(Lowerer *lw, const Expr *base, int64_t n, Expr *out)
     return 0;
 }
 
+/* An operand of true division as a value of the operation's float type ty: an integer is a
+ * default_fp value first, then widened (with f64, an i32 above 2**24 is rounded to f32 on the way). */
+static int
+div_operand(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *te, const QdType *ty, Expr *out)
+{
+    if (!qd_type_is_int(te)) {
+        return lw_convert(lw, node, e, ty, out);
+    }
+    Expr f;
+    RETURN_IF_ERROR(lw_convert(lw, node, e, qd_type_scalar(lw->opt->default_fp), &f));
+    return lw_convert(lw, node, &f, ty, out);
+}
+
 int
 lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
@@ -426,11 +457,12 @@ lw_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, 
         }
     }
     Expr x, y;
-    RETURN_IF_ERROR(lw_convert(lw, node, a, ty, &x));
-    if (op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT) {
-        RETURN_IF_ERROR(lw_convert(lw, node, b, tb, &y));
+    if (op == QD_BIN_DIV) {
+        RETURN_IF_ERROR(div_operand(lw, node, a, ta, ty, &x));
+        RETURN_IF_ERROR(div_operand(lw, node, b, tb, ty, &y));
     } else {
-        RETURN_IF_ERROR(lw_convert(lw, node, b, ty, &y));
+        RETURN_IF_ERROR(lw_convert(lw, node, a, ty, &x));
+        RETURN_IF_ERROR(lw_convert(lw, node, b, op == QD_BIN_LSHIFT || op == QD_BIN_RSHIFT ? tb : ty, &y));
     }
     if (op == QD_BIN_POW && lw->opt->debug && qd_type_is_int(ty) && qd_type_is_signed(y.ty) &&
         !lw_is_compile_time_scalar(b)) {

@@ -207,12 +207,15 @@ lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty)
     if (qd_type_is_float(ty)) {
         RETURN_IF_ERROR(lw_check_literal(lw, node, e)); /* a Python int is default_ip first */
         double v = e->kind == EX_FLOAT || e->is_big ? e->fval : (double)e->ival;
+        if (e->kind == EX_FLOAT && !e->ty) {
+            v = lw_python_float(lw, v); /* a Python float is a default_fp value first */
+        }
         e->kind = EX_FLOAT;
         e->fval = ty->kind == QD_TY_F32 ? (double)(float)v : v;
     } else {
         if (e->kind == EX_FLOAT) {
             e->kind = EX_INT;
-            e->ival = (int64_t)e->fval;
+            e->ival = ty->kind == QD_TY_U1 ? e->fval != 0 : (int64_t)e->fval;
         }
         /* The literal is a default_ip value first, then converted (wrapping) like a cast. */
         RETURN_IF_ERROR(lw_check_literal(lw, node, e));

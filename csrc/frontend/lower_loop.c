@@ -167,6 +167,16 @@ bound_value(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, uin
         return *id == QD_NO_VALUE ? -1 : 0;
     }
     Expr v;
+    const QdType *from = lw_dtype_of(lw, e);
+    if (from && qd_type_is_float(from)) {
+        /* A float bound is truncated toward zero, with a warning, as in the reference. */
+        RETURN_IF_ERROR(lw_warn(lw, node, "Warning",
+                                "Casting range_for boundary values from %s to %s, which may cause "
+                                "numerical issues", lw_type_name(from), lw_type_name(ty)));
+        RETURN_IF_ERROR(lw_convert(lw, node, e, ty, &v));
+        *id = v.id;
+        return 0;
+    }
     RETURN_IF_ERROR(lw_rvalue(lw, node, e, &v));
     if (!qd_type_is_int(v.ty)) {
         return lw_error(lw, node, QD_ERR_TYPE, "loop bounds must be integers, got %s",

@@ -802,6 +802,7 @@ host_warn(void *self, QdCtx *ctx, const char *category, QdLoc loc, const char *m
         PyErr_Clear();
         cls = Py_NewRef(strcmp(category, "SyntaxWarning") == 0        ? PyExc_SyntaxWarning
                         : strcmp(category, "DeprecationWarning") == 0 ? PyExc_DeprecationWarning
+                        : strcmp(category, "Warning") == 0            ? PyExc_Warning
                                                                       : PyExc_UserWarning);
     }
     PyObject *file = PyUnicode_FromString(loc.file ? loc.file : "<kernel>");

@@ -129,16 +129,6 @@ def test_range_three_args_is_syntax_error():
         k(np.zeros(10, np.int32))
 
 
-def test_range_float_bound_is_type_error():
-    @qd.kernel
-    def k(out: NDArray[qd.i32, 1], n: qd.f32):
-        for i in range(n):
-            out[i] = i
-
-    with pytest.raises(qd.QuadrantsTypeError):
-        k(np.zeros(10, np.int32), 3.0)
-
-
 def test_loop_var_is_i32():
     @qd.kernel
     def k(out: NDArray[qd.i64, 1]):
@@ -927,3 +917,63 @@ def test_iterable_chosen_by_static_conditional_expression(use_range):
     n = int(rng.integers(0, 20))
     m = n if use_range else N
     assert k(n) == sum(i * i for i in range(m)) + 1000 * m
+
+
+RANGE_FLOAT_WARNING = "Casting range_for boundary values from {} to i32, which may cause numerical issues"
+
+
+def test_range_float_literal_bounds_truncate_with_warning():
+    @qd.kernel
+    def k(out: NDArray[qd.i32, 1]):
+        for i in range(0.5, 3.7):  # range(0, 3)
+            out[i] = i + 1
+        s = 0
+        for j in range(2.5):
+            s += 1
+        out[3] = s
+        t = 0
+        for j in range(-2.5):
+            t += 1
+        out[4] = t
+
+    out = np.zeros(5, np.int32)
+    with pytest.warns(Warning) as record:
+        k(out)
+    msgs = {(w.category, str(w.message)) for w in record}
+    assert msgs == {(Warning, RANGE_FLOAT_WARNING.format("f32"))}
+    assert all(w.filename == __file__ for w in record)
+    np.testing.assert_array_equal(out, [1, 2, 3, 2, 0])
+
+
+@pytest.mark.parametrize("t", [qd.f32, qd.f64], ids=["f32", "f64"])
+def test_range_runtime_float_bound_truncates_with_warning(t):
+    @qd.kernel
+    def k(x: t, out: NDArray[qd.i32, 1]):
+        for i in range(x, 10):
+            out[i] += 1
+        for n in range(1):
+            s = 0
+            for j in range(x):
+                s += 1
+            out[10] = s
+
+    x = float(rng.uniform(0.0, 9.0))
+    out = np.zeros(11, np.int32)
+    with pytest.warns(Warning, match=RANGE_FLOAT_WARNING.format("f32" if t is qd.f32 else "f64")):
+        k(x, out)
+    expect = np.zeros(11, np.int32)
+    expect[int(np.float32(x)) if t is qd.f32 else int(x) : 10] = 1
+    expect[10] = int(np.float32(x)) if t is qd.f32 else int(x)
+    np.testing.assert_array_equal(out, expect)
+
+
+def test_ndrange_float_bound_is_an_error():
+    @qd.kernel
+    def k() -> qd.i32:
+        s = 0
+        for i, j in qd.ndrange(2.5, 2):
+            s += 1
+        return s
+
+    with pytest.raises(qd.QuadrantsTypeError, match=r"Every argument of ndrange should be an integer scalar"):
+        k()

@@ -323,8 +323,13 @@ def test_truediv_types(ta, tb, t):
     probe = np.zeros(2, np.float64)
     _div_arrays(a, b, out, probe)
     d = NP[t]
+
+    def operand(x, tx):
+        # an integer operand is a default_fp (f32) value first, then widened
+        return (x if is_float(tx) else x.astype(np.float32)).astype(d)
+
     with np.errstate(over="ignore", divide="ignore"):
-        expect = (a.astype(d) / b.astype(d)).astype(np.float64)
+        expect = (operand(a, ta) / operand(b, tb)).astype(np.float64)
     np.testing.assert_array_equal(out, expect)
     assert tuple(probe) == float_probe_expected(t)
 
