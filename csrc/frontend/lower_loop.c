@@ -189,16 +189,6 @@ bound_value(Lowerer *lw, const QdAst *node, const Expr *e, const QdType *ty, uin
     return 0;
 }
 
-static Expr
-typed_value(uint32_t id, const QdType *ty)
-{
-    Expr e = {0};
-    e.kind = EX_VALUE;
-    e.id = id;
-    e.ty = ty;
-    return e;
-}
-
 /* Binds the loop targets to the per-dimension index values. */
 static int
 bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t *idx)
@@ -218,7 +208,7 @@ bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t 
         Expr vec;
         RETURN_IF_ERROR(lw_matrix_new(lw, it->ndim, 1, true, ty, &vec));
         for (uint32_t d = 0; d < it->ndim; d++) {
-            vec.items[d] = typed_value(idx[d], qd_value_type(lw->f, idx[d]));
+            vec.items[d] = lw_value(idx[d], qd_value_type(lw->f, idx[d]));
             if (vec.items[d].ty->kind != ty->kind) {
                 RETURN_IF_ERROR(lw_convert(lw, node, &vec.items[d], ty, &vec.items[d]));
             }
@@ -246,7 +236,7 @@ bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t 
                             "Variable \"%s\" is already declared; it cannot be reused as a loop target",
                             t->name);
         }
-        Expr e = typed_value(idx[d], qd_value_type(lw->f, idx[d]));
+        Expr e = lw_value(idx[d], qd_value_type(lw->f, idx[d]));
         Var *v;
         RETURN_IF_ERROR(lw_bind(lw, t->name, &e, &v));
         v->is_loop_var = true;

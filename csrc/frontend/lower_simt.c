@@ -171,23 +171,13 @@ predicate(Lowerer *lw, const QdAst *node, const Expr *e, uint32_t *id)
     return 0;
 }
 
-static Expr
-value_of(uint32_t id, const QdType *ty)
-{
-    Expr e = {0};
-    e.kind = EX_VALUE;
-    e.id = id;
-    e.ty = ty;
-    return e;
-}
-
 static int
 emitted(Lowerer *lw, uint32_t id, const QdType *ty, Expr *out)
 {
     if (id == QD_NO_VALUE) {
         return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
     }
-    *out = value_of(id, ty);
+    *out = lw_value(id, ty);
     return 0;
 }
 
@@ -487,7 +477,7 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
                        out);
     case SK_ELECT: {
         uint32_t l = lw_emit_value(lw, QD_OP_LANE_ID, i32, QD_NO_VALUE, QD_NO_VALUE);
-        Expr lane = value_of(l, i32), zero = {.kind = EX_INT, .ival = 0};
+        Expr lane = lw_value(l, i32), zero = {.kind = EX_INT, .ival = 0};
         RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_EQ, &lane, &zero, out));
         return lw_convert(lw, node, out, i32, out);
     }
@@ -532,7 +522,7 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     case SK_ALL_EQUAL: {
         RETURN_IF_ERROR(arg_value(lw, node, &a[0], &val));
         uint32_t first = lw_emit_value(lw, QD_OP_SHUFFLE, val.ty, val.id, lw_const_int(lw, i32, 0));
-        Expr f = value_of(first, val.ty), eq;
+        Expr f = lw_value(first, val.ty), eq;
         RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_EQ, &val, &f, &eq));
         RETURN_IF_ERROR(predicate(lw, node, &eq, &p));
         RETURN_IF_ERROR(emitted(lw, lw_emit_value(lw, QD_OP_VOTE_ALL, u1, p, QD_NO_VALUE), u1, out));
