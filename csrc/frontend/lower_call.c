@@ -148,10 +148,9 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
     lw_set_loc(lw, node);
     switch (fn.kind) {
     case EX_BUILTIN: {
-        if (strncmp(fn.str, "simt.", 5) == 0 || strcmp(fn.str, "global_thread_idx") == 0) {
+        if (strncmp(fn.str, "simt.", 5) == 0) {
             MatrixCall mc = {c.pos, c.npos, c.kw, c.kwv, c.nkw};
-            const char *simt = fn.str[0] == 'g' ? "block.global_thread_idx" : fn.str + 5;
-            return lw_simt_call(lw, node, simt, &mc, out);
+            return lw_simt_call(lw, node, fn.str + 5, &mc, out);
         }
         int rc = matrix_call(lw, &fn, &c, out);
         if (rc <= 0) {

@@ -1,7 +1,7 @@
 /* frontend/lower_simt.c -- the SIMT builtins: qd.simt.block / subgroup / warp / grid.
  *
- * The host names them "simt.<module>.<function>" (the modules of quadrants/simt); lw_simt_call maps each
- * to QIR's SIMT instructions (ir/ops.def):
+ * The host names them "simt.<module>.<function>" (the modules of quadrants/simt); their rows are
+ * in simt.def, and lw_simt_call maps each to QIR's SIMT instructions (ir/ops.def):
  *   block.sync, sync_{all,any,count}_nonzero    block_sync, block_sync_{all,any,count}
  *   block.thread_idx, global_thread_idx         thread_idx, block_idx * block_dim + thread_idx
  *   block / subgroup.mem_fence, grid.mem_fence  fence_block, fence_device
@@ -27,7 +27,6 @@
 #include <string.h>
 
 #define SUBGROUP_SIZE 32
-#define LOG2_SUBGROUP_SIZE 5
 
 /* What a builtin lowers to. */
 typedef enum SimtKind {
@@ -52,6 +51,7 @@ typedef enum SimtKind {
     SK_IDENTITY,   /* _identity(v, kind): a constant of v's type (for the collectives): kind 0
                       zero, 1 one, 2 all ones, 3 the type's largest value (+inf), 4 its
                       smallest (-inf) */
+    SK_UNSUPPORTED, /* a name of the API with no lowering: a compile error */
 } SimtKind;
 
 typedef struct SimtBuiltin {
@@ -63,56 +63,9 @@ typedef struct SimtBuiltin {
 } SimtBuiltin;
 
 static const SimtBuiltin simt_builtins[] = {
-    {"block.sync", SK_BARRIER, QD_OP_BLOCK_SYNC, 0, NULL},
-    {"block.sync_all_nonzero", SK_SYNC_PRED, QD_OP_BLOCK_SYNC_ALL, 0, NULL},
-    {"block.sync_any_nonzero", SK_SYNC_PRED, QD_OP_BLOCK_SYNC_ANY, 0, NULL},
-    {"block.sync_count_nonzero", SK_SYNC_PRED, QD_OP_BLOCK_SYNC_COUNT, 0, NULL},
-    {"block.mem_fence", SK_BARRIER, QD_OP_FENCE_BLOCK, 0, NULL},
-    {"block.mem_sync", SK_BARRIER, QD_OP_FENCE_BLOCK, 0, "qd.simt.block.mem_fence"},
-    {"block.thread_idx", SK_GEOMETRY, QD_OP_THREAD_IDX, 0, NULL},
-    {"block.global_thread_idx", SK_GLOBAL_TID, QD_OP_COUNT_, 0, NULL},
-    {"block.SharedArray", SK_SHARED, QD_OP_SHARED_ALLOC, 0, NULL},
-    {"grid.mem_fence", SK_BARRIER, QD_OP_FENCE_DEVICE, 0, NULL},
-    {"grid.memfence", SK_BARRIER, QD_OP_FENCE_DEVICE, 0, "qd.simt.grid.mem_fence"},
-    {"subgroup.shuffle", SK_SHUFFLE, QD_OP_SHUFFLE, 0, NULL},
-    {"subgroup.shuffle_xor", SK_SHUFFLE, QD_OP_SHUFFLE_XOR, 0, NULL},
-    {"subgroup.shuffle_up", SK_SHUFFLE, QD_OP_SHUFFLE_UP, 0, NULL},
-    {"subgroup.shuffle_down", SK_SHUFFLE, QD_OP_SHUFFLE_DOWN, 0, NULL},
-    {"subgroup.broadcast", SK_SHUFFLE, QD_OP_SHUFFLE, 0, NULL},
-    {"subgroup.broadcast_first", SK_FIRST, QD_OP_SHUFFLE, 0, NULL},
-    {"subgroup.invocation_id", SK_GEOMETRY, QD_OP_LANE_ID, 0, NULL},
-    {"subgroup.group_size", SK_CONST, QD_OP_COUNT_, SUBGROUP_SIZE, NULL},
-    {"subgroup.log2_group_size", SK_CONST, QD_OP_COUNT_, LOG2_SUBGROUP_SIZE, NULL},
-    {"subgroup.elect", SK_ELECT, QD_OP_LANE_ID, 0, NULL},
-    {"subgroup.sync", SK_BARRIER, QD_OP_SUBGROUP_SYNC, 0, NULL},
-    {"subgroup.barrier", SK_BARRIER, QD_OP_SUBGROUP_SYNC, 0, "qd.simt.subgroup.sync"},
-    {"subgroup.mem_fence", SK_BARRIER, QD_OP_FENCE_BLOCK, 0, NULL},
-    {"subgroup.memory_barrier", SK_BARRIER, QD_OP_FENCE_BLOCK, 0, "qd.simt.subgroup.mem_fence"},
-    {"subgroup.ballot", SK_BALLOT, QD_OP_BALLOT, 0, NULL},
-    {"subgroup.ballot_full_subgroup", SK_BALLOT, QD_OP_BALLOT, 0, "qd.simt.subgroup.ballot"},
-    {"subgroup.ballot_first_n", SK_BALLOT_N, QD_OP_BALLOT, 0, NULL},
-    {"subgroup.all_true", SK_VOTE, QD_OP_VOTE_ALL, 0, NULL},
-    {"subgroup.any_true", SK_VOTE, QD_OP_VOTE_ANY, 0, NULL},
-    {"subgroup.all_equal", SK_ALL_EQUAL, QD_OP_VOTE_ALL, 0, NULL},
-    {"subgroup.lanemask_lt", SK_LANEMASK, QD_OP_COUNT_, 0, NULL},
-    {"subgroup.lanemask_le", SK_LANEMASK, QD_OP_COUNT_, 1, NULL},
-    {"subgroup.lanemask_eq", SK_LANEMASK, QD_OP_COUNT_, 2, NULL},
-    {"subgroup.lanemask_gt", SK_LANEMASK, QD_OP_COUNT_, 3, NULL},
-    {"subgroup.lanemask_ge", SK_LANEMASK, QD_OP_COUNT_, 4, NULL},
-    {"warp.all_nonzero", SK_VOTE_M, QD_OP_VOTE_ALL, 0, NULL},
-    {"warp.any_nonzero", SK_VOTE_M, QD_OP_VOTE_ANY, 0, NULL},
-    {"warp.unique", SK_UNIQUE, QD_OP_COUNT_, 0, NULL},
-    {"warp.ballot", SK_BALLOT32, QD_OP_BALLOT, 0, NULL},
-    {"warp.active_mask", SK_BALLOT32, QD_OP_BALLOT, 1, NULL},
-    {"warp.shfl_sync_i32", SK_SHUFFLE_M, QD_OP_SHUFFLE, 0, NULL},
-    {"warp.shfl_sync_f32", SK_SHUFFLE_M, QD_OP_SHUFFLE, 0, NULL},
-    {"warp.shfl_up_i32", SK_SHUFFLE_M, QD_OP_SHUFFLE_UP, 0, NULL},
-    {"warp.shfl_up_f32", SK_SHUFFLE_M, QD_OP_SHUFFLE_UP, 0, NULL},
-    {"warp.shfl_down_i32", SK_SHUFFLE_M, QD_OP_SHUFFLE_DOWN, 0, NULL},
-    {"warp.shfl_down_f32", SK_SHUFFLE_M, QD_OP_SHUFFLE_DOWN, 0, NULL},
-    {"warp.shfl_xor_i32", SK_SHUFFLE_M, QD_OP_SHUFFLE_XOR, 0, NULL},
-    {"warp.sync", SK_BARRIER, QD_OP_SUBGROUP_SYNC, 1, NULL},
-    {"subgroup._identity", SK_IDENTITY, QD_OP_COUNT_, 0, NULL},
+#define QD_SIMT(name, KIND, OP, ival, deprecated, doc) {name, SK_##KIND, QD_OP_##OP, ival, deprecated},
+#include "simt.def"
+#undef QD_SIMT
 };
 
 static const QdType *
@@ -396,7 +349,7 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
             break;
         }
     }
-    if (!b) {
+    if (!b || b->kind == SK_UNSUPPORTED) {
         return lw_error(lw, node, QD_ERR_SYNTAX, "qd.simt.%s is not supported in kernels yet", name);
     }
     if (lw->opt->simt_unsupported_arch && b->kind != SK_CONST) {
@@ -413,7 +366,7 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
         [SK_SHUFFLE] = 2,  [SK_SHUFFLE_M] = 3,  [SK_FIRST] = 1,   [SK_ELECT] = 0,
         [SK_CONST] = 0,    [SK_BALLOT] = 1,     [SK_BALLOT_N] = 2, [SK_BALLOT32] = 1,
         [SK_VOTE] = 1,     [SK_VOTE_M] = 2,     [SK_UNIQUE] = 2,  [SK_ALL_EQUAL] = 1,
-        [SK_LANEMASK] = 1, [SK_SHARED] = 2,    [SK_IDENTITY] = 2,
+        [SK_LANEMASK] = 1, [SK_SHARED] = 2,    [SK_IDENTITY] = 2, [SK_UNSUPPORTED] = 0,
     };
     uint32_t nwant = want[b->kind];
     if (b->kind == SK_BARRIER && b->ival == 1) {

@@ -384,6 +384,49 @@ add_builtins(PyObject *module)
     return rc;
 }
 
+/* _core.SIMT_BUILTINS: ((name, kind, ival, deprecated, doc), ...), the rows of
+ * frontend/simt.def ("block.sync", "BARRIER", 0, None, "sync(): ..."); the quadrants.simt modules define
+ * their functions from it. _core.MATRIX_METHODS: the names of frontend/matrix_methods.def. */
+static int
+add_simt_builtins(PyObject *module)
+{
+    PyObject *rows = PyList_New(0);
+    int rc = rows ? 0 : -1;
+#define QD_SIMT(name, KIND, OP, ival, deprecated, doc)                                             \
+    if (rc == 0) {                                                                                 \
+        PyObject *row = Py_BuildValue("(ssLzs)", name, #KIND, (long long)(ival), deprecated, doc); \
+        rc = row ? PyList_Append(rows, row) : -1;                                                  \
+        Py_XDECREF(row);                                                                           \
+    }
+#include "../frontend/simt.def"
+#undef QD_SIMT
+    PyObject *tuple = rc == 0 ? PyList_AsTuple(rows) : NULL;
+    rc = tuple ? PyModule_AddObjectRef(module, "SIMT_BUILTINS", tuple) : -1;
+    Py_XDECREF(tuple);
+    Py_XDECREF(rows);
+    if (rc < 0) {
+        return -1;
+    }
+    static const char *const methods[] = {
+#define QD_MATRIX_METHOD(name, ID) name,
+#include "../frontend/matrix_methods.def"
+#undef QD_MATRIX_METHOD
+    };
+    size_t n = sizeof(methods) / sizeof(methods[0]);
+    PyObject *names = PyTuple_New((Py_ssize_t)n);
+    for (size_t k = 0; names && k < n; k++) {
+        PyObject *s = PyUnicode_FromString(methods[k]);
+        if (!s) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, (Py_ssize_t)k, s);
+    }
+    rc = names ? PyModule_AddObjectRef(module, "MATRIX_METHODS", names) : -1;
+    Py_XDECREF(names);
+    return rc;
+}
+
 static int
 core_exec(PyObject *module)
 {
@@ -393,6 +436,7 @@ core_exec(PyObject *module)
     RETURN_IF_ERROR(add_testing_module(module));
     RETURN_IF_ERROR(add_arg_kinds(module));
     RETURN_IF_ERROR(add_builtins(module));
+    RETURN_IF_ERROR(add_simt_builtins(module));
     PyObject *dispatcher_type = qd_py_dispatcher_type_new(module);
     int added = dispatcher_type ? PyModule_AddObjectRef(module, "Dispatcher", dispatcher_type) : -1;
     Py_XDECREF(dispatcher_type);

@@ -45,3 +45,28 @@ def test_table_flags():
     assert rows["sqrt"] == ("elementwise", "exported")
     assert rows["range"] == ()
     assert "hint" in rows["assume_in_range"] and "linalg" in rows["svd"]
+
+
+def test_simt_modules_are_the_table():
+    """qd.simt.{block,grid,subgroup,warp} define exactly the rows of csrc/frontend/simt.def."""
+    from quadrants.simt import _builtin
+
+    for name, kind, ival, deprecated, doc in _core.SIMT_BUILTINS:
+        module_name, _, short = name.partition(".")
+        fn = getattr(getattr(qd.simt, module_name), short)
+        assert fn._qd_builtin == f"simt.{name}"
+        assert fn.__doc__.startswith(doc)
+        assert (deprecated is None) or ("deprecated" in doc), name
+        if kind == "CONST":
+            assert fn() == ival
+    for module_name in ("block", "grid", "subgroup", "warp"):
+        module = getattr(qd.simt, module_name)
+        assert set(_builtin.define(module_name, {})) <= set(module.__all__)
+
+
+def test_matrix_methods_exist_on_the_host():
+    """Every method a kernel can call on a vector or matrix (matrix_methods.def) exists on the
+    Python-scope Matrix too."""
+    assert "norm" in _core.MATRIX_METHODS
+    for name in _core.MATRIX_METHODS:
+        assert callable(getattr(qd.Matrix, name)), name
