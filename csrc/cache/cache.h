@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 /* Bump when the entry layout or any payload layout changes: old entries then never load. */
-#define QD_CACHE_FORMAT 1u
+#define QD_CACHE_FORMAT 2u
 
 typedef struct QdCache {
     char dir[1024];          /* directory of the entries (created on first write) */

@@ -39,6 +39,7 @@ qd_cache_write_layout(QdBytesOut *out, const QdCompiledKernel *k)
     for (uint32_t i = 0; i < k->ntasks; i++) {
         qd_bytes_u32(out, k->tasks[i].block_dim);
         qd_bytes_u64(out, (uint64_t)k->tasks[i].grain);
+        qd_bytes_u32(out, k->tasks[i].reduces ? 1u : 0u);
         qd_bytes_str(out, k->tasks[i].entry);
     }
 }
@@ -89,6 +90,7 @@ qd_cache_read_layout(QdBytesIn *in, QdCompiledKernel *k)
     for (uint32_t i = 0; i < k->ntasks; i++) {
         k->tasks[i].block_dim = qd_bytes_get_u32(in);
         k->tasks[i].grain = (int64_t)qd_bytes_get_u64(in);
+        k->tasks[i].reduces = qd_bytes_get_u32(in) != 0;
         char *entry = qd_bytes_get_str(in);
         if (entry == NULL || strlen(entry) >= sizeof(k->tasks[i].entry)) {
             free(entry);

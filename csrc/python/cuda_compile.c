@@ -50,6 +50,11 @@ load_module(CudaKernelObject *k, QdPyState *state, QdCtx *ctx, const QdCudaDevic
         task->open_blocks =
             saturating > 0 ? (uint32_t)saturating
                            : qd_cuda_unknown_count_blocks(device, task->function, task->block_dim);
+        if (layout->tasks[t].reduces && saturating <= 0) {
+            uint32_t reducing = qd_cuda_reducing_blocks(device, task->block_dim);
+            task->max_blocks = reducing < task->max_blocks ? reducing : task->max_blocks;
+            task->open_blocks = reducing < task->open_blocks ? reducing : task->open_blocks;
+        }
     }
     for (uint32_t i = 0; i < k->code.nfields; i++) {
         const char *name = k->code.fields[i];

@@ -285,3 +285,32 @@ def test_repeated_calls_accumulate():
     for _ in range(3):
         k(x)
     assert s[None] == 3 * int(np.sum(x))
+
+
+def test_reducing_task_gets_a_small_grid(qd_arch):
+    """On the GPU a loop that reduces into memory ends with one atomic per warp, all on one
+    address: its grid is a few blocks per SM instead of the saturating grid of other loops."""
+    if qd_arch != "cuda":
+        pytest.skip("grids are a CUDA matter")
+    s = qd.field(qd.f32, shape=())
+
+    @qd.kernel
+    def total(x: NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            s[None] += x[i]
+
+    @qd.kernel
+    def scale(x: NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = 2 * x[i]
+
+    x = rng.standard_normal(N).astype(np.float32)
+    total(x)
+    float_close(s[None], x)
+    scale(x)
+    ((reducing, _),) = total._compiled.values()
+    ((plain, _),) = scale._compiled.values()
+    (_, _, reducing_blocks, _), = reducing.tasks
+    (_, block_dim, plain_blocks, _), = plain.tasks
+    assert reducing_blocks * 8 <= plain_blocks
+    assert reducing_blocks * block_dim >= 32 * 1024  # still thousands of threads on any GPU

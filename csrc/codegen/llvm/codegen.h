@@ -206,6 +206,9 @@ typedef struct QdCompiledTask {
     int64_t grain;       /* range_for: fewest iterations worth a thread of their own,
                             estimated from the loop body's size; 0 for a serial task */
     char entry[160];     /* NVPTX: the task kernel's name; "" on the CPU */
+    bool reduces;        /* NVPTX range_for: the kernel combines partial_* accumulators into
+                            memory with atomics after its loop (llvm_emit_reduce.c), so its
+                            grid is kept small (cuda_launch.c) */
 } QdCompiledTask;
 
 /* What a launcher needs to run a compiled kernel. Owned arrays: free with

@@ -589,6 +589,7 @@ emit_range_task(Emitter *e, const QdInst *task, const char *name, QdCompiledTask
         }
         RETURN_IF_ERROR(has_block_ops(pfor->regions[0]) ? emit_block_stride_loop(e, pfor)
                                                          : emit_grid_stride_loop(e, pfor));
+        out->reduces = e->partials.len > 0;
         qd_llvm_flush_partials(e);
         end_function(e);
         return 0;

@@ -158,6 +158,9 @@ uint32_t qd_cuda_saturating_blocks(const QdCudaDevice *device, QdCuFunction func
  * resident per SM, on every SM (cuda_launch.c). */
 uint32_t qd_cuda_unknown_count_blocks(const QdCudaDevice *device, QdCuFunction function,
                                       uint32_t block_dim);
+/* The grid of a range_for task that reduces into memory (QdCompiledTask.reduces): SMs times
+ * REDUCE_THREADS_PER_SM / block_dim blocks, at least one per SM (cuda_launch.c). */
+uint32_t qd_cuda_reducing_blocks(const QdCudaDevice *device, uint32_t block_dim);
 /* Blocks for `n` iterations: ceil(n / block_dim), at least 1, at most `cap`. */
 uint32_t qd_cuda_grid_blocks(uint64_t n, uint32_t block_dim, uint32_t cap);
 /* Launches function<<<blocks, threads>>> on the default stream with one by-value parameter
