@@ -51,8 +51,8 @@ setup:
 # imports from anywhere (`.venv/bin/python examples/hello_ir.py`) without an install step.
 $(VENV_READY):
 	test -x $(VPY) || python3 -m venv $(VENV)
-	$(VPY) -c 'import numpy, pytest, mypy, setuptools; assert int(setuptools.__version__.split(".")[0]) >= 77' \
-	    2>/dev/null || $(VPY) -m pip install -q numpy pytest mypy "setuptools>=77"
+	$(VPY) -c 'import numpy, pytest, mypy, pyright, setuptools; assert int(setuptools.__version__.split(".")[0]) >= 77' \
+	    2>/dev/null || $(VPY) -m pip install -q numpy pytest mypy pyright "setuptools>=77"
 	echo "$(CURDIR)" > "$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/quadrants-dev.pth"
 	touch $@
 

@@ -14,15 +14,17 @@ call by that attribute and compiles it. Called in Python scope:
 """
 
 import builtins as _py
-import functools
-import itertools
-import math
-import types
+import functools as _functools
+import itertools as _itertools
+import math as _math
+import types as _pytypes
+from typing import Any as _Any
 
-import numpy as np
+import numpy as _np
 
 from quadrants import _core, _matrix, _types
-from quadrants._core import QuadrantsSyntaxError, QuadrantsTypeError
+from quadrants._core import QuadrantsSyntaxError as _QuadrantsSyntaxError
+from quadrants._core import QuadrantsTypeError as _QuadrantsTypeError
 
 
 def _builtin(name):
@@ -34,8 +36,8 @@ def _builtin(name):
 
 
 def _kernel_only(name, doc):
-    def builtin(*args, **kwargs):
-        raise QuadrantsSyntaxError(
+    def builtin(*args, **kwargs) -> _Any:
+        raise _QuadrantsSyntaxError(
             f"qd.{name}() can only be called inside Quadrants kernels and functions"
         )
 
@@ -51,7 +53,7 @@ def _kernel_only(name, doc):
 
 
 @_builtin("static")
-def static(x, *xs):
+def static(x, *xs) -> _Any:
     """Evaluates `x` at compile time: ``if qd.static(c):`` keeps one branch, ``for i in
     qd.static(range(3)):`` unrolls. Several arguments give a list (``a, b = qd.static(b, a)``)."""
     if xs:
@@ -60,9 +62,9 @@ def static(x, *xs):
         x, (bool, int, float, range, list, tuple, enumerate, zip, filter, map)
     ):
         return x
-    if isinstance(x, (np.bool_, np.integer, np.floating, NDRange, GroupedNDRange)):
+    if isinstance(x, (_np.bool_, _np.integer, _np.floating, _NDRange, _GroupedNDRange)):
         return x
-    if isinstance(x, (types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+    if isinstance(x, (_pytypes.FunctionType, _pytypes.MethodType, _pytypes.BuiltinFunctionType)):
         return x
     if any(
         hasattr(x, marker) for marker in ("_qd_field_id", "_qd_ndarray", "_qd_kernel", "_qd_func")
@@ -75,25 +77,25 @@ def static(x, *xs):
 
 
 @_builtin("static_assert")
-def static_assert(cond, msg=None):
+def static_assert(cond, msg=None) -> _Any:
     """Raises AssertionError (at compile time in kernels) when `cond` is false."""
     if not cond:
         raise AssertionError(msg) if msg is not None else AssertionError()
 
 
 @_builtin("static_print")
-def static_print(*args, **kwargs):
+def static_print(*args, **kwargs) -> _Any:
     """Prints at compile time (no code is generated)."""
     print(*args, **kwargs)
 
 
 def _bound(value):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise QuadrantsTypeError(f"qd.ndrange bounds must be integers, got {value!r}")
+    if isinstance(value, (bool, _np.bool_)) or not isinstance(value, (int, _np.integer)):
+        raise _QuadrantsTypeError(f"qd.ndrange bounds must be integers, got {value!r}")
     return int(value)
 
 
-class NDRange:
+class _NDRange:
     """The iteration space of ``qd.ndrange(*dims, axes=None)``. Each dim is ``n`` (0..n) or
     ``(begin, end)`` (end clamped to at least begin). In Python scope it iterates over index
     tuples, the last dim fastest, or in the order given by `axes` (outermost first)."""
@@ -105,7 +107,7 @@ class NDRange:
         for dim in dims:
             if isinstance(dim, (list, tuple)):
                 if len(dim) != 2:
-                    raise QuadrantsSyntaxError(
+                    raise _QuadrantsSyntaxError(
                         "Every argument of qd.ndrange must be an int or a (begin, end) pair"
                     )
                 begin, end = _bound(dim[0]), _bound(dim[1])
@@ -118,10 +120,10 @@ class NDRange:
         else:
             axes = tuple(axes)
             for axis in axes:
-                if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
-                    raise QuadrantsTypeError(f"qd.ndrange axes must be ints, got {axes!r}")
+                if isinstance(axis, (bool, _np.bool_)) or not isinstance(axis, (int, _np.integer)):
+                    raise _QuadrantsTypeError(f"qd.ndrange axes must be ints, got {axes!r}")
             if sorted(axes) != list(range(len(bounds))):
-                raise QuadrantsSyntaxError(
+                raise _QuadrantsSyntaxError(
                     f"qd.ndrange axes must be a permutation of 0..{len(bounds) - 1}, got {axes!r}"
                 )
         self.axes = tuple(int(axis) for axis in axes)
@@ -129,20 +131,20 @@ class NDRange:
 
     def __iter__(self):
         ranges = [range(*self.bounds[axis]) for axis in self.axes]
-        for values in itertools.product(*ranges):
+        for values in _itertools.product(*ranges):
             index = [0] * len(self.axes)
             for axis, value in zip(self.axes, values):
                 index[axis] = value
             yield tuple(index)
 
     def __len__(self):
-        return math.prod(self.dimensions)
+        return _math.prod(self.dimensions)
 
     def grouped(self):
-        return GroupedNDRange(self)
+        return _GroupedNDRange(self)
 
 
-class GroupedNDRange:
+class _GroupedNDRange:
     """``qd.grouped(qd.ndrange(...))``: one index per iteration (a tuple in Python scope)."""
 
     _qd_grouped = True
@@ -158,15 +160,15 @@ class GroupedNDRange:
 
 
 @_builtin("ndrange")
-def ndrange(*dims, axes=None):
+def ndrange(*dims, axes=None) -> _Any:
     """A multi-dimensional range, flattened into one parallel loop in kernels."""
-    return NDRange(*dims, axes=axes)
+    return _NDRange(*dims, axes=axes)
 
 
 @_builtin("grouped")
-def grouped(x):
+def grouped(x) -> _Any:
     """Groups the indices of an ndrange (or of a field/ndarray struct-for) into one vector."""
-    if isinstance(x, NDRange):
+    if isinstance(x, _NDRange):
         return x.grouped()
     return x
 
@@ -175,11 +177,11 @@ def grouped(x):
 
 
 def _source_dtype(x):
-    if isinstance(x, np.generic):
+    if isinstance(x, _np.generic):
         found = _types.from_numpy_dtype(x.dtype)
         if found is not None:
             return found
-    if isinstance(x, (bool, np.bool_)):
+    if isinstance(x, (bool, _np.bool_)):
         return _types.u1
     if isinstance(x, int):
         return _types.default_ip()
@@ -189,7 +191,7 @@ def _source_dtype(x):
 
 
 @_builtin("cast")
-def cast(x, dtype):
+def cast(x, dtype) -> _Any:
     """`x` converted to `dtype` (float -> int truncates toward zero); elementwise on vectors and
     matrices."""
     if isinstance(x, _matrix.Matrix):
@@ -198,21 +200,21 @@ def cast(x, dtype):
 
 
 @_builtin("bit_cast")
-def bit_cast(x, dtype):
+def bit_cast(x, dtype) -> _Any:
     """The bits of `x` reinterpreted as `dtype` (same width only)."""
     source = _source_dtype(x)
     target = _types.cook_dtype(dtype)
     if source.bits != target.bits:
         raise ValueError(f"qd.bit_cast needs types of the same width, got {source} and {target}")
     value = _types.to_dtype_value(x, source)
-    return np.array(value, dtype=source.np_dtype).view(target.np_dtype)[()].item()
+    return _np.array(value, dtype=source.np_dtype).view(target.np_dtype)[()].item()
 
 
 # --- math (Python scope: on numbers) ---
 
 
 def _keep_float(x, result):
-    return float(result) if isinstance(x, (float, np.floating)) else result
+    return float(result) if isinstance(x, (float, _np.floating)) else result
 
 
 def _rounded(x, result, dtype):
@@ -231,12 +233,12 @@ def _elementwise(function, *args):
 
 def _rounding(x, function, dtype):
     """floor/ceil/round of a vector or matrix: integers stay as they are."""
-    result = _elementwise(np.copy if x.entries.dtype.kind in "biu" else function, x)
+    result = _elementwise(_np.copy if x.entries.dtype.kind in "biu" else function, x)
     return result.cast(dtype) if dtype is not None else result
 
 
 def _math1(name, function, np_function, doc):
-    def builtin(x):
+    def builtin(x) -> _Any:
         if isinstance(x, _matrix.Matrix):
             return _elementwise(np_function, x)
         return function(x)
@@ -248,103 +250,103 @@ def _math1(name, function, np_function, doc):
 
 
 def _np_rsqrt(x):
-    return 1 / np.sqrt(x)
+    return 1 / _np.sqrt(x)
 
 
-sqrt = _math1("sqrt", math.sqrt, np.sqrt, "Square root.")
-exp = _math1("exp", math.exp, np.exp, "e to the power x.")
-log = _math1("log", math.log, np.log, "Natural logarithm.")
-sin = _math1("sin", math.sin, np.sin, "Sine.")
-cos = _math1("cos", math.cos, np.cos, "Cosine.")
-tan = _math1("tan", math.tan, np.tan, "Tangent.")
-tanh = _math1("tanh", math.tanh, np.tanh, "Hyperbolic tangent.")
-asin = _math1("asin", math.asin, np.arcsin, "Arc sine.")
-acos = _math1("acos", math.acos, np.arccos, "Arc cosine.")
+sqrt = _math1("sqrt", _math.sqrt, _np.sqrt, "Square root.")
+exp = _math1("exp", _math.exp, _np.exp, "e to the power x.")
+log = _math1("log", _math.log, _np.log, "Natural logarithm.")
+sin = _math1("sin", _math.sin, _np.sin, "Sine.")
+cos = _math1("cos", _math.cos, _np.cos, "Cosine.")
+tan = _math1("tan", _math.tan, _np.tan, "Tangent.")
+tanh = _math1("tanh", _math.tanh, _np.tanh, "Hyperbolic tangent.")
+asin = _math1("asin", _math.asin, _np.arcsin, "Arc sine.")
+acos = _math1("acos", _math.acos, _np.arccos, "Arc cosine.")
 rsqrt = _math1(
-    "rsqrt", lambda x: 1.0 / math.sqrt(x), _np_rsqrt, "Reciprocal square root, 1 / sqrt(x)."
+    "rsqrt", lambda x: 1.0 / _math.sqrt(x), _np_rsqrt, "Reciprocal square root, 1 / sqrt(x)."
 )
-abs = _math1("abs", _py.abs, np.abs, "Absolute value.")  # noqa: A001 (qd.abs)
+abs = _math1("abs", _py.abs, _np.abs, "Absolute value.")  # noqa: A001 (qd.abs)
 
 
 @_builtin("atan2")
-def atan2(y, x):
+def atan2(y, x) -> _Any:
     """The angle of the point (x, y): arc tangent of y / x in the right quadrant."""
     if _has_matrix((y, x)):
-        return _elementwise(np.arctan2, y, x)
-    return math.atan2(y, x)
+        return _elementwise(_np.arctan2, y, x)
+    return _math.atan2(y, x)
 
 
 @_builtin("floor")
-def floor(x, dtype=None):
+def floor(x, dtype=None) -> _Any:
     """Largest integer not above `x`, in x's type (or cast to `dtype`)."""
     if isinstance(x, _matrix.Matrix):
-        return _rounding(x, np.floor, dtype)
-    return _rounded(x, math.floor(x), dtype)
+        return _rounding(x, _np.floor, dtype)
+    return _rounded(x, _math.floor(x), dtype)
 
 
 @_builtin("ceil")
-def ceil(x, dtype=None):
+def ceil(x, dtype=None) -> _Any:
     """Smallest integer not below `x`, in x's type (or cast to `dtype`)."""
     if isinstance(x, _matrix.Matrix):
-        return _rounding(x, np.ceil, dtype)
-    return _rounded(x, math.ceil(x), dtype)
+        return _rounding(x, _np.ceil, dtype)
+    return _rounded(x, _math.ceil(x), dtype)
 
 
 @_builtin("round")
-def round(x, dtype=None):  # noqa: A001 (qd.round)
+def round(x, dtype=None) -> _Any:  # noqa: A001 (qd.round)
     """`x` rounded to the nearest integer, halves away from zero (or cast to `dtype`); on a
     Python-scope vector or matrix, halves to even (NumPy's rounding, as in the reference)."""
     if isinstance(x, _matrix.Matrix):
-        return _rounding(x, np.round, dtype)
-    lower = math.floor(x)
+        return _rounding(x, _np.round, dtype)
+    lower = _math.floor(x)
     fraction = x - lower
     result = lower + 1 if fraction > 0.5 or (fraction == 0.5 and x > 0) else lower
     return _rounded(x, result, dtype)
 
 
 @_builtin("pow")
-def pow(x, n):  # noqa: A001 (qd.pow)
+def pow(x, n) -> _Any:  # noqa: A001 (qd.pow)
     """`x` to the power `n`."""
     return x**n
 
 
 @_builtin("min")
-def min(*args):  # noqa: A001 (qd.min)
+def min(*args) -> _Any:  # noqa: A001 (qd.min)
     """The smallest argument (one argument is returned unchanged); elementwise on vectors and
     matrices."""
     if len(args) == 1:
         return args[0]
     if _has_matrix(args):
-        return functools.reduce(lambda a, b: _elementwise(np.minimum, a, b), args)
+        return _functools.reduce(lambda a, b: _elementwise(_np.minimum, a, b), args)
     return _py.min(args)
 
 
 @_builtin("max")
-def max(*args):  # noqa: A001 (qd.max)
+def max(*args) -> _Any:  # noqa: A001 (qd.max)
     """The largest argument (one argument is returned unchanged); elementwise on vectors and
     matrices."""
     if len(args) == 1:
         return args[0]
     if _has_matrix(args):
-        return functools.reduce(lambda a, b: _elementwise(np.maximum, a, b), args)
+        return _functools.reduce(lambda a, b: _elementwise(_np.maximum, a, b), args)
     return _py.max(args)
 
 
 @_builtin("select")
-def select(cond, a, b):
+def select(cond, a, b) -> _Any:
     """`a` where `cond` is true, else `b` (both are evaluated); elementwise when `cond` is a
     vector or matrix."""
     if isinstance(cond, _matrix.Matrix):
-        return _elementwise(lambda c, x, y: np.where(c, np.asarray(x), np.asarray(y)), cond, a, b)
+        return _elementwise(lambda c, x, y: _np.where(c, _np.asarray(x), _np.asarray(y)), cond, a, b)
     return a if cond else b
 
 
 def _is_int(x):
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+    return isinstance(x, (int, _np.integer)) and not isinstance(x, (bool, _np.bool_))
 
 
 @_builtin("raw_div")
-def raw_div(a, b):
+def raw_div(a, b) -> _Any:
     """C division: integers truncate toward zero."""
     if _is_int(a) and _is_int(b):
         quotient = _py.abs(int(a)) // _py.abs(int(b))
@@ -353,15 +355,15 @@ def raw_div(a, b):
 
 
 @_builtin("raw_mod")
-def raw_mod(a, b):
+def raw_mod(a, b) -> _Any:
     """C remainder: the result has the sign of the dividend."""
     if _is_int(a) and _is_int(b):
         return int(a) - raw_div(a, b) * int(b)
-    return math.fmod(a, b)
+    return _math.fmod(a, b)
 
 
 @_builtin("bit_shr")
-def bit_shr(x, n):
+def bit_shr(x, n) -> _Any:
     """Logical right shift (zeros shifted in, also for signed types), in the type of `x`."""
     dtype = _source_dtype(x)
     if dtype.is_real:
@@ -370,50 +372,20 @@ def bit_shr(x, n):
     return _types.wrap_int(shifted, dtype.bits, dtype.is_signed)
 
 
-def _int_bits(x, name):
-    """(the bits of integer `x` as a non-negative Python int, its width): NumPy integers by their
-    type; Python ints as 32-bit when they fit i32 or u32, else as 64-bit."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise TypeError(f"qd.math.{name} takes an integer, got {type(x).__name__}")
-    if isinstance(x, np.integer):
-        width = x.dtype.itemsize * 8
-    elif -(2**31) <= x < 2**32:
-        width = 32
-    elif -(2**63) <= x < 2**64:
-        width = 64
-    else:
-        raise OverflowError(f"qd.math.{name}: {x} does not fit a 64-bit integer")
-    return int(x) & ((1 << width) - 1), width
-
-
-@_builtin("popcnt")
-def popcnt(x):
-    """The number of set bits of integer `x` (i32; qd.math.popcnt)."""
-    return bin(_int_bits(x, "popcnt")[0]).count("1")
-
-
-@_builtin("clz")
-def clz(x):
-    """The number of leading zero bits of integer `x` in its width (i32; clz(0) is the width;
-    qd.math.clz)."""
-    bits, width = _int_bits(x, "clz")
-    return width - bits.bit_length()
-
-
 @_builtin("frexp")
-def frexp(x):
+def frexp(x) -> _Any:
     """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1."""
-    return math.frexp(x)
+    return _math.frexp(x)
 
 
 @_builtin("zero")
-def zero(x):
+def zero(x) -> _Any:
     """A zero of the same type (and shape) as `x`."""
     return x * 0
 
 
 @_builtin("one")
-def one(x):
+def one(x) -> _Any:
     """A one of the same type (and shape) as `x`."""
     return x * 0 + 1
 

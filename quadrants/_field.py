@@ -26,6 +26,7 @@ import itertools
 import numbers
 import warnings
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -412,7 +413,7 @@ class ScalarField(Field, _dlpack.Exportable):
         view[...] = _types.to_dtype_value(value, self.dtype)
         self._push()
 
-    def to_numpy(self, dtype=None, *, copy=True):
+    def to_numpy(self, dtype=None, *, copy=True) -> np.ndarray:
         """The elements as a NumPy array of ``shape``. ``copy=False`` returns a view of the
         field's memory (CPU only, no dtype conversion possible); ``copy=None`` a view when
         possible."""
@@ -490,7 +491,7 @@ class ScalarField(Field, _dlpack.Exportable):
             position.append(local)
         return view, tuple(position)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key) -> Any:
         view, position = self._index(key)
         return _types.to_python_value(_device.read_item(self._device, view, position), self.dtype)
 

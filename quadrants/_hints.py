@@ -13,8 +13,11 @@ on each axis that ``I``, ``a`` and ``b`` all have, ``I[k] // (a.shape[k] // b.sh
 kernels and in Python scope (a ``qd.Vector`` there).
 """
 
+from typing import Any as _Any
+
 from quadrants import _core
-from quadrants._core import QuadrantsRuntimeError, QuadrantsSyntaxError
+from quadrants._core import QuadrantsRuntimeError as _QuadrantsRuntimeError
+from quadrants._core import QuadrantsSyntaxError as _QuadrantsSyntaxError
 
 
 def _mark(name):
@@ -26,25 +29,25 @@ def _mark(name):
 
 
 @_mark("assume_in_range")
-def assume_in_range(val, base, low, high):
+def assume_in_range(val, base, low, high) -> _Any:
     """``val``, with the promise that ``base + low <= val < base + high`` (kernel scope only)."""
-    raise QuadrantsSyntaxError(
+    raise _QuadrantsSyntaxError(
         "qd.assume_in_range() can only be called inside Quadrants kernels and functions"
     )
 
 
 @_mark("block_local")
-def block_local(*args):
+def block_local(*args) -> _Any:
     """Hint: the fields in `args` are worth caching in block-local memory (kernel scope only)."""
-    raise QuadrantsRuntimeError(
+    raise _QuadrantsRuntimeError(
         "qd.block_local() can only be called inside Quadrants kernels and functions"
     )
 
 
 @_mark("cache_read_only")
-def cache_read_only(*args):
+def cache_read_only(*args) -> _Any:
     """Hint: the fields in `args` are only read by the kernel (kernel scope only)."""
-    raise QuadrantsRuntimeError(
+    raise _QuadrantsRuntimeError(
         "qd.cache_read_only() can only be called inside Quadrants kernels and functions"
     )
 
@@ -58,7 +61,7 @@ def _shape_of(x, which):
 
 
 @_mark("rescale_index")
-def rescale_index(a, b, I):  # noqa: E741 (the reference's name)
+def rescale_index(a, b, I) -> _Any:  # noqa: E741 (the reference's name)
     """Index `I` of field/SNode `a` mapped onto field/SNode `b` (see the module docstring)."""
     from quadrants._matrix import Matrix, Vector
 

@@ -156,7 +156,7 @@ class Matrix(metaclass=_MatrixMeta):
         return tuple(_types.to_python_value(v, self.dtype) for v in self.entries.reshape(-1))
 
     # --- access ---
-    def __getitem__(self, index):
+    def __getitem__(self, index) -> Any:
         result = self.entries[index]
         if isinstance(result, np.ndarray):
             return _wrap(result, self.dtype)
@@ -191,7 +191,7 @@ class Matrix(metaclass=_MatrixMeta):
             self.entries[i] = v
 
     # --- conversion ---
-    def to_numpy(self, keep_dims=False):
+    def to_numpy(self, keep_dims=False) -> np.ndarray:
         return self.entries.copy()
 
     def to_list(self):
@@ -211,22 +211,22 @@ class Matrix(metaclass=_MatrixMeta):
     __str__ = __repr__
 
     # --- comparisons (elementwise: a Matrix of bools) ---
-    def __eq__(self, other):
+    def __eq__(self, other) -> Any:
         return self._binary(other, np.equal)
 
-    def __ne__(self, other):
+    def __ne__(self, other) -> Any:
         return self._binary(other, np.not_equal)
 
-    def __lt__(self, other):
+    def __lt__(self, other) -> Any:
         return self._binary(other, np.less)
 
-    def __le__(self, other):
+    def __le__(self, other) -> Any:
         return self._binary(other, np.less_equal)
 
-    def __gt__(self, other):
+    def __gt__(self, other) -> Any:
         return self._binary(other, np.greater)
 
-    def __ge__(self, other):
+    def __ge__(self, other) -> Any:
         return self._binary(other, np.greater_equal)
 
     __hash__ = None
@@ -239,91 +239,91 @@ class Matrix(metaclass=_MatrixMeta):
             )
         return elementwise(fn, other, self) if reverse else elementwise(fn, self, other)
 
-    def __add__(self, o):
+    def __add__(self, o) -> Any:
         return self._binary(o, np.add)
 
-    def __radd__(self, o):
+    def __radd__(self, o) -> Any:
         return self._binary(o, np.add, True)
 
-    def __sub__(self, o):
+    def __sub__(self, o) -> Any:
         return self._binary(o, np.subtract)
 
-    def __rsub__(self, o):
+    def __rsub__(self, o) -> Any:
         return self._binary(o, np.subtract, True)
 
-    def __mul__(self, o):
+    def __mul__(self, o) -> Any:
         return self._binary(o, np.multiply)
 
-    def __rmul__(self, o):
+    def __rmul__(self, o) -> Any:
         return self._binary(o, np.multiply, True)
 
-    def __truediv__(self, o):
+    def __truediv__(self, o) -> Any:
         return self._binary(o, np.true_divide)
 
-    def __rtruediv__(self, o):
+    def __rtruediv__(self, o) -> Any:
         return self._binary(o, np.true_divide, True)
 
-    def __floordiv__(self, o):
+    def __floordiv__(self, o) -> Any:
         return self._binary(o, np.floor_divide)
 
-    def __rfloordiv__(self, o):
+    def __rfloordiv__(self, o) -> Any:
         return self._binary(o, np.floor_divide, True)
 
-    def __mod__(self, o):
+    def __mod__(self, o) -> Any:
         return self._binary(o, np.mod)
 
-    def __rmod__(self, o):
+    def __rmod__(self, o) -> Any:
         return self._binary(o, np.mod, True)
 
-    def __pow__(self, o):
+    def __pow__(self, o) -> Any:
         return self._binary(o, np.power)
 
-    def __rpow__(self, o):
+    def __rpow__(self, o) -> Any:
         return self._binary(o, np.power, True)
 
-    def __lshift__(self, o):
+    def __lshift__(self, o) -> Any:
         return self._binary(o, np.left_shift)
 
-    def __rlshift__(self, o):
+    def __rlshift__(self, o) -> Any:
         return self._binary(o, np.left_shift, True)
 
-    def __rshift__(self, o):
+    def __rshift__(self, o) -> Any:
         return self._binary(o, np.right_shift)
 
-    def __rrshift__(self, o):
+    def __rrshift__(self, o) -> Any:
         return self._binary(o, np.right_shift, True)
 
-    def __and__(self, o):
+    def __and__(self, o) -> Any:
         return self._binary(o, np.bitwise_and)
 
-    def __rand__(self, o):
+    def __rand__(self, o) -> Any:
         return self._binary(o, np.bitwise_and, True)
 
-    def __or__(self, o):
+    def __or__(self, o) -> Any:
         return self._binary(o, np.bitwise_or)
 
-    def __ror__(self, o):
+    def __ror__(self, o) -> Any:
         return self._binary(o, np.bitwise_or, True)
 
-    def __xor__(self, o):
+    def __xor__(self, o) -> Any:
         return self._binary(o, np.bitwise_xor)
 
-    def __rxor__(self, o):
+    def __rxor__(self, o) -> Any:
         return self._binary(o, np.bitwise_xor, True)
 
-    def __neg__(self):
+    def __neg__(self) -> Any:
         return elementwise(np.negative, self)
 
-    def __pos__(self):
+    def __pos__(self) -> Any:
         return elementwise(np.positive, self)
 
-    def __invert__(self):
+    def __invert__(self) -> Any:
         return elementwise(np.invert, self)
 
-    def __abs__(self):
+    def __abs__(self) -> Any:
         return elementwise(np.abs, self)
 
-    def __matmul__(self, o):
+    def __matmul__(self, o) -> Any:
         a, b = self.entries, _arr(o)
         result = a @ b
         if np.ndim(result) == 0:
@@ -331,31 +331,31 @@ class Matrix(metaclass=_MatrixMeta):
         return _wrap(result, _result_dtype(self, o, result))
 
     # --- methods ---
-    def dot(self, o):
+    def dot(self, o) -> Any:
         return self @ o if self.ndim == 1 else float(np.sum(self.entries * _arr(o)))
 
-    def cross(self, o):
+    def cross(self, o) -> Any:
         a, b = self.entries, _arr(o)
         if self.n == 2:
             return _types.to_python_value(a[0] * b[1] - a[1] * b[0], self.dtype)
         return _wrap(np.cross(a, b), self.dtype)
 
-    def outer_product(self, o):
+    def outer_product(self, o) -> Any:
         return _wrap(np.outer(self.entries, _arr(o)), self.dtype)
 
     def norm(self, eps=0):
         return float(np.sqrt(np.sum(self.entries.astype(np.float64) ** 2) + eps))
 
-    def norm_sqr(self):
+    def norm_sqr(self) -> Any:
         return _types.to_python_value(np.sum(self.entries**2), self.dtype)
 
     def norm_inv(self, eps=0):
         return 1.0 / self.norm(eps)
 
-    def normalized(self, eps=0):
+    def normalized(self, eps=0) -> Any:
         return _wrap(self.entries * (1.0 / (self.norm() + eps)), self.dtype)
 
-    def transpose(self):
+    def transpose(self) -> Any:
         if self.ndim != 2:
             raise QuadrantsSyntaxError("transpose() of a vector: use a.outer_product(b)")
         return _wrap(self.entries.T.copy(), self.dtype)
@@ -364,28 +364,28 @@ class Matrix(metaclass=_MatrixMeta):
     def T(self):
         return self.transpose()
 
-    def trace(self):
+    def trace(self) -> Any:
         return _types.to_python_value(np.trace(self.entries), self.dtype)
 
     def determinant(self):
         return float(np.linalg.det(self.entries.astype(np.float64)))
 
-    def inverse(self):
+    def inverse(self) -> Any:
         inverse = np.linalg.inv(self.entries.astype(np.float64))
         if self.entries.dtype.kind == "f":
             return _wrap(inverse.astype(self.entries.dtype), self.dtype)
         return _wrap(inverse, _types.default_fp())
 
-    def frobenius_inner(self, o):
+    def frobenius_inner(self, o) -> Any:
         return _types.to_python_value(np.sum(self.entries * _arr(o)), self.dtype)
 
-    def sum(self):
+    def sum(self) -> Any:
         return _types.to_python_value(np.sum(self.entries), self.dtype)
 
-    def max(self):
+    def max(self) -> Any:
         return _types.to_python_value(np.max(self.entries), self.dtype)
 
-    def min(self):
+    def min(self) -> Any:
         return _types.to_python_value(np.min(self.entries), self.dtype)
 
     def any(self):

@@ -15,6 +15,7 @@ take these, or NumPy arrays of ``shape + element_shape``.
 """
 
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -154,7 +155,7 @@ class MatrixField(_field.Field):
         moved = np.moveaxis(elements, (0, 1), (-2, -1))
         return moved[..., 0] if self.ndim == 1 else moved
 
-    def to_numpy(self, keep_dims=False, dtype=None, *, copy=True):
+    def to_numpy(self, keep_dims=False, dtype=None, *, copy=True) -> np.ndarray:
         """The elements as one NumPy array ``shape + element_shape``. ``copy=False`` returns a
         view of the field's memory (element axes last, strided: the element fields lie one
         after the other), which writes through; ValueError where there is no such view (see
@@ -235,7 +236,7 @@ class MatrixField(_field.Field):
         for a, b in zip(self._qd_fields, other._qd_fields):
             a.copy_from(b)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key) -> Any:
         values = [f[key] for f in self._qd_fields]
         return _element(self, key, values, self.dtype, self.element_shape)
 
@@ -274,7 +275,7 @@ class _ElementNdarray(_ndarray.Ndarray):
     def ndim(self):
         return len(self.shape)
 
-    def to_numpy(self, dtype=None, *, copy=True):
+    def to_numpy(self, dtype=None, *, copy=True) -> np.ndarray:
         return super().to_numpy(dtype, copy=copy)
 
     def from_numpy(self, arr):
@@ -311,7 +312,7 @@ class _ElementNdarray(_ndarray.Ndarray):
                 raise IndexError(f"index {key} is out of bounds for qd.ndarray of shape {self.shape}")
         return key
 
-    def __getitem__(self, key):
+    def __getitem__(self, key) -> Any:
         if isinstance(key, slice):  # a[2:6]: a qd.BufferView of a 1-D ndarray
             from quadrants._buffer_view import slice_ndarray
 

@@ -60,7 +60,9 @@ class Ndarray(NdarrayBase, _dlpack.Exportable):
         # the subscript is accepted and ignored.
         def __class_getitem__(cls, item: Any) -> Any: ...
 
-    def __init__(self, dtype, shape, needs_grad=False, layout=None):
+    # Annotated so that pyright does not take the class for a generic one (it does so for a
+    # class whose __init__ has no annotation), which would make it reject NDArray[dtype, ndim].
+    def __init__(self, dtype: Any, shape: Any, needs_grad: bool = False, layout: Any = None) -> None:
         if layout is not None and tuple(layout) == tuple(range(len(shape))):
             layout = None
         self.dtype = dtype
@@ -114,7 +116,7 @@ class Ndarray(NdarrayBase, _dlpack.Exportable):
         self._data()[...] = _types.to_dtype_value(value, self.dtype)
         self._push()
 
-    def to_numpy(self, dtype=None, *, copy=True):
+    def to_numpy(self, dtype=None, *, copy=True) -> np.ndarray:
         """The elements as a NumPy array (canonical axes). ``copy=False`` returns a view of the
         memory (CPU only; ValueError otherwise), ``copy=None`` a view when possible."""
         copy = _dlpack.numpy_copy(self._device, copy)

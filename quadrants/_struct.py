@@ -24,7 +24,7 @@ arrays, so the AOS interleaving of members in memory is not reproduced.
 
 import numbers
 import types as _pytypes
-from typing import Callable, TypeVar, overload
+from typing import Any, Callable, TypeVar, overload
 
 import numpy as np
 
@@ -563,7 +563,7 @@ class StructField(Field):
         for name, member in self._members.items():
             member.copy_from(other._members[name])
 
-    def __getitem__(self, key):
+    def __getitem__(self, key) -> Any:
         return _StructElement(self, key)
 
     def __setitem__(self, key, value):

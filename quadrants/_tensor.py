@@ -21,6 +21,7 @@ an ndarray like a ``qd.types.ndarray()`` one whose dtype and dimensions are take
 """
 
 import operator
+from typing import Any
 
 from quadrants._annotations import Backend
 from quadrants._field import Field
@@ -85,7 +86,7 @@ class Tensor:
 
     # --- element access (canonical indices) ---
 
-    def __getitem__(self, key):
+    def __getitem__(self, key) -> Any:
         if self._impl.layout is not None and isinstance(self._impl, Ndarray):
             _check_full_key(key, len(self._impl.shape))
         return self._impl[key]
@@ -97,7 +98,7 @@ class Tensor:
 
     # --- bulk access and interop ---
 
-    def to_numpy(self, dtype=None, *, copy=True):
+    def to_numpy(self, dtype=None, *, copy=True) -> Any:
         return self._impl.to_numpy(dtype=dtype, copy=copy)
 
     def from_numpy(self, arr):

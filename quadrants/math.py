@@ -30,7 +30,9 @@ uses them).
 
 import builtins as _py
 import math as _pymath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as _np
 
 from quadrants._builtins import (
     acos,
@@ -38,14 +40,12 @@ from quadrants._builtins import (
     atan2,
     cast,
     ceil,
-    clz,
     cos,
     exp,
     floor,
     log,
     max,
     min,
-    popcnt,
     pow,
     round,
     select,
@@ -54,7 +54,7 @@ from quadrants._builtins import (
     tan,
     tanh,
 )
-from quadrants._builtins import _int_bits
+from quadrants._builtins import _builtin
 from quadrants._builtins import abs as _abs
 from quadrants._kernel import Func, pyfunc
 from quadrants import _matrix
@@ -160,6 +160,36 @@ def isnan(x):
 
 
 # --- bit operations ---
+
+
+def _int_bits(x, name):
+    """(the bits of integer `x` as a non-negative Python int, its width): NumPy integers by their
+    type; Python ints as 32-bit when they fit i32 or u32, else as 64-bit."""
+    if isinstance(x, (bool, _np.bool_)) or not isinstance(x, (int, _np.integer)):
+        raise TypeError(f"qd.math.{name} takes an integer, got {type(x).__name__}")
+    if isinstance(x, _np.integer):
+        width = x.dtype.itemsize * 8
+    elif -(2**31) <= x < 2**32:
+        width = 32
+    elif -(2**63) <= x < 2**64:
+        width = 64
+    else:
+        raise OverflowError(f"qd.math.{name}: {x} does not fit a 64-bit integer")
+    return int(x) & ((1 << width) - 1), width
+
+
+@_builtin("popcnt")
+def popcnt(x) -> Any:
+    """The number of set bits of integer `x` (i32; qd.math.popcnt)."""
+    return bin(_int_bits(x, "popcnt")[0]).count("1")
+
+
+@_builtin("clz")
+def clz(x) -> Any:
+    """The number of leading zero bits of integer `x` in its width (i32; clz(0) is the width;
+    qd.math.clz)."""
+    bits, width = _int_bits(x, "clz")
+    return width - bits.bit_length()
 
 
 class _DualFunc(Func):

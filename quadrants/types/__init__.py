@@ -24,14 +24,17 @@ from quadrants._annotations import (
     vector,
 )
 
+from quadrants._annotations import ndarray
+
 if TYPE_CHECKING:
     # For type checkers ``x: qd.types.NDArray[qd.f32, 1]`` declares x an ndarray (qd.Ndarray),
     # which is what the parameter holds in a kernel and in a dataclass member: pyright ignores
     # the subscript of a class with __class_getitem__, mypy needs quadrants.mypy_plugin for it
-    # (docs/typing.md).
-    from quadrants._ndarray import Ndarray as NDArray, Ndarray as ndarray
+    # (docs/typing.md). ``qd.types.ndarray(dtype=..., ndim=...)`` stays the annotation class
+    # (the same class as NDArray at run time), so the call type-checks where it is a value.
+    from quadrants._ndarray import Ndarray as NDArray
 else:
-    from quadrants._annotations import NDArray, ndarray
+    from quadrants._annotations import NDArray
 from quadrants._struct import StructType, struct
 from quadrants.types import primitive_types, utils
 from quadrants.types.primitive_types import RefType, ref

@@ -70,3 +70,13 @@ def test_matrix_methods_exist_on_the_host():
     assert "norm" in _core.MATRIX_METHODS
     for name in _core.MATRIX_METHODS:
         assert callable(getattr(qd.Matrix, name)), name
+
+
+def test_builtin_modules_define_only_their_exports():
+    """The public names of each builtin module are exactly its __all__. pyright cannot evaluate a
+    computed __all__ and reads ``from module import *`` as every public name of the module, so a
+    public helper there (an imported module, a class) would shadow a package attribute such as
+    ``qd.types`` for it; the helpers are private (``_np``, ``_NDRange``) instead."""
+    for module in (_builtins, _hints, _linalg):
+        public = sorted(n for n in vars(module) if not n.startswith("_"))
+        assert public == sorted(module.__all__), module.__name__
