@@ -11,7 +11,15 @@ n)`` (u32), ``all_true(p)``, ``any_true(p)``, ``all_equal(v)``, ``lanemask_{lt,l
 (u32). Collectives (reductions, scans, bitonic sort) live in _subgroup_collectives.py.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from quadrants.simt import _builtin
+
+if TYPE_CHECKING:
+    # The functions are defined from a table at import time (csrc/frontend/simt.def), which
+    # type checkers cannot see: every attribute of the module is a builtin returning Any.
+    def __getattr__(name: str) -> Any: ...
+
 
 __all__ = _builtin.define("subgroup", globals())
 SUBGROUP_SIZE = group_size()  # noqa: F821 (defined from the table)

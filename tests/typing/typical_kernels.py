@@ -104,8 +104,17 @@ def unrolled(particles: qd.Template, vels: qd.Template) -> qd.f32:
     return best
 
 
+@qd.kernel
+def block_sums(x: qd.types.NDArray[qd.f32, 1], sums: qd.types.NDArray[qd.f32, 1]) -> None:
+    qd.loop_config(block_dim=32)
+    for i in range(x.shape[0]):
+        total = qd.simt.subgroup.reduce_add(x[i])
+        if qd.simt.block.thread_idx() == 0:
+            sums[i // 32] = total
+
+
 def main() -> None:
-    qd.init(arch=qd.cpu)
+    qd.init(arch=qd.cpu, cpu_simt=True)
     rng = np.random.default_rng()
 
     x = rng.random(N, dtype=np.float32)
@@ -147,6 +156,12 @@ def main() -> None:
         particles[i].mass = 1.0 + i
         vels[i] = qd.Vector([1.0, -2.0, 0.5])
     assert unrolled(particles, vels) == 4.0
+
+    x = qd.ndarray(qd.f32, shape=64)
+    x.from_numpy(np.ones(64, np.float32))
+    sums = qd.ndarray(qd.f32, shape=2)
+    block_sums(x, sums)
+    assert sums.to_numpy().tolist() == [32.0, 32.0]
 
 
 if __name__ == "__main__":
