@@ -5,6 +5,7 @@
 //
 //   baseline  64 threads: Cholesky-Crout column by column; thread 0 computes the diagonal
 //             element, then each thread the rows j = col + 1 + tid, tid + 64, ... below it;
+//             row r is loaded and stored by thread r % 64;
 //   blocked   16 threads: the same on a 4 x 4 grid of 16 x 16 blocks (update of the diagonal
 //             block, scalar Crout inside it, then update and triangular solve of each block
 //             below it), a block barrier after every step.
@@ -33,9 +34,11 @@ __global__ void __launch_bounds__(64) chol_baseline(const float *__restrict__ a_
     const int tid = threadIdx.x;
     const float *a = a_all + (size_t)blockIdx.x * N * N;
     float *l = l_all + (size_t)blockIdx.x * N * N;
-    for (int row = tid; row < N; row += 64) {
-        for (int col = 0; col <= row; col++) {
-            h[row][col] = a[row * N + col];
+    for (int row = 0; row < N; row++) {
+        if (row % 64 == tid) {
+            for (int col = 0; col <= row; col++) {
+                h[row][col] = a[row * N + col];
+            }
         }
     }
     __syncthreads();
@@ -58,9 +61,11 @@ __global__ void __launch_bounds__(64) chol_baseline(const float *__restrict__ a_
         }
         __syncthreads();
     }
-    for (int row = tid; row < N; row += 64) {
-        for (int col = 0; col <= row; col++) {
-            l[row * N + col] = h[row][col];
+    for (int row = 0; row < N; row++) {
+        if (row % 64 == tid) {
+            for (int col = 0; col <= row; col++) {
+                l[row * N + col] = h[row][col];
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ without ptxas.
 """
 
 import os
+import re
 import pathlib
 import subprocess
 import sys
@@ -515,8 +516,10 @@ kernel @g(%x: ndarray<f32, 1>, %n: i32, %m: i32) {
 def test_field_and_ndarray_accesses_are_global():
     # Field and ndarray elements are addressed in the global space, so their loads and stores
     # are ld.global / st.global rather than generic ld / st.
+    # (the serial loop is unrolled on the GPU: each access appears once per unrolled copy)
     ptx = check(GLOBAL_ACCESS, "g")["ptx"]
-    assert ptx.count("ld.global.f32") == 2 and ptx.count("st.global.f32") == 2, ptx
+    loads, stores = ptx.count("ld.global.f32"), ptx.count("st.global.f32")
+    assert loads >= 2 and loads % 2 == 0 and stores == loads, ptx
     assert "\tld.f32" not in ptx and "\tst.f32" not in ptx, ptx
 
 
@@ -554,3 +557,48 @@ def test_recursive_func_is_a_device_function():
     assert ".func" in ptx and "call.uni" in ptx and "fn_$_fib" in ptx
     if PTXAS is not None:
         ptxas(ptx, "recursion")
+
+
+SHARED_DOT = """\
+kernel @dot(%out: ndarray<f32, 1>, %m: i32) {
+  task range_for block_dim 64 {
+    %zero = const 0 : i32
+    %n = shape %out, 0 : i32
+    parallel_for %i = %zero to %n {
+      %h = shared_alloc : ptr<[4096 x f32], shared>
+      %t = thread_idx : i32
+      %slot = array_ptr %h, %t : ptr<f32, shared>
+      %fi = cast %t : f32
+      store %slot, %fi
+      block_sync
+      %acc = alloca : ptr<f32, local>
+      %z = const 0.0 : f32
+      store %acc, %z
+      for %k = %zero to %m {
+        %j = add %k, %t : i32
+        %p = array_ptr %h, %j : ptr<f32, shared>
+        %q = array_ptr %h, %k : ptr<f32, shared>
+        %a = load %p : f32
+        %b = load %q : f32
+        %ab = mul %a, %b : f32
+        %s = load %acc : f32
+        %s2 = add %s, %ab : f32
+        store %acc, %s2
+      }
+      %r = load %acc : f32
+      %po = elem_ptr %out, %i : ptr<f32, global>
+      store %po, %r
+    }
+  }
+}
+"""
+
+
+def test_shared_memory_is_addressed_in_32_bits_and_inner_loops_unroll():
+    # Shared memory is addressed with 32-bit registers (as nvcc's code is), and an innermost
+    # loop with a run-time trip count is unrolled (by 4) so that several iterations' loads are
+    # issued together.
+    ptx = check(SHARED_DOT, "dot")["ptx"]
+    shared_loads = re.findall(r"ld\.shared\.f32\s+%f\d+, \[(%\w+)", ptx)
+    assert shared_loads and all(r.startswith("%r") for r in shared_loads), ptx
+    assert len(shared_loads) >= 8, ptx  # 4 unrolled iterations of 2 loads, then the remainder

@@ -34,6 +34,7 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Linker.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <pthread.h>
@@ -129,6 +130,10 @@ create_machine(QdCtx *ctx, int sm, int opt_level)
         LLVMInitializeNVPTXTarget();
         LLVMInitializeNVPTXTargetMC();
         LLVMInitializeNVPTXAsmPrinter();
+        /* 32-bit pointers to shared, constant and local memory (the data layout's p3/p4/p5),
+         * as nvcc's code has: shared-memory addressing in 32-bit registers and arithmetic. */
+        const char *argv[] = {"quadrants", "-nvptx-short-ptr"};
+        LLVMParseCommandLineOptions(2, argv, NULL);
         is_target_ready = true;
     }
     if (LLVMGetTargetFromTriple(NVPTX_TRIPLE, &target, &error)) {
