@@ -2,8 +2,7 @@
  *
  *     Python AST (python/host_ast.c)
  *       -> frontend: names, compile-time evaluation, types, inlining, tasks  -> QIR
- *       -> passes:   instantiate, inline, constfold, demote_atomics,
- *                    aggregate_atomics, localize_tmps, dce                    -> QIR
+ *       -> passes:   every pass of passes/passes.def, in its order          -> QIR
  *       -> verify (codegen-ready)
  *       -> codegen:  LLVM IR, O3, machine code in the JIT                     -> task entry points
  *          or, for CUDA: LLVM IR, libdevice, O3, PTX                         -> PTX text
@@ -21,9 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Our passes, in order, for every kernel. */
-#define PIPELINE "instantiate,inline,constfold,demote_atomics,aggregate_atomics,localize_tmps,dce"
 
 /* Whether QD_DUMP lists `stage`. */
 static bool
@@ -74,7 +70,7 @@ qd_driver_lower(QdCtx *ctx, QdModule *m, QdCompileRequest *req, QdKernelInfo *in
     if (verify && qd_module_verify(ctx, m, QD_VERIFY_DEFAULT) < 0) {
         return NULL;
     }
-    if (qd_run_passes(ctx, m, PIPELINE, verify) < 0) {
+    if (qd_run_pipeline(ctx, m, verify) < 0) {
         return NULL;
     }
     if (dump_enabled("passes")) {
