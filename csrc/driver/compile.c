@@ -22,6 +22,7 @@
 #include "driver.h"
 
 #include "../passes/passes.h"
+#include "../runtime/cpu/cpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,27 @@ lower(QdCtx *ctx, QdModule *m, QdCompileRequest *req, QdKernelInfo *info)
         req->qir_final = qd_module_print(m);
     }
     return kernel;
+}
+
+QdCpuJit *
+qd_driver_jit_new(QdCtx *ctx, const QdLlvmOptions *opts)
+{
+    uint32_t nsyms = 0;
+    const QdCpuSymbol *syms = qd_cpu_runtime_symbols(&nsyms);
+    _Static_assert(sizeof(QdCpuSymbol) == sizeof(QdJitSymbol), "runtime symbols match the JIT's");
+    return qd_cpu_jit_new(ctx, opts, (const QdJitSymbol *)syms, nsyms);
+}
+
+int
+qd_driver_run_passes(QdCtx *ctx, QdModule *m, const char *pass_list, bool verify_each)
+{
+    return qd_run_passes(ctx, m, pass_list, verify_each);
+}
+
+const char *const *
+qd_driver_pass_names(void)
+{
+    return qd_pass_names();
 }
 
 /***** the targets *****/

@@ -106,6 +106,20 @@ int qd_driver_generate(QdCtx *ctx, QdTarget target, const QdTargetEnv *env, QdMo
 /* Whether QD_DUMP lists `stage` (frontend, passes, ptx; all). */
 bool qd_driver_dump_enabled(const char *stage);
 
+/***** for the Python layer's runtime and test hooks *****/
+
+/* A CPU JIT that links against the CPU runtime's symbols (runtime/cpu); NULL with a diag.
+ * Free with qd_cpu_jit_free. */
+QdCpuJit *qd_driver_jit_new(QdCtx *ctx, const QdLlvmOptions *opts);
+
+/* The passes the QIR test hooks run when not told otherwise: what hand-written QIR needs
+ * before code generation. Kernels always get the whole pipeline (qd_run_pipeline). */
+#define QD_DRIVER_TEST_PASSES "instantiate,inline,constfold,dce"
+/* Runs the passes named in `pass_list`, in that order (passes/passes.h: qd_run_passes). */
+int qd_driver_run_passes(QdCtx *ctx, QdModule *m, const char *pass_list, bool verify_each);
+/* Names of the passes in pipeline order, NULL-terminated. */
+const char *const *qd_driver_pass_names(void);
+
 /***** the targets (targets.def): one file each, target_NAME.c *****/
 
 /* identity: the target's part of the code key: a string of its own, or one it wrote to

@@ -14,8 +14,6 @@
  */
 #include "cuda_py.h"
 
-#include "../driver/driver.h"
-#include "../runtime/cpu/cpu.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -245,7 +243,6 @@ qd_py_cuda_kernel_from_qir(PyObject *module, QdModule *m, const char *name, PyOb
     QdNvptxOptions opts;
     QdDriverKernel code;
     QdCtx ctx;
-    uint32_t nsyms = 0;
 
     qd_ctx_init(&ctx);
     const QdCudaDevice *device = qd_cuda_device(&ctx);
@@ -260,10 +257,9 @@ qd_py_cuda_kernel_from_qir(PyObject *module, QdModule *m, const char *name, PyOb
     if (k == NULL) {
         return NULL;
     }
-    const QdCpuSymbol *syms = qd_cpu_runtime_symbols(&nsyms);
     QdLlvmOptions host_opts;
     qd_llvm_options_default(&host_opts);
-    k->own_jit = qd_cpu_jit_new(&ctx, &host_opts, (const QdJitSymbol *)syms, nsyms);
+    k->own_jit = qd_driver_jit_new(&ctx, &host_opts);
     /* Fields by name in `fields`; without it every field is missing. */
     PyObject *empty = fields ? NULL : PyDict_New();
     FieldLookup lookup = {state, fields ? fields : empty};

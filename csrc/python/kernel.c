@@ -110,10 +110,7 @@ ensure_runtime(QdPyState *state, PyObject *options, QdCtx *ctx)
             state->random_seed = PyLong_AsUnsignedLongLongMask(v);
         }
     }
-    uint32_t nsym = 0;
-    const QdCpuSymbol *syms = qd_cpu_runtime_symbols(&nsym);
-    _Static_assert(sizeof(QdCpuSymbol) == sizeof(QdJitSymbol), "runtime symbols match the JIT's");
-    state->jit = qd_cpu_jit_new(ctx, &lo, (const QdJitSymbol *)syms, nsym);
+    state->jit = qd_driver_jit_new(ctx, &lo);
     if (!state->jit) {
         return -1;
     }
