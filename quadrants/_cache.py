@@ -1,7 +1,7 @@
 """The offline cache, Python side: the build identity, source keys, ``python -m quadrants cache``.
 
-Compiled kernels are kept on disk by the C core (csrc/cache/, csrc/driver/cache_io.c) under two
-kinds of keys:
+Compiled kernels are kept on disk by the C core (csrc/cache/, csrc/driver/cache_io.c, the
+targets' payloads in csrc/driver/target_*.c) under two kinds of keys:
 
 * a **code key**, computed by the core after lowering from the final QIR, the target and the
   compiler build. Equal keys mean equal machine code, so whatever changed upstream, an entry

@@ -6,6 +6,13 @@
 #   abi (the kernel ABI: launch context, argument kinds and records) depends on nothing and
 #   may be included by frontend, codegen/*, runtime/*, driver, tools and python.
 #
+# python/ is glue over the driver: besides its own files it may include exactly the files of
+# python_files below -- the driver's header (the one way to compile and load code), base, the
+# ABI, the IR types (ir/ir.h: test hooks parse and print QIR, the packer reads scalar types),
+# the runtimes' launch headers (runtime/cpu/cpu.h, runtime/cuda/cuda.h), and the frontend's
+# tables it exports to Python (.def files, not the frontend's headers). Never codegen, cache,
+# passes or a frontend header directly: what it needs of them comes through driver/driver.h.
+#
 # Every `#include "..."` in csrc/ is resolved relative to the including file and must land in a
 # layer the includer may use. Only csrc/python/ may include Python.h. Prints each violation and
 # exits 1 if there is any. A new directory under csrc/ needs a line in allowed_layers below.
@@ -24,6 +31,17 @@ layer_of() {
     esac
 }
 
+# The files outside csrc/python/ that a file of csrc/python/ may include.
+python_files=(
+    csrc/driver/driver.h
+    csrc/base/base.h csrc/base/errors.def
+    csrc/abi/abi.h csrc/abi/args.def
+    csrc/ir/ir.h
+    csrc/runtime/cpu/cpu.h csrc/runtime/cuda/cuda.h
+    csrc/frontend/ast.def csrc/frontend/builtins.def csrc/frontend/simt.def
+    csrc/frontend/matrix_methods.def
+)
+
 # Layers a file of layer $1 may include from (besides its own).
 allowed_layers() {
     case "$1" in
@@ -35,7 +53,7 @@ allowed_layers() {
         cache) echo "base" ;;
         driver) echo "abi frontend passes codegen/* runtime/* cache ir base" ;;
         tools) echo "abi driver frontend passes codegen/* runtime/* cache ir base" ;;
-        python) echo "*" ;;
+        python) echo "" ;; # python_files instead
         *) echo "?" ;;
     esac
 }
@@ -81,6 +99,13 @@ while IFS= read -r file; do
         to=$(layer_of "$resolved")
         [ "$to" = "$layer" ] && continue
         ok=0
+        if [ "$layer" = python ]; then
+            for allowed_file in "${python_files[@]}"; do
+                [ "$resolved" = "$allowed_file" ] && ok=1
+            done
+            [ "$ok" = 1 ] || report "$file:$lineno: csrc/python may not include $resolved (only driver/driver.h, base, abi, ir/ir.h, the runtime launch headers and the frontend's .def tables: python_files in this script)"
+            continue
+        fi
         for pattern in $allowed; do
             # shellcheck disable=SC2053  # the pattern is a glob on purpose (codegen/*)
             if [[ "$to" == $pattern ]]; then

@@ -1,19 +1,19 @@
 /* driver/cache_io.c -- offline cache keys and payloads of compiled kernels.
  *
- * Two kinds of entries (cache/cache.h stores them):
- *   "cpu1"  the machine code of one CPU kernel, keyed by its code key: a hash of the compiler
- *           build, the JIT's identity (target, CPU features, optimization options), the kernel
- *           name and the QIR the passes produced. Equal QIR on an equal target gives equal
- *           machine code, so whatever produced the QIR (source, globals, templates, options)
- *           is covered without being listed.
+ * Two sorts of entries (cache/cache.h stores them):
+ *   code    the code of one kernel for one target, of the target's entry kind (targets.def:
+ *           "cpu1", "cuda"), keyed by its code key: a hash of the target's tag, the compiler
+ *           build, the target's identity (CPU: triple, CPU features, optimization options;
+ *           CUDA: sm, options, libdevice), the kernel name and the QIR the passes produced.
+ *           Equal QIR on an equal target gives equal code, so whatever produced the QIR
+ *           (source, globals, templates, options) is covered without being listed.
  *   "link"  a source key (computed by the Python layer before lowering, from the sources,
  *           captured values, argument signature and options) -> the code key of the entry it
  *           compiled to. A warm start that finds its source key loads the code without
  *           running the frontend.
- * CUDA entries ("cuda") are written by the CUDA launcher with the same layout helpers.
- *
- * Payload "cpu1": layout (qd_cache_write_layout), kernel info, the artifact's field names and
- * object bytes.
+ * The payloads are the targets' (qd_target_<name>_write / _read, target_<name>.c), built
+ * from the pieces below; this file runs the lookup, the fallback to code generation and the
+ * store the same way for every target.
  */
 #include "driver.h"
 
@@ -193,104 +193,97 @@ qd_cache_follow(QdCache *cache, const QdDigest *source_key, QdDigest *code_key)
     return ok;
 }
 
-/***** CPU entries *****/
+/***** entries of compiled kernels, by target *****/
 
-/* Writes the "cpu1" entry of a compiled kernel. */
+/* Frees an artifact; `borrowed`: its object and image point into a payload being read. */
 static void
-store_cpu(QdCache *cache, const QdDigest *key, const QdCompiledKernel *k,
-          const QdKernelInfo *info, const QdCpuArtifact *artifact)
+artifact_release(QdDriverArtifact *artifact, bool borrowed)
+{
+    if (borrowed) {
+        artifact->object.object = NULL;
+    } else {
+        free(artifact->image);
+    }
+    artifact->image = NULL;
+    qd_cpu_artifact_release(&artifact->object);
+}
+
+/* Writes the payload of k for its target; true when the target had something to store. */
+static bool
+store_entry(QdCache *cache, const QdDigest *key, const QdTargetInfo *t, const QdDriverKernel *k,
+            const QdDriverArtifact *artifact)
 {
     QdBytesOut out;
     qd_sbuf_init(&out.sb);
-    qd_cache_write_layout(&out, k);
-    qd_cache_write_info(&out, info);
-    qd_cache_write_strings(&out, artifact->fields, artifact->nfields);
-    qd_bytes_u64(&out, artifact->object_size);
-    qd_bytes_raw(&out, artifact->object, artifact->object_size);
-    if (!out.sb.failed) {
-        qd_cache_put(cache, key, "cpu1", out.sb.data, out.sb.len);
+    bool stored = t->write(&out, k, artifact);
+    if (stored && !out.sb.failed) {
+        qd_cache_put(cache, key, t->entry, out.sb.data, out.sb.len);
     }
     qd_sbuf_free(&out.sb);
+    return stored;
 }
 
-/* Loads the "cpu1" entry `key` into the JIT: 1 on success (out, info filled), 0 when absent or
- * unusable (nothing to release). */
-static int
-load_cpu(QdCache *cache, const QdDigest *key, QdCpuJit *jit, QdFieldResolver resolve,
-         void *resolve_user, QdCompiledKernel *out, QdKernelInfo *info)
+int
+qd_cache_load_entry(QdCache *cache, const QdDigest *code_key, QdTarget target,
+                    const QdTargetEnv *env, QdDriverKernel *out)
 {
+    const QdTargetInfo *t = qd_target_info(target);
     void *data = NULL;
     size_t size = 0;
-    if (qd_cache_get(cache, key, "cpu1", &data, &size) != 1) {
+    if (qd_cache_get(cache, code_key, t->entry, &data, &size) != 1) {
         return 0;
     }
     QdBytesIn in = {data, (const uint8_t *)data + size, false};
-    QdCpuArtifact artifact = {0};
-    int ok = qd_cache_read_layout(&in, out) == 0 && qd_cache_read_info(&in, info) == 0 &&
-             qd_cache_read_strings(&in, &artifact.fields, &artifact.nfields) == 0;
+    QdDriverArtifact artifact = {0};
+    int ok = t->read(&in, out, &artifact) == 0 && in.p == in.end;
     if (ok) {
-        artifact.object_size = qd_bytes_get_u64(&in);
-        const void *object = qd_bytes_get_raw(&in, artifact.object_size);
-        ok = object != NULL && in.p == in.end;
-        if (ok) {
-            /* A kernel that cannot be linked (a field gone, a symbol missing) is compiled
-             * instead; the entry stays: it is valid for the program that wrote it. */
-            QdCtx ctx;
-            qd_ctx_init(&ctx);
-            artifact.object = (void *)object;
-            ok = qd_cpu_jit_load(&ctx, jit, &artifact, resolve, resolve_user, false, out) == 0;
-            artifact.object = NULL;
-        }
+        /* Code that cannot be loaded (a field gone, a symbol missing, another device) is
+         * compiled instead; the entry stays: it is valid for the program that wrote it. */
+        QdCtx ctx;
+        qd_ctx_init(&ctx);
+        ok = t->load(&ctx, env, out, &artifact, true) == 0;
     }
-    qd_cpu_artifact_release(&artifact);
+    artifact_release(&artifact, true);
     free(data);
     if (!ok) {
-        qd_compiled_kernel_release(out);
-        memset(info, 0, sizeof(*info));
+        qd_driver_kernel_release(out);
+        memset(out, 0, sizeof(*out));
+        out->target = target;
         return 0;
     }
+    out->from_cache = true;
     return 1;
 }
 
 int
-qd_cache_load_cpu(QdCache *cache, const QdDigest *source_key, QdCpuJit *jit,
-                  QdFieldResolver resolve, void *resolve_user, QdCompiledKernel *out,
-                  QdKernelInfo *info)
+qd_cache_compile(QdCtx *ctx, QdCompileRequest *req, QdTarget target, const QdTargetEnv *env,
+                 QdModule *m, const char *kernel_name, QdDriverKernel *out)
 {
-    QdDigest code_key;
-    if (cache == NULL || !qd_cache_follow(cache, source_key, &code_key)) {
-        return 0;
-    }
-    return load_cpu(cache, &code_key, jit, resolve, resolve_user, out, info);
-}
-
-int
-qd_cache_compile_cpu(QdCtx *ctx, QdCpuJit *jit, QdCompileRequest *req, QdModule *m,
-                     const char *kernel_name, QdCompiledKernel *out, QdKernelInfo *info)
-{
+    const QdTargetInfo *t = qd_target_info(target);
     char *qir = qd_module_print(m);
     if (qir == NULL) {
         return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
     }
-    QdDigest key =
-        qd_cache_code_key("cpu", req->compiler_id, qd_cpu_jit_identity(jit), kernel_name, qir);
+    char buf[4096];
+    const char *identity = t->identity(env, buf, sizeof(buf));
+    QdDigest key = qd_cache_code_key(t->tag, req->compiler_id, identity, kernel_name, qir);
     free(qir);
-    QdKernelInfo cached_info;
-    if (load_cpu(req->cache, &key, jit, req->resolve_field, req->resolve_user, out,
-                 &cached_info) == 1) {
-        req->cache_hit = true;
+    /* The info the frontend just produced stays (the entry's is the same for the same QIR). */
+    QdKernelInfo info = out->info;
+    if (qd_cache_load_entry(req->cache, &key, target, env, out) == 1) {
+        out->info = info;
         qd_cache_link(req->cache, req->source_key, &key);
         return 0;
     }
+    out->info = info;
     char hex[2 * QD_DIGEST_BYTES + 1], symbol[128];
     qd_digest_hex(&key, hex);
     snprintf(symbol, sizeof(symbol), "%.90s.%.16s", kernel_name, hex);
-    QdCpuArtifact artifact = {0};
-    RETURN_IF_ERROR(qd_cpu_jit_compile_artifact(ctx, jit, m, kernel_name, symbol,
-                                                req->resolve_field, req->resolve_user, out,
-                                                &artifact));
-    store_cpu(req->cache, &key, out, info, &artifact);
-    qd_cache_link(req->cache, req->source_key, &key);
-    qd_cpu_artifact_release(&artifact);
-    return 0;
+    QdDriverArtifact artifact = {0};
+    int rc = qd_driver_generate(ctx, target, env, m, kernel_name, symbol, NULL, out, &artifact);
+    if (rc == 0 && store_entry(req->cache, &key, t, out, &artifact)) {
+        qd_cache_link(req->cache, req->source_key, &key);
+    }
+    artifact_release(&artifact, false);
+    return rc;
 }

@@ -245,4 +245,17 @@ QdFunc *qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, Qd
                                  uint32_t nargs, QdHandle ret_annotation,
                                  const QdFrontendOptions *opt, QdKernelInfo *info);
 
+/* The flags of builtins.def rows: BI_ELEMENTWISE, BI_EXPORTED, ... (the Python layer exports
+ * them with the table) */
+enum {
+#define QD_BUILTIN_FLAG(NAME, text) BI_BIT_##NAME,
+#include "builtins.def"
+#undef QD_BUILTIN_FLAG
+};
+enum {
+#define QD_BUILTIN_FLAG(NAME, text) BI_##NAME = 1 << BI_BIT_##NAME,
+#include "builtins.def"
+#undef QD_BUILTIN_FLAG
+};
+
 #endif /* QD_FRONTEND_H */

@@ -418,17 +418,6 @@ typedef struct CallArgs {
 
 /* The lowering of a builtin (builtins.def): op is the row's opcode. */
 typedef int (*BuiltinFn)(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
-/* The flags of builtins.def rows: BI_ELEMENTWISE, BI_EXPORTED, ... */
-enum {
-#define QD_BUILTIN_FLAG(NAME, text) BI_BIT_##NAME,
-#include "builtins.def"
-#undef QD_BUILTIN_FLAG
-};
-enum {
-#define QD_BUILTIN_FLAG(NAME, text) BI_##NAME = 1 << BI_BIT_##NAME,
-#include "builtins.def"
-#undef QD_BUILTIN_FLAG
-};
 #define QD_BUILTIN(name, fn, op, flags) int fn(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out);
 #include "builtins.def"
 #undef QD_BUILTIN

@@ -21,6 +21,9 @@ typedef struct QdPassCtx {
 /* Runs a comma-separated list of pass names ("instantiate,inline,constfold") in that order.
  * -1 with a diag on an unknown name, a failing pass, or a verifier failure after a pass. */
 int qd_run_passes(QdCtx *ctx, QdModule *m, const char *pass_list, bool verify_each);
+/* Runs the pipeline every kernel goes through: each pass of passes.def once, in the table's
+ * order. -1 with a diag as qd_run_passes. */
+int qd_run_pipeline(QdCtx *ctx, QdModule *m, bool verify_each);
 /* Names of the passes, in pipeline order, NULL-terminated. */
 const char *const *qd_pass_names(void);
 

@@ -7,7 +7,8 @@
  * pass (the tests always ask for it), the way a checker runs between passes in small compilers,
  * and a failure names the pass that broke the IR.
  *
- * Used by the compile driver (the full pipeline), by qdopt and by the test hooks (chosen passes).
+ * Used by the compile driver (qd_run_pipeline: every pass of passes.def, in its order), by qdopt
+ * and by the test hooks (qd_run_passes: the passes they list).
  */
 #include "passes.h"
 
@@ -157,15 +158,13 @@ blame_pass(QdCtx *ctx, const char *pass)
     message[plen + mlen] = '\0';
 }
 
-/* One scratch arena serves the whole list: each pass marks it on entry and resets it on exit,
- * so its memory is reused from pass to pass and freed at the end. */
-int
-qd_run_passes(QdCtx *ctx, QdModule *m, const char *pass_list, bool verify_each)
+/* Runs passes[0..npasses) in order. One scratch arena serves the whole list: each pass marks it
+ * on entry and resets it on exit, so its memory is reused from pass to pass and freed at the
+ * end. */
+static int
+run_list(QdCtx *ctx, QdModule *m, const PassInfo *const *passes, size_t npasses,
+         bool verify_each)
 {
-    const PassInfo *passes[64];
-    size_t npasses;
-    RETURN_IF_ERROR(parse_list(ctx, pass_list, passes, QD_ARRAY_LEN(passes), &npasses));
-
     QdPassCtx pc = {ctx, {0}, verify_each};
     qd_arena_init(&pc.scratch);
     int rc = 0;
@@ -180,4 +179,23 @@ qd_run_passes(QdCtx *ctx, QdModule *m, const char *pass_list, bool verify_each)
     }
     qd_arena_free(&pc.scratch);
     return rc;
+}
+
+int
+qd_run_passes(QdCtx *ctx, QdModule *m, const char *pass_list, bool verify_each)
+{
+    const PassInfo *passes[64];
+    size_t npasses;
+    RETURN_IF_ERROR(parse_list(ctx, pass_list, passes, QD_ARRAY_LEN(passes), &npasses));
+    return run_list(ctx, m, passes, npasses, verify_each);
+}
+
+int
+qd_run_pipeline(QdCtx *ctx, QdModule *m, bool verify_each)
+{
+    const PassInfo *passes[NPASSES];
+    for (size_t i = 0; i < NPASSES; i++) {
+        passes[i] = &pass_table[i];
+    }
+    return run_list(ctx, m, passes, NPASSES, verify_each);
 }

@@ -11,7 +11,7 @@
  */
 #include "python.h"
 
-#include "../cache/cache.h"
+#include "../driver/driver.h"
 
 #include <stdlib.h>
 #include <string.h>

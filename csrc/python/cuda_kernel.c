@@ -5,10 +5,10 @@
  * CompiledKernel: one positional argument per kernel parameter (scalars as Python numbers,
  * ndarrays as DeviceBuffers or host buffers such as NumPy arrays, None for templates).
  *
- * Compile (cuda_compile.c): driver (frontend, passes, PTX + host bounds) -> the driver's linker
- * -> module; the field pointers are written into the module once (codegen.h, NVPTX KERNEL ABI);
- * the device buffers of kernel_ret slots and tmp_alloc slots are made once per kernel and
- * reused by every launch (launches are ordered on the default stream, so they never overlap).
+ * Compile (cuda_compile.c): qd_driver_compile (frontend, passes, offline cache, PTX + host
+ * bounds, the driver API's linker -> module, the field pointers written into the module once:
+ * codegen.h, NVPTX KERNEL ABI); the device buffers of kernel_ret slots and tmp_alloc slots are
+ * made once per kernel and reused by every launch (launches are ordered on the default stream, so they never overlap).
  *
  * Launch (cuda_call): pack the arguments and the launch tail into one buffer; host buffers
  * passed for ndarray parameters are copied to temporary device memory; zero the tmps

@@ -9,7 +9,7 @@
 #include "pack.h"
 #include "python.h"
 
-#include "../codegen/llvm/codegen.h"
+#include "../driver/driver.h"
 #include "../runtime/cuda/cuda.h"
 
 /* quadrants._core.DeviceBuffer: an n-d array in device memory, zero-filled when made. What

@@ -10,7 +10,7 @@
 
 #include "python.h"
 
-#include "../frontend/frontend.h"
+#include "../driver/driver.h"
 
 typedef struct QdPyHost {
     QdHost host;           /* the callbacks; host.self points back here */

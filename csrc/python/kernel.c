@@ -110,10 +110,7 @@ ensure_runtime(QdPyState *state, PyObject *options, QdCtx *ctx)
             state->random_seed = PyLong_AsUnsignedLongLongMask(v);
         }
     }
-    uint32_t nsym = 0;
-    const QdCpuSymbol *syms = qd_cpu_runtime_symbols(&nsym);
-    _Static_assert(sizeof(QdCpuSymbol) == sizeof(QdJitSymbol), "runtime symbols match the JIT's");
-    state->jit = qd_cpu_jit_new(ctx, &lo, (const QdJitSymbol *)syms, nsym);
+    state->jit = qd_driver_jit_new(ctx, &lo);
     if (!state->jit) {
         return -1;
     }
@@ -753,8 +750,6 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
                 arch && PyUnicode_Check(arch) ? PyUnicode_AsUTF8(arch) : "cpu";
         }
     }
-    req.resolve_field = resolve_field;
-    req.resolve_user = state;
     req.ret_annotation = return_annotation(&host, func);
     req.keep_qir = keep_qir != 0;
     if (!req.keep_qir) {
@@ -777,7 +772,9 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     }
     ck->vectorcall = ck_vectorcall;
     ck->module = Py_NewRef(module);
-    int crc = qd_compile_kernel_cpu(&ctx, state->jit, &req, &ck->code, &info);
+    QdTargetEnv env = {.jit = state->jit, .resolve_field = resolve_field, .resolve_user = state};
+    QdDriverKernel code;
+    int crc = qd_driver_compile(&ctx, &req, QD_TARGET_cpu, &env, &code);
     if (req.qir_frontend) {
         ck->qir_frontend = PyUnicode_FromString(req.qir_frontend);
     }
@@ -790,7 +787,9 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         raise_compile_error(module, &host, &ctx, full_traceback);
         goto done;
     }
-    ck->from_cache = req.cache_hit;
+    ck->code = code.cpu;
+    ck->from_cache = code.from_cache;
+    info = code.info;
     if (finish_cpu_kernel(ck, state, args, n, &info) < 0) {
         goto done;
     }
@@ -886,14 +885,16 @@ load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     }
     ck->vectorcall = ck_vectorcall;
     ck->module = Py_NewRef(module);
-    QdKernelInfo info;
     /* With the GIL held: resolve_field reads the field registry (a dict). */
-    if (qd_cache_load_cpu(cache, &source_key, state->jit, resolve_field, state, &ck->code,
-                          &info) != 1) {
+    QdTargetEnv env = {.jit = state->jit, .resolve_field = resolve_field, .resolve_user = state};
+    QdDriverKernel code;
+    if (qd_driver_load_cached(cache, &source_key, QD_TARGET_cpu, &env, &code) != 1) {
         result = Py_NewRef(Py_None);
         goto done;
     }
+    ck->code = code.cpu;
     ck->from_cache = true;
+    QdKernelInfo info = code.info;
     if (finish_cpu_kernel(ck, state, args, n, &info) < 0) {
         goto done;
     }

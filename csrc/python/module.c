@@ -12,8 +12,7 @@
  */
 #include "python.h"
 
-#include "../codegen/llvm/codegen.h"
-#include "../frontend/lower.h" /* BI_* flags of builtins.def */
+#include "../driver/driver.h"
 #include "../ir/ir.h"
 
 #include <string.h>

@@ -15,7 +15,7 @@
 #include "python.h"
 
 #include "../abi/abi.h"
-#include "../frontend/frontend.h"
+#include "../driver/driver.h"
 
 /* One argument of a compiled kernel, as every launcher passes it. */
 typedef struct QdPyParam {

@@ -13,7 +13,7 @@
 #include "python.h"
 
 #include "../ir/ir.h"
-#include "../passes/passes.h"
+#include "../driver/driver.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +48,7 @@ ir_job_run(IrJob *job)
         goto done;
     }
     if (job->passes != NULL &&
-        qd_run_passes(&job->ctx, module, job->passes, job->is_verified) < 0) {
+        qd_driver_run_passes(&job->ctx, module, job->passes, job->is_verified) < 0) {
         goto done;
     }
     if (job->is_printed) {
@@ -151,7 +151,7 @@ pass_names_impl(void)
     if (names == NULL) {
         goto error;
     }
-    for (const char *const *p = qd_pass_names(); *p != NULL; p++) {
+    for (const char *const *p = qd_driver_pass_names(); *p != NULL; p++) {
         name = PyUnicode_FromString(*p);
         if (name == NULL || PyList_Append(names, name) < 0) {
             goto error;

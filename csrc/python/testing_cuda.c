@@ -19,9 +19,8 @@
  */
 #include "cuda_py.h"
 
-#include "../passes/passes.h"
 
-#define DEFAULT_PASSES "instantiate,inline,constfold,dce"
+#define DEFAULT_PASSES QD_DRIVER_TEST_PASSES
 
 /* The compiled kernel's facts as a dict (new reference). */
 static PyObject *
@@ -103,7 +102,7 @@ qir_to_ptx(PyObject *core, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
     qd_ctx_init(&ctx);
     Py_BEGIN_ALLOW_THREADS
     m = qd_module_parse(&ctx, text, (size_t)text_len, "<qir>");
-    rc = m == NULL || (passes[0] != '\0' && qd_run_passes(&ctx, m, passes, true) < 0)
+    rc = m == NULL || (passes[0] != '\0' && qd_driver_run_passes(&ctx, m, passes, true) < 0)
              ? -1
              : qd_nvptx_compile(&ctx, m, kernel, &opts, &k);
     Py_END_ALLOW_THREADS
@@ -146,7 +145,7 @@ compile_qir_cuda(PyObject *core, PyObject *const *args, Py_ssize_t nargs, PyObje
     }
     qd_ctx_init(&ctx);
     QdModule *m = qd_module_parse(&ctx, text, (size_t)text_len, "<qir>");
-    if (m == NULL || (passes[0] != '\0' && qd_run_passes(&ctx, m, passes, true) < 0)) {
+    if (m == NULL || (passes[0] != '\0' && qd_driver_run_passes(&ctx, m, passes, true) < 0)) {
         qd_py_raise_diag(core, &ctx.diag);
     } else {
         result = qd_py_cuda_kernel_from_qir(core, m, kernel, options, fields);

@@ -20,8 +20,7 @@
 #include "pack.h"
 #include "python.h"
 
-#include "../codegen/llvm/codegen.h"
-#include "../passes/passes.h"
+#include "../driver/driver.h"
 #include "../runtime/cpu/cpu.h"
 
 #include <stddef.h>
@@ -30,7 +29,7 @@
 /* The two headers describe one ABI; the places that see both check it. */
 _Static_assert(sizeof(QdCpuSymbol) == sizeof(QdJitSymbol), "symbol tables");
 
-#define DEFAULT_PASSES "instantiate,inline,constfold,dce"
+#define DEFAULT_PASSES QD_DRIVER_TEST_PASSES
 
 /* Field memory lent by Python buffers, by field name. */
 typedef struct FieldView {
@@ -204,19 +203,6 @@ program_take_params(Program *p, QdModule *m, const char *kernel)
     return qd_py_params_from_qir(f, p->kernel.arg_offsets, &p->params);
 }
 
-/* The code generator's view of the runtime's symbols (PyMem; NULL when out of memory). */
-static QdJitSymbol *
-runtime_symbols(uint32_t *count)
-{
-    const QdCpuSymbol *syms = qd_cpu_runtime_symbols(count);
-    QdJitSymbol *out = PyMem_Calloc(*count, sizeof(QdJitSymbol));
-    for (uint32_t i = 0; out != NULL && i < *count; i++) {
-        out[i].name = syms[i].name;
-        out[i].address = syms[i].address;
-    }
-    return out;
-}
-
 /* Parses, runs the passes, compiles and starts the pool. 0, or -1 with an exception. */
 static int
 program_build(PyObject *core, Program *p, const char *text, Py_ssize_t len, const char *kernel,
@@ -224,19 +210,12 @@ program_build(PyObject *core, Program *p, const char *text, Py_ssize_t len, cons
 {
     QdCtx ctx;
     QdModule *m = NULL;
-    QdJitSymbol *syms = NULL;
-    uint32_t nsyms = 0;
     int rc = -1;
 
     qd_ctx_init(&ctx);
     m = qd_module_parse(&ctx, text, (size_t)len, "<qir>");
-    if (m == NULL || (passes[0] != '\0' && qd_run_passes(&ctx, m, passes, true) < 0)) {
+    if (m == NULL || (passes[0] != '\0' && qd_driver_run_passes(&ctx, m, passes, true) < 0)) {
         qd_py_raise_diag(core, &ctx.diag);
-        goto done;
-    }
-    syms = runtime_symbols(&nsyms);
-    if (syms == NULL) {
-        PyErr_NoMemory();
         goto done;
     }
     if (program_take_fields(p, m, fields) < 0) {
@@ -244,10 +223,15 @@ program_build(PyObject *core, Program *p, const char *text, Py_ssize_t len, cons
     }
     int status = 0;
     Py_BEGIN_ALLOW_THREADS
-    p->jit = qd_cpu_jit_new(&ctx, opts, syms, nsyms);
+    p->jit = qd_driver_jit_new(&ctx, opts);
+    QdTargetEnv env = {.jit = p->jit, .resolve_field = resolve_field, .resolve_user = p};
+    QdDriverKernel code;
     status = p->jit == NULL
                  ? -1
-                 : qd_cpu_jit_compile(&ctx, p->jit, m, kernel, resolve_field, p, &p->kernel);
+                 : qd_driver_compile_module(&ctx, m, kernel, QD_TARGET_cpu, &env, &code);
+    if (status == 0) {
+        p->kernel = code.cpu;
+    }
     if (status == 0) {
         p->pool = qd_cpu_pool_new(&ctx, nthreads);
         status = p->pool == NULL ? -1 : 0;
@@ -273,7 +257,6 @@ program_build(PyObject *core, Program *p, const char *text, Py_ssize_t len, cons
     }
     rc = 0;
 done:
-    PyMem_Free(syms);
     qd_module_free(m);
     return rc;
 }

@@ -2,7 +2,7 @@
  * to PTX for NVIDIA GPUs (the NVPTX KERNEL ABI section below).
  *
  * Pipeline of one kernel (qd_cpu_jit_compile):
- *   QIR module (instantiate,inline,constfold,dce already run; verified QD_VERIFY_CONCRETE)
+ *   QIR module (the pass pipeline already run; verified QD_VERIFY_CONCRETE)
  *     -> llvm_emit*.c: one LLVM function per task (and per range_for bounds), via LLVM-C
  *     -> target_cpu.c: `default<O3>` for the host CPU, then an ELF object in memory
  *     -> llvm_jit.c: the object is linked into the JIT's ORC LLJIT; task entry points come back.
