@@ -36,6 +36,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUZZ_DIR = os.path.join(REPO_ROOT, "tests", "fuzz")
 sys.path.insert(0, FUZZ_DIR)
 
+import documented  # noqa: E402
 import kernel_gen  # noqa: E402
 import shrink  # noqa: E402
 
@@ -211,19 +212,30 @@ def compare(case, ours, ref):
 AGREE = ("agree", "agree-reject")
 
 
-def judge(case, ours, ref):
-    """(category, where, detail), a documented difference becoming `documented:<name>`."""
+def judge(case, ours, ref, rerun=None):
+    """(category, where, detail), a documented difference (tests/fuzz/documented.py) becoming
+    `documented:<name>`; `rerun(source)` runs a variant of the case on both sides."""
     cat, where, detail = compare(case, ours, ref)
+    if cat not in AGREE and rerun is not None:
+        name = documented.classify(case, ours, ref, rerun,
+                                   lambda o, r: compare(case, o, r)[0] == "agree")
+        if name is not None:
+            cat = f"documented:{name}"
     return cat, where, detail
 
 
+def rerun_both(ours, ref, seed, timeout):
+    return lambda source: ask_both(ours, ref, {"seed": seed, "source": source}, timeout)
+
+
 def shrink_case(ours, ref, case, seed, key, timeout, budget):
-    """The case's source reduced while it keeps the (category, where) `key`."""
+    """The case's source reduced while it keeps the (category, where) `key`. The model's notes on
+    the original do not hold for the smaller sources: those are judged without them."""
 
     def still_fails(source):
-        c = dict(case, source=source)
+        c = dict(case, source=source, notes=())
         ro, rr = ask_both(ours, ref, {"seed": seed, "source": source}, timeout)
-        return judge(c, ro, rr)[:2] == key
+        return judge(c, ro, rr, rerun_both(ours, ref, seed, timeout))[:2] == key
 
     return shrink.shrink(case["source"], still_fails, budget)
 
@@ -284,7 +296,7 @@ def run(ref_python, ours_python, seeds, mutants=False, timeout=60.0, out=None, s
             for k, seed in enumerate(seeds):
                 case = make_case(seed, mutants)
                 ro, rr = ask_both(ours, ref, seed, timeout)
-                cat, where, detail = judge(case, ro, rr)
+                cat, where, detail = judge(case, ro, rr, rerun_both(ours, ref, seed, timeout))
                 counts[cat] += 1
                 if cat not in AGREE and out:
                     d = os.path.join(out, cat.replace(":", "_"))
@@ -294,13 +306,13 @@ def run(ref_python, ours_python, seeds, mutants=False, timeout=60.0, out=None, s
                     with open(os.path.join(d, f"{seed}.txt"), "w") as f:
                         f.write(f"seed {seed} args {case['args']}\n{detail}\nours: {json.dumps(ro)}\n"
                                 f"ref: {json.dumps(rr)}\n")
-                    if shrink_budget and not cat.startswith("agree-reject"):
+                    if shrink_budget and not cat.startswith(("agree-reject", "documented:")):
                         small = shrink_case(ours, ref, case, seed, (cat, where), timeout, shrink_budget)
                         ro2, rr2 = ask_both(ours, ref, {"seed": seed, "source": small}, timeout)
                         with open(os.path.join(d, f"{seed}.shrunk.py"), "w") as f:
                             f.write(small)
                         with open(os.path.join(d, f"{seed}.shrunk.txt"), "w") as f:
-                            f.write(f"{judge(dict(case, source=small), ro2, rr2)[2]}\n"
+                            f.write(f"{compare(dict(case, source=small), ro2, rr2)[2]}\n"
                                     f"ours: {json.dumps(ro2)}\nref: {json.dumps(rr2)}\n")
                 if progress and (k + 1) % 100 == 0:
                     print(f"  {k + 1} cases: {dict(counts)} ({time.time() - t:.0f}s)", file=sys.stderr, flush=True)
