@@ -48,8 +48,10 @@ def _replaceable(tree):
     not assignment targets, called names, annotations, decorators or subscripted containers."""
     out = []
     nodes = _nodes(tree)
-    skip = set()  # annotations and decorators stay as they are
+    skip = set()  # annotations, decorators and loop bounds (step 3 lowers them) stay as they are
     for node in nodes:
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "range":
+            skip.update(id(n) for a in node.args for n in ast.walk(a))
         if isinstance(node, (ast.arg, ast.FunctionDef)):
             for sub in [node.annotation if isinstance(node, ast.arg) else node.returns] + \
                     (node.decorator_list if isinstance(node, ast.FunctionDef) else []):
@@ -65,13 +67,13 @@ def _replaceable(tree):
                                                      ast.Attribute)):
             continue
         for field, value in ast.iter_fields(parent):
-            if isinstance(parent, ast.Call) and field != "args":
+            if isinstance(parent, ast.Call) and (field != "args" or getattr(parent.func, "id", None) == "range"):
                 continue
             if isinstance(parent, ast.Subscript) and field == "value":
                 continue
             if isinstance(parent, (ast.Assign, ast.AugAssign)) and field in ("target", "targets"):
                 continue
-            if isinstance(parent, ast.For) and field == "target":
+            if isinstance(parent, ast.For) and field in ("target", "iter"):
                 continue
             items = value if isinstance(value, list) else [value]
             for pos, child in enumerate(items):
