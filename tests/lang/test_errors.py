@@ -686,3 +686,56 @@ def test_negative_literal_index_on_ndarray():
 
     with pytest.raises(qd.QuadrantsSyntaxError):
         k(np.zeros(4, np.float32))
+
+
+@pytest.mark.parametrize("shape,index_src,n", [(4, "two", 2), ((), "one", 1), (4, "none", 0)])
+def test_field_index_count_is_index_error(shape, index_src, n):
+    from quadrants._core import QuadrantsIndexError
+
+    f = qd.field(qd.i32, shape=shape)
+
+    @qd.kernel
+    def two():
+        f[0, 0] = 1  # <E-index-two>
+
+    @qd.kernel
+    def one():
+        f[0] = 1  # <E-index-one>
+
+    @qd.kernel
+    def none():
+        f[None] = 1  # <E-index-none>
+
+    with pytest.raises(QuadrantsIndexError) as ei:
+        {"two": two, "one": one, "none": none}[index_src]()
+    assert isinstance(ei.value, qd.QuadrantsCompilationError)
+    ndim = 0 if shape == () else 1
+    assert f"Field with dim {ndim} accessed with indices of dim {n}" in str(ei.value)
+    check_location(ei.value, f"<E-index-{index_src}>", "f[")
+
+
+def test_ndarray_index_count_is_index_error():
+    from quadrants._core import QuadrantsIndexError
+
+    @qd.kernel
+    def k(a: NDArray[qd.i32, 1]):
+        a[0, 1] = 1  # <E-index-nd>
+
+    with pytest.raises(QuadrantsIndexError) as ei:
+        k(np.zeros(4, np.int32))
+    assert "Array with dim 1 accessed with indices of dim 2" in str(ei.value)
+    check_location(ei.value, "<E-index-nd>", "a[")
+
+
+def test_loop_config_unknown_keyword_is_type_error():
+    @qd.kernel
+    def k():
+        qd.loop_config(no_such_option=1)  # <E-loop-config>
+        for i in range(3):
+            pass
+
+    with pytest.raises(qd.QuadrantsTypeError) as ei:
+        k()
+    assert ("TypeError when calling `loop_config`: loop_config() got an unexpected keyword argument "
+            "'no_such_option'.") in str(ei.value)
+    check_location(ei.value, "<E-loop-config>", "qd.loop_config")
