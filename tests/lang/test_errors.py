@@ -739,3 +739,26 @@ def test_loop_config_unknown_keyword_is_type_error():
     assert ("TypeError when calling `loop_config`: loop_config() got an unexpected keyword argument "
             "'no_such_option'.") in str(ei.value)
     check_location(ei.value, "<E-loop-config>", "qd.loop_config")
+
+
+def test_fstring_value_outside_print_is_type_error():
+    g = qd.field(qd.i32, shape=2)
+
+    @qd.kernel
+    def k():
+        x = 3
+        g[0] = f"{x}"  # <E-fstring>
+
+    with pytest.raises(qd.QuadrantsTypeError) as ei:
+        k()
+    assert "Invalid constant scalar data type: <class 'str'>" in str(ei.value)
+    check_location(ei.value, "<E-fstring>", 'f"{x}"')
+
+    @qd.kernel
+    def printed():
+        x = 3
+        print(f"x={x}")
+        g[1] = x
+
+    printed()
+    assert g[1] == 3
