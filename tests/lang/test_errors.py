@@ -762,3 +762,74 @@ def test_fstring_value_outside_print_is_type_error():
 
     printed()
     assert g[1] == 3
+
+
+def test_calling_a_runtime_value_is_type_error():
+    g = qd.field(qd.i32, shape=2)
+
+    @qd.kernel
+    def k():
+        x = g[0]
+        x()  # <E-call-value>
+
+    with pytest.raises(qd.QuadrantsTypeError) as ei:
+        k()
+    assert "TypeError when calling `Expr`: 'Quadrants Expression' object is not callable." in str(ei.value)
+    check_location(ei.value, "<E-call-value>", "x()")
+
+
+@pytest.mark.parametrize("which", ["param", "ndarray", "local"])
+def test_loop_variable_shadowing_an_outer_name(which):
+    g = qd.field(qd.i32, shape=4)
+
+    @qd.kernel
+    def param(a: qd.i32):
+        for a in range(2):  # <E-shadow-param>
+            g[a] = 1
+
+    @qd.kernel
+    def ndarray(arr: NDArray[qd.i32, 1]):
+        for arr in range(2):  # <E-shadow-ndarray>
+            g[arr] = 1
+
+    @qd.kernel
+    def local():
+        x = 1
+        for x in range(2):  # <E-shadow-local>
+            g[x] = 1
+
+    args = {"param": (1,), "ndarray": (np.zeros(4, np.int32),), "local": ()}[which]
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
+        {"param": param, "ndarray": ndarray, "local": local}[which](*args)
+    name = {"param": "a", "ndarray": "arr", "local": "x"}[which]
+    assert (f"Variable '{name}' is already declared in the outer scope and cannot be used as loop variable"
+            in str(ei.value))
+    check_location(ei.value, f"<E-shadow-{which}>", name)
+
+
+def test_sibling_loops_reuse_a_loop_variable():
+    g = qd.field(qd.i32, shape=4)
+
+    @qd.kernel
+    def k():
+        for i in range(2):
+            g[i] += 1
+        for i in range(4):
+            g[i] += 10
+
+    k()
+    assert g.to_numpy().tolist() == [11, 11, 10, 10]
+
+
+def test_annotation_without_value_is_rejected():
+    g = qd.field(qd.i32, shape=1)
+
+    @qd.kernel
+    def k():
+        x_a: qd.i32  # <E-ann-novalue>
+        g[0] = 1
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
+        k()
+    assert 'Unsupported node "NoneType"' in str(ei.value)
+    check_location(ei.value, "<E-ann-novalue>", "x_a")
