@@ -11,14 +11,17 @@ runs in its own worker process (restarted after a crash or a timeout) and answer
 the return value and the contents of every array and field, or the exception class and message.
 The reference never becomes a dependency: it is only ever run through --ref-python.
 
-Categories: agree (both ran, same results), agree-reject (both rejected; same class or not),
-differ-value, ours-rejects (reference ran), ref-rejects (ours ran), crash/hang on either side.
+Categories: agree (both ran, same results), agree-reject (both rejected with the same class),
+agree-reject-other-class, differ-value, ours-rejects (reference ran), ref-rejects (ours ran),
+crash/hang on either side, and documented:NAME for a disagreement that tests/fuzz/documented.py
+recognises as a documented difference from the reference (docs/language.md, "Differences from
+the reference"). Documented differences are counted and printed but are not disagreements.
 Differing cases are saved to --out/<category>/SEED.py with both answers (SEED.txt), then shrunk
 (tests/fuzz/shrink.py: statements dropped, expressions replaced by operands or literals, loop
 bounds lowered, as long as the case differs in the same category and at the same place) into
-SEED.shrunk.py and SEED.shrunk.txt; --shrink-budget bounds the runs spent on each, 0 turns
-shrinking off. `--replay SEED ...` runs and shrinks only the given seeds. The exit status is 1
-when any case disagrees.
+SEED.shrunk.py and SEED.shrunk.txt (documented differences are saved, not shrunk);
+--shrink-budget bounds the runs spent on each, 0 turns shrinking off. `--replay SEED ...` runs
+and shrinks only the given seeds. The exit status is 1 when any case disagrees.
 """
 
 import argparse

@@ -12,6 +12,7 @@ behaviour elsewhere, so that none can cover a Quadrants bug.
 """
 
 import ast
+import re
 
 OPAQUE_ZERO = "_qd_opaque_zero"
 
@@ -82,14 +83,40 @@ def float_to_int_out_of_range(case, ours, ref, rerun, agree):
     return "float_to_int_out_of_range" in case.get("notes", ())
 
 
+# Quadrants' own compile-error classes: all subclasses of QuadrantsCompilationError.
+COMPILATION_SUBCLASSES = ("QuadrantsSyntaxError", "QuadrantsTypeError", "QuadrantsNameError", "QuadrantsIndexError")
+
+
+def wrapped_python_error(case, ours, ref, rerun, agree):
+    """docs/language.md, "Differences from the reference", errors: where the reference's own
+    Python code fails on a bad program and it reports that failure wrapped in a plain
+    QuadrantsCompilationError ("AttributeError: module 'quadrants.lang.matrix_ops' has no
+    attribute 'i64'"), Quadrants rejects the program with one of its subclasses of
+    QuadrantsCompilationError and a message about the program. Both reject; only the class
+    named differs."""
+    return (ours.get("status") == "error" and ref.get("status") == "error"
+            and ref["cls"] == "QuadrantsCompilationError" and ours["cls"] in COMPILATION_SUBCLASSES
+            and re.match(r"[A-Za-z]*(Error|Exception): ", ref["msg"]) is not None)
+
+
 PREDICATES = [
     ("constant-floor-division", constant_floor_division),
     ("chained-shifts", chained_shifts),
     ("float-to-int-out-of-range", float_to_int_out_of_range),
 ]
 
+# Predicates over two rejections (the differences above are between two results).
+REJECT_PREDICATES = [
+    ("wrapped-python-error", wrapped_python_error),
+]
+
 
 def classify(case, ours, ref, rerun, agree):
+    if ours.get("status") == "error" and ref.get("status") == "error":
+        for name, pred in REJECT_PREDICATES:
+            if pred(case, ours, ref, rerun, agree):
+                return name
+        return None
     if ours.get("status") != "ok" or ref.get("status") != "ok":
         return None
     for name, pred in PREDICATES:
