@@ -105,14 +105,24 @@ PREDICATES = [
     ("float-to-int-out-of-range", float_to_int_out_of_range),
 ]
 
-# Predicates over two rejections (the differences above are between two results).
+def reference_aborts(case, ours, ref, rerun, agree):
+    """docs/language.md, "Differences from the reference", errors: some bad programs abort the
+    reference's process (a constant index past the end of a vector, `qd.Vector([1, 2])[5]`);
+    Quadrants rejects them with an exception. Holds when the reference's worker died and
+    Quadrants raised one of its own compile-error classes."""
+    return (ref.get("status") == "crash" and ours.get("status") == "error"
+            and ours["cls"] in COMPILATION_SUBCLASSES + ("QuadrantsCompilationError",))
+
+
+# Predicates over a rejection on our side (the differences above are between two results).
 REJECT_PREDICATES = [
     ("wrapped-python-error", wrapped_python_error),
+    ("reference-aborts", reference_aborts),
 ]
 
 
 def classify(case, ours, ref, rerun, agree):
-    if ours.get("status") == "error" and ref.get("status") == "error":
+    if ours.get("status") == "error" and ref.get("status") in ("error", "crash"):
         for name, pred in REJECT_PREDICATES:
             if pred(case, ours, ref, rerun, agree):
                 return name
