@@ -1,6 +1,6 @@
 # The project's commands. `make run` sets everything up and runs the first example; `make test`
 # sets up and runs every test. Other targets: setup, build, asan, valgrind, long-session, bench,
-# wheel, clean, check-layers.
+# wheel, clean, check-layers, diff-reference.
 #
 # C programs (no Python, no LLVM: libc and libm only):
 #   build/qdopt        csrc/{base,ir,passes,tools}: read .qir, run passes, print
@@ -33,7 +33,7 @@ APT_PACKAGES := llvm-19-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup build run test asan valgrind long-session bench wheel clean check-layers ext \
-        programs
+        programs diff-reference
 
 setup:
 	@missing=""; \
@@ -84,6 +84,27 @@ test: setup
 	@$(MAKE) --no-print-directory build
 	$(BUILD)/unit_tests
 	$(VPY) -m pytest tests -q
+
+# The differential test against the reference implementation (tests/fuzz/test_diff_reference.py),
+# which is installed from PyPI into its own virtual environment. Optional: when the install fails
+# (no network) the target says so and succeeds; disagreements with the reference fail it.
+REFVENV := build/refvenv
+diff-reference: setup
+	@$(MAKE) --no-print-directory build
+	@if [ ! -f $(REFVENV)/.ready ]; then \
+	    rm -rf $(REFVENV); \
+	    if python3 -m venv $(REFVENV) && \
+	       $(REFVENV)/bin/pip install -q --disable-pip-version-check --timeout 30 quadrants==1.3.3; then \
+	        touch $(REFVENV)/.ready; \
+	    else \
+	        rm -rf $(REFVENV); \
+	    fi; \
+	fi
+	@if [ -f $(REFVENV)/.ready ]; then \
+	    QD_REFERENCE_PYTHON=$(CURDIR)/$(REFVENV)/bin/python $(VPY) -m pytest tests/fuzz/test_diff_reference.py -q; \
+	else \
+	    echo "diff-reference: the reference implementation (quadrants==1.3.3) could not be installed; skipped"; \
+	fi
 
 # Everything again with AddressSanitizer and UndefinedBehaviorSanitizer: the unit tests, qdopt on
 # every IR golden file (exit status 0 or 1 are answers; a sanitizer report exits with 86), and

@@ -272,7 +272,14 @@ def _scalar_value(index, value, dtype):
     elif isinstance(value, (int, np.integer)):
         if dtype is _types.u1:
             return bool(value)
-        return _types.wrap_int(int(value), dtype.bits, dtype.is_signed)
+        value = int(value)
+        # as the reference (and the packer of the fast path, pack.c): a signed parameter takes
+        # any int64, an unsigned one any uint64, then both wrap to the width
+        lo, hi = (-(1 << 63), 1 << 63) if dtype.is_signed else (0, 1 << 64)
+        if not lo <= value < hi:
+            raise TypeError(f"{value} does not fit the 64-bit {'signed' if dtype.is_signed else 'unsigned'} "
+                            f"range of a {dtype} parameter")
+        return _types.wrap_int(value, dtype.bits, dtype.is_signed)
     raise QuadrantsRuntimeTypeError(
         f"Argument {(index,)} (type={type(value)}) cannot be converted into required type {dtype}"
     )

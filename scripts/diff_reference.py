@@ -11,9 +11,17 @@ runs in its own worker process (restarted after a crash or a timeout) and answer
 the return value and the contents of every array and field, or the exception class and message.
 The reference never becomes a dependency: it is only ever run through --ref-python.
 
-Categories: agree (both ran, same results), agree-reject (both rejected; same class or not),
-differ-value, ours-rejects (reference ran), ref-rejects (ours ran), crash/hang on either side.
-Differing cases are saved to --out with both answers.
+Categories: agree (both ran, same results), agree-reject (both rejected with the same class),
+agree-reject-other-class, differ-value, ours-rejects (reference ran), ref-rejects (ours ran),
+crash/hang on either side, and documented:NAME for a disagreement that tests/fuzz/documented.py
+recognises as a documented difference from the reference (docs/language.md, "Differences from
+the reference"). Documented differences are counted and printed but are not disagreements.
+Differing cases are saved to --out/<category>/SEED.py with both answers (SEED.txt), then shrunk
+(tests/fuzz/shrink.py: statements dropped, expressions replaced by operands or literals, loop
+bounds lowered, as long as the case differs in the same category and at the same place) into
+SEED.shrunk.py and SEED.shrunk.txt (documented differences are saved, not shrunk);
+--shrink-budget bounds the runs spent on each, 0 turns shrinking off. `--replay SEED ...` runs
+and shrinks only the given seeds. The exit status is 1 when any case disagrees.
 """
 
 import argparse
@@ -31,7 +39,9 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUZZ_DIR = os.path.join(REPO_ROOT, "tests", "fuzz")
 sys.path.insert(0, FUZZ_DIR)
 
+import documented  # noqa: E402
 import kernel_gen  # noqa: E402
+import shrink  # noqa: E402
 
 
 def make_case(seed, mutants):
@@ -45,6 +55,16 @@ def make_case(seed, mutants):
 
 
 # --- worker ----------------------------------------------------------------------------------
+
+
+def case_for(request, mutants):
+    """The case of a request: a seed, or {"seed", "source"} (the seed's case with its source
+    replaced, as the shrinker sends)."""
+    if isinstance(request, dict):
+        case = dict(make_case(request["seed"], mutants))
+        case["source"] = request["source"]
+        return case
+    return make_case(request, mutants)
 
 
 def run_one(case, workdir):
@@ -82,7 +102,7 @@ def run_one(case, workdir):
 def worker_main(workdir, mutants):
     from source_fuzz import serve
 
-    serve(lambda seed: run_one(make_case(seed, mutants), workdir))
+    serve(lambda request: run_one(case_for(request, mutants), workdir))
 
 
 # --- parent ----------------------------------------------------------------------------------
@@ -103,13 +123,15 @@ class Side:
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=self.env, text=True, bufsize=1)
 
-    def ask(self, seed, timeout):
+    def send(self, request):
         try:
-            self.proc.stdin.write(f"{seed}\n")
+            self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
+            return True
         except OSError:
-            self.restart()
-            return {"status": "crash"}
+            return False
+
+    def receive(self, timeout):
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         if not ready:
             self.restart()
@@ -132,6 +154,20 @@ class Side:
             self.proc.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
+            self.proc.wait()
+
+
+def ask_both(ours, ref, request, timeout):
+    """Both sides work on the request at once; (our answer, the reference's answer)."""
+    sent = [side.send(request) for side in (ref, ours)]
+    answers = []
+    for side, ok in zip((ref, ours), sent):
+        if not ok:
+            side.restart()
+            answers.append({"status": "crash"})
+        else:
+            answers.append(side.receive(timeout))
+    return answers[1], answers[0]
 
 
 def close(a, b, ty):
@@ -148,34 +184,63 @@ def close(a, b, ty):
 
 
 def compare(case, ours, ref):
-    """(category, detail)."""
+    """(category, where, detail): `where` names what differs (the return value or an array)."""
     so, sr = ours["status"], ref["status"]
     if so in ("crash", "hang") or sr in ("crash", "hang"):
-        return f"ours-{so}" if so in ("crash", "hang") else f"ref-{sr}", ""
+        return (f"ours-{so}" if so in ("crash", "hang") else f"ref-{sr}"), "", ""
     if so == "error" and sr == "error":
-        return ("agree-reject" if ours["cls"] == ref["cls"] else "agree-reject-other-class",
+        return ("agree-reject" if ours["cls"] == ref["cls"] else "agree-reject-other-class", ours["cls"],
                 f"ours {ours['cls']}: {ours['msg']} | ref {ref['cls']}: {ref['msg']}")
     if so == "error":
-        return "ours-rejects", f"{ours['cls']}: {ours['msg']}"
+        return "ours-rejects", ours["cls"], f"{ours['cls']}: {ours['msg']}"
     if sr == "error":
-        return "ref-rejects", f"{ref['cls']}: {ref['msg']}"
+        return "ref-rejects", ref["cls"], f"{ref['cls']}: {ref['msg']}"
     ret_ty = None
-    exp = case.get("expected")
     if case["kind"] == "valid":
         # the return type is in the kernel's signature
         sig = [ln for ln in case["source"].splitlines() if ln.startswith("def kern(")][0]
         ret_ty = sig.split("-> qd.")[1].rstrip(":") if "-> qd." in sig else None
     if not close(ours["ret"], ref["ret"], ret_ty or ("f64" if isinstance(ref["ret"], float) else "i64")):
-        return "differ-value", f"return value: ours {ours['ret']!r}, ref {ref['ret']!r}"
+        return "differ-value", "return", f"return value: ours {ours['ret']!r}, ref {ref['ret']!r}"
     for name, ty in kernel_gen.ARRAYS.items():
         a, b = ours["arrays"].get(name), ref["arrays"].get(name)
         if a is None or b is None:
             continue
         for k, (x, y) in enumerate(zip(a, b)):
             if not close(x, y, ty):
-                return "differ-value", f"{name}[{k}]: ours {x!r}, ref {y!r}"
-    del exp
-    return "agree", ""
+                return "differ-value", name, f"{name}[{k}]: ours {x!r}, ref {y!r}"
+    return "agree", "", ""
+
+
+AGREE = ("agree", "agree-reject")
+
+
+def judge(case, ours, ref, rerun=None):
+    """(category, where, detail), a documented difference (tests/fuzz/documented.py) becoming
+    `documented:<name>`; `rerun(source)` runs a variant of the case on both sides."""
+    cat, where, detail = compare(case, ours, ref)
+    if cat not in AGREE and rerun is not None:
+        name = documented.classify(case, ours, ref, rerun,
+                                   lambda o, r: compare(case, o, r)[0] == "agree")
+        if name is not None:
+            cat = f"documented:{name}"
+    return cat, where, detail
+
+
+def rerun_both(ours, ref, seed, timeout):
+    return lambda source: ask_both(ours, ref, {"seed": seed, "source": source}, timeout)
+
+
+def shrink_case(ours, ref, case, seed, key, timeout, budget):
+    """The case's source reduced while it keeps the (category, where) `key`. The model's notes on
+    the original do not hold for the smaller sources: those are judged without them."""
+
+    def still_fails(source):
+        c = dict(case, source=source, notes=())
+        ro, rr = ask_both(ours, ref, {"seed": seed, "source": source}, timeout)
+        return judge(c, ro, rr, rerun_both(ours, ref, seed, timeout))[:2] == key
+
+    return shrink.shrink(case["source"], still_fails, budget)
 
 
 def main():
@@ -187,51 +252,77 @@ def main():
     ap.add_argument("--mutants", action="store_true")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--out", default="diff_failures")
+    ap.add_argument("--shrink-budget", type=int, default=150,
+                    help="runs spent shrinking each differing case (0: no shrinking)")
+    ap.add_argument("--replay", type=int, nargs="+", metavar="SEED",
+                    help="run (and shrink) only these case seeds")
     ap.add_argument("--worker")
     a = ap.parse_args()
     if a.worker:
         worker_main(a.worker, a.mutants)
         return
+    seeds = a.replay or [a.seed * 1000003 + k for k in range(a.cases)]
+    counts = run(a.ref_python, a.ours_python, seeds, a.mutants,
+                 a.timeout, a.out, a.shrink_budget, progress=True)
+    print(summary(counts))
+    sys.exit(1 if undocumented(counts) else 0)
+
+
+def undocumented(counts):
+    """The number of disagreements that are not documented differences."""
+    return sum(n for cat, n in counts.items() if cat not in AGREE and not cat.startswith("documented:"))
+
+
+def summary(counts):
+    total = sum(counts.values())
+    bad = undocumented(counts)
+    doc = sum(n for cat, n in counts.items() if cat.startswith("documented:"))
+    lines = [f"cases {total}"]
+    for cat, n in sorted(counts.items()):
+        lines.append(f"{cat} {n}")
+    lines.append(f"documented differences {doc} (excluded); undocumented disagreements {bad} "
+                 f"({100.0 * bad / max(total, 1):.2f}%)")
+    return "\n".join(lines)
+
+
+def run(ref_python, ours_python, seeds, mutants=False, timeout=60.0, out=None, shrink_budget=0,
+        progress=False):
+    """Runs the cases of `seeds` on both sides; a Counter of categories. Disagreements (documented
+    ones included) are saved under `out` with both answers, and shrunk when `shrink_budget`."""
     counts = collections.Counter()
     t = time.time()
     with tempfile.TemporaryDirectory(prefix="qd_diff_ours_") as d1, \
             tempfile.TemporaryDirectory(prefix="qd_diff_ref_") as d2:
-        ours = Side(a.ours_python, d1, a.mutants, True)
-        ref = Side(a.ref_python, d2, a.mutants, False)
+        ours = Side(ours_python, d1, mutants, True)
+        ref = Side(ref_python, d2, mutants, False)
         try:
-            for k in range(a.cases):
-                seed = a.seed * 1000003 + k
-                case = make_case(seed, a.mutants)
-                # both sides work on the case at once: ask the reference first, then ours
-                ref.proc.stdin.write(f"{seed}\n")
-                ref.proc.stdin.flush()
-                ro = ours.ask(seed, a.timeout)
-                ready, _, _ = select.select([ref.proc.stdout], [], [], a.timeout)
-                line = ref.proc.stdout.readline() if ready else ""
-                if not line:
-                    status = "hang" if not ready else "crash"
-                    ref.restart()
-                    rr = {"status": status}
-                else:
-                    rr = json.loads(line)
-                cat, detail = compare(case, ro, rr)
+            for k, seed in enumerate(seeds):
+                case = make_case(seed, mutants)
+                ro, rr = ask_both(ours, ref, seed, timeout)
+                cat, where, detail = judge(case, ro, rr, rerun_both(ours, ref, seed, timeout))
                 counts[cat] += 1
-                if cat not in ("agree", "agree-reject"):
-                    os.makedirs(os.path.join(a.out, cat), exist_ok=True)
-                    with open(os.path.join(a.out, cat, f"{seed}.py"), "w") as f:
+                if cat not in AGREE and out:
+                    d = os.path.join(out, cat.replace(":", "_"))
+                    os.makedirs(d, exist_ok=True)
+                    with open(os.path.join(d, f"{seed}.py"), "w") as f:
                         f.write(case["source"])
-                    with open(os.path.join(a.out, cat, f"{seed}.txt"), "w") as f:
+                    with open(os.path.join(d, f"{seed}.txt"), "w") as f:
                         f.write(f"seed {seed} args {case['args']}\n{detail}\nours: {json.dumps(ro)}\n"
                                 f"ref: {json.dumps(rr)}\n")
-                if (k + 1) % 100 == 0:
-                    print(f"  {k + 1} cases: {dict(counts)}", file=sys.stderr, flush=True)
+                    if shrink_budget and not cat.startswith(("agree-reject", "documented:")):
+                        small = shrink_case(ours, ref, case, seed, (cat, where), timeout, shrink_budget)
+                        ro2, rr2 = ask_both(ours, ref, {"seed": seed, "source": small}, timeout)
+                        with open(os.path.join(d, f"{seed}.shrunk.py"), "w") as f:
+                            f.write(small)
+                        with open(os.path.join(d, f"{seed}.shrunk.txt"), "w") as f:
+                            f.write(f"{compare(dict(case, source=small), ro2, rr2)[2]}\n"
+                                    f"ours: {json.dumps(ro2)}\nref: {json.dumps(rr2)}\n")
+                if progress and (k + 1) % 100 == 0:
+                    print(f"  {k + 1} cases: {dict(counts)} ({time.time() - t:.0f}s)", file=sys.stderr, flush=True)
         finally:
             ours.stop()
             ref.stop()
-    print(f"cases {sum(counts.values())}")
-    for cat, n in sorted(counts.items()):
-        print(f"{cat} {n}")
-    print(f"time {time.time() - t:.0f}s")
+    return counts
 
 
 if __name__ == "__main__":

@@ -328,7 +328,9 @@ lw_builtin_loop_config(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
                 return lw_error(lw, c->node, QD_ERR_SYNTAX, "loop_config name must be a string");
             }
         } else if (strcmp(k, "block_dim_adaptive") != 0 && strcmp(k, "bit_vectorize") != 0) {
-            return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.loop_config() got an unexpected keyword '%s'", k);
+            return lw_error(lw, c->node, QD_ERR_TYPE,
+                            "TypeError when calling `loop_config`: loop_config() got an unexpected keyword "
+                            "argument '%s'.", k);
         }
     }
     lw->loop_config = cfg;

@@ -235,6 +235,7 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
         }
         return lw_error(lw, node, QD_ERR_SYNTAX, "this object is not callable in a kernel");
     default:
-        return lw_error(lw, node, QD_ERR_SYNTAX, "this value is not callable");
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "TypeError when calling `Expr`: 'Quadrants Expression' object is not callable.");
     }
 }

@@ -810,6 +810,10 @@ lw_expr(Lowerer *lw, const QdAst *node, Expr *out)
         *out = rv;
         return lw_bind(lw, node->x->name ? node->x->name : "", &slot, NULL);
     }
+    case QD_AST_JOINED_STR:
+        /* print() and assert messages read f-strings themselves; anywhere else the string is a
+         * value, which kernels have no type for (the reference's message) */
+        return lw_error(lw, node, QD_ERR_TYPE, "Invalid constant scalar data type: <class 'str'>");
     case QD_AST_UNSUPPORTED:
         return lw_error(lw, node, QD_ERR_SYNTAX, "Unsupported node \"%s\"", node->name ? node->name : "?");
     default: {

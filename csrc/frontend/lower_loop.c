@@ -231,10 +231,11 @@ bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t 
         }
         const char *name = qd_intern(lw->m, t->name);
         Var *outer = name ? lw_lookup_local(lw, name) : NULL;
-        if (outer && outer->e.kind == EX_LVALUE) {
+        if (outer) {
+            /* a variable or a parameter of an enclosing scope */
             return lw_error(lw, t, QD_ERR_SYNTAX,
-                            "Variable \"%s\" is already declared; it cannot be reused as a loop target",
-                            t->name);
+                            "Variable '%s' is already declared in the outer scope and cannot be used as "
+                            "loop variable", t->name);
         }
         Expr e = lw_value(idx[d], qd_value_type(lw->f, idx[d]));
         Var *v;

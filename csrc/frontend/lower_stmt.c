@@ -204,12 +204,12 @@ lower_ann_assign(Lowerer *lw, const QdAst *node)
     if (node->x->kind != QD_AST_NAME) {
         return lw_error(lw, node, QD_ERR_SYNTAX, "an annotated assignment needs a plain name");
     }
-    Expr value = {0};
-    if (node->z) {
-        RETURN_IF_ERROR(lw_expr(lw, node->z, &value));
-    } else {
-        value.kind = EX_INT;
+    if (!node->z) {
+        /* `x: qd.i32` alone: the reference has no declaration without a value */
+        return lw_error(lw, node, QD_ERR_SYNTAX, "Unsupported node \"NoneType\"");
     }
+    Expr value = {0};
+    RETURN_IF_ERROR(lw_expr(lw, node->z, &value));
     return assign_name(lw, node->x, &value, ann.ty, false);
 }
 

@@ -200,10 +200,8 @@ lw_subscript_indices(Lowerer *lw, const QdAst *node, const QdAst *where, const E
 {
     uint32_t ndim = base->kind == EX_FIELD ? base->field->ndim : base->ndim;
     if (n != ndim) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "%s with %u dimensions is indexed with %u indices%s",
-                        base->kind == EX_FIELD ? "Field" : "Ndarray", ndim, n,
-                        ndim == 0 ? " (use x[None] for a 0-d value)" : "");
+        return lw_error(lw, node, QD_ERR_INDEX, "%s with dim %u accessed with indices of dim %u",
+                        base->kind == EX_FIELD ? "Field" : "Array", ndim, n);
     }
     bool is_field = base->kind == EX_FIELD;
     uint32_t ids[17];

@@ -241,8 +241,33 @@ qd_py_pack_scalar(PyObject *value, QdTypeKind kind, unsigned char *dst)
     if (index == NULL) {
         return -1;
     }
-    /* Two's complement bits modulo 2^64, wrapped to the width as a C conversion does (values
-     * come range-checked from Python): the low bytes, little-endian. */
+    /* As the reference: a signed parameter takes any int64, an unsigned one any uint64 (then
+     * both wrap to the width); a value outside those is a TypeError. */
+    int overflow = 0;
+    long long sv = PyLong_AsLongLongAndOverflow(index, &overflow);
+    if (sv == -1 && overflow == 0 && PyErr_Occurred()) {
+        Py_DECREF(index);
+        return -1;
+    }
+    bool is_signed = qd_type_is_signed(ty);
+    if ((is_signed && overflow != 0) || (!is_signed && (overflow < 0 || (overflow == 0 && sv < 0)))) {
+        PyErr_Format(PyExc_TypeError, "%S does not fit the 64-bit %s range of a %s parameter", index,
+                     is_signed ? "signed" : "unsigned", qd_type_scalar_name(kind));
+        Py_DECREF(index);
+        return -1;
+    }
+    if (!is_signed && overflow > 0) {
+        (void)PyLong_AsUnsignedLongLong(index);
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%S does not fit the 64-bit unsigned range of a %s parameter",
+                         index, qd_type_scalar_name(kind));
+            Py_DECREF(index);
+            return -1;
+        }
+    }
+    /* Two's complement bits modulo 2^64, wrapped to the width as a C conversion does: the low
+     * bytes, little-endian. */
     uint64_t bits = PyLong_AsUnsignedLongLongMask(index);
     Py_DECREF(index);
     if (bits == (uint64_t)-1 && PyErr_Occurred()) {

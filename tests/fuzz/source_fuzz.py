@@ -207,13 +207,14 @@ def case_call(qd, np, case, module):
 
 
 def serve(run):
-    """A worker's loop: reads case seeds (one per line) on stdin and answers `run(seed)` as one
-    JSON line on the original stdout; whatever kernels print goes to stderr."""
+    """A worker's loop: reads requests (one JSON value a line: a case seed, or an object) on
+    stdin and answers `run(request)` as one JSON line on the original stdout; whatever kernels
+    print goes to stderr."""
     proto = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     for line in sys.stdin:
-        proto.write(json.dumps(run(int(line))) + "\n")
+        proto.write(json.dumps(run(json.loads(line))) + "\n")
         proto.flush()
 
 

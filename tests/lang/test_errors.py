@@ -686,3 +686,150 @@ def test_negative_literal_index_on_ndarray():
 
     with pytest.raises(qd.QuadrantsSyntaxError):
         k(np.zeros(4, np.float32))
+
+
+@pytest.mark.parametrize("shape,index_src,n", [(4, "two", 2), ((), "one", 1), (4, "none", 0)])
+def test_field_index_count_is_index_error(shape, index_src, n):
+    from quadrants._core import QuadrantsIndexError
+
+    f = qd.field(qd.i32, shape=shape)
+
+    @qd.kernel
+    def two():
+        f[0, 0] = 1  # <E-index-two>
+
+    @qd.kernel
+    def one():
+        f[0] = 1  # <E-index-one>
+
+    @qd.kernel
+    def none():
+        f[None] = 1  # <E-index-none>
+
+    with pytest.raises(QuadrantsIndexError) as ei:
+        {"two": two, "one": one, "none": none}[index_src]()
+    assert isinstance(ei.value, qd.QuadrantsCompilationError)
+    ndim = 0 if shape == () else 1
+    assert f"Field with dim {ndim} accessed with indices of dim {n}" in str(ei.value)
+    check_location(ei.value, f"<E-index-{index_src}>", "f[")
+
+
+def test_ndarray_index_count_is_index_error():
+    from quadrants._core import QuadrantsIndexError
+
+    @qd.kernel
+    def k(a: NDArray[qd.i32, 1]):
+        a[0, 1] = 1  # <E-index-nd>
+
+    with pytest.raises(QuadrantsIndexError) as ei:
+        k(np.zeros(4, np.int32))
+    assert "Array with dim 1 accessed with indices of dim 2" in str(ei.value)
+    check_location(ei.value, "<E-index-nd>", "a[")
+
+
+def test_loop_config_unknown_keyword_is_type_error():
+    @qd.kernel
+    def k():
+        qd.loop_config(no_such_option=1)  # <E-loop-config>
+        for i in range(3):
+            pass
+
+    with pytest.raises(qd.QuadrantsTypeError) as ei:
+        k()
+    assert ("TypeError when calling `loop_config`: loop_config() got an unexpected keyword argument "
+            "'no_such_option'.") in str(ei.value)
+    check_location(ei.value, "<E-loop-config>", "qd.loop_config")
+
+
+def test_fstring_value_outside_print_is_type_error():
+    g = qd.field(qd.i32, shape=2)
+
+    @qd.kernel
+    def k():
+        x = 3
+        g[0] = f"{x}"  # <E-fstring>
+
+    with pytest.raises(qd.QuadrantsTypeError) as ei:
+        k()
+    assert "Invalid constant scalar data type: <class 'str'>" in str(ei.value)
+    check_location(ei.value, "<E-fstring>", 'f"{x}"')
+
+    @qd.kernel
+    def printed():
+        x = 3
+        print(f"x={x}")
+        g[1] = x
+
+    printed()
+    assert g[1] == 3
+
+
+def test_calling_a_runtime_value_is_type_error():
+    g = qd.field(qd.i32, shape=2)
+
+    @qd.kernel
+    def k():
+        x = g[0]
+        x()  # <E-call-value>
+
+    with pytest.raises(qd.QuadrantsTypeError) as ei:
+        k()
+    assert "TypeError when calling `Expr`: 'Quadrants Expression' object is not callable." in str(ei.value)
+    check_location(ei.value, "<E-call-value>", "x()")
+
+
+@pytest.mark.parametrize("which", ["param", "ndarray", "local"])
+def test_loop_variable_shadowing_an_outer_name(which):
+    g = qd.field(qd.i32, shape=4)
+
+    @qd.kernel
+    def param(a: qd.i32):
+        for a in range(2):  # <E-shadow-param>
+            g[a] = 1
+
+    @qd.kernel
+    def ndarray(arr: NDArray[qd.i32, 1]):
+        for arr in range(2):  # <E-shadow-ndarray>
+            g[arr] = 1
+
+    @qd.kernel
+    def local():
+        x = 1
+        for x in range(2):  # <E-shadow-local>
+            g[x] = 1
+
+    args = {"param": (1,), "ndarray": (np.zeros(4, np.int32),), "local": ()}[which]
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
+        {"param": param, "ndarray": ndarray, "local": local}[which](*args)
+    name = {"param": "a", "ndarray": "arr", "local": "x"}[which]
+    assert (f"Variable '{name}' is already declared in the outer scope and cannot be used as loop variable"
+            in str(ei.value))
+    check_location(ei.value, f"<E-shadow-{which}>", name)
+
+
+def test_sibling_loops_reuse_a_loop_variable():
+    g = qd.field(qd.i32, shape=4)
+
+    @qd.kernel
+    def k():
+        for i in range(2):
+            g[i] += 1
+        for i in range(4):
+            g[i] += 10
+
+    k()
+    assert g.to_numpy().tolist() == [11, 11, 10, 10]
+
+
+def test_annotation_without_value_is_rejected():
+    g = qd.field(qd.i32, shape=1)
+
+    @qd.kernel
+    def k():
+        x_a: qd.i32  # <E-ann-novalue>
+        g[0] = 1
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as ei:
+        k()
+    assert 'Unsupported node "NoneType"' in str(ei.value)
+    check_location(ei.value, "<E-ann-novalue>", "x_a")

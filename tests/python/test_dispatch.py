@@ -77,11 +77,19 @@ def test_scalars_every_dtype(name, slow_calls):
     values = scalar_values(dtype)
     echo(values[0])
     assert echo._dispatch_size() == 1
+    # an int outside int64 (signed types) or uint64 (unsigned ones) is a TypeError on both paths
+    lo, hi = (0, 2**64) if not dtype.is_real and not dtype.is_signed else (-(2**63), 2**63)
+    bad = [v for v in values if not dtype.is_real and dtype is not qd.u1 and type(v) is int and not lo <= v < hi]
+    values = [v for v in values if v not in bad or type(v) is not int]
     del slow_calls[:]
     fast = [echo(v) for v in values]
     assert slow_calls == []
     for value, result in zip(values, fast):
         assert same_number(result, slow(echo, value)), (value, result)
+    for v in bad:
+        for call in (lambda: echo(v), lambda: slow(echo, v)):
+            cls, msg = error_of(call)
+            assert cls is TypeError and "does not fit the 64-bit" in msg, (v, cls, msg)
 
 
 def test_scalar_numpy_values_take_the_python_path(slow_calls):
