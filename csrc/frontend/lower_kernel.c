@@ -792,7 +792,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         bool is_template = false;
         if (param->x) {
             Expr a;
-            rc = lw_expr(lw, param->x, &a);
+            rc = lw_param_annotation(lw, param, &a);
             if (rc < 0) {
                 break;
             }
