@@ -885,6 +885,10 @@ class Func(_Source):
         )
         self._function = function
         self._qd_func = function
+        # Evaluated parameter annotations, for the compiler (ndarray parameters among them).
+        self._qd_annotations = types.SimpleNamespace(
+            **{param.name: param.annotation for param in params if param.kind is not None}
+        )
         self._qd_func_params = tuple(param.as_tuple() for param in params)
         self._qd_requires_top_level = bool(requires_top_level)
         self._qd_real_func = bool(is_real)

@@ -166,10 +166,23 @@ typedef struct FuncFrame {
 
 /* A recursive @qd.real_func lowered into a function of the module (lower_kernel.c). */
 typedef struct RealFunc {
-    const QdAst *def; /* its definition */
-    QdFunc *f;        /* the module's function */
-    Expr *anns;       /* per parameter of def: its annotation (a dtype or a vector/matrix type;
-                         a vector/matrix parameter is one function parameter per element) */
+    const QdAst *def;          /* its definition */
+    QdFunc *f;                 /* the module's function */
+    Expr *anns;                /* per parameter of def: its annotation */
+    Expr *shapes;              /* per parameter passed by value: the shape of its value (one
+                                  function parameter per scalar leaf) */
+    Expr *protos;              /* per ndarray parameter: the argument it was lowered for */
+    const QdType **nd_types;   /* per ndarray parameter: the function parameter's type */
+    Expr ret_ann;              /* the return annotation */
+    Expr ret_shape;            /* the result's shape; EX_VOID for none, EX_VALUE for a scalar
+                                  (the call's result) */
+    uint32_t nleaves;          /* scalar leaves of the result */
+    const QdType **leaf_ty;    /* per leaf: its type */
+    uint32_t *leaf_group;      /* per leaf: its result array */
+    uint32_t *leaf_index;      /* per leaf: its element in that array */
+    uint32_t nouts;            /* result arrays (non-scalar results): one per leaf type */
+    const QdType **out_types;  /* per result array: the element type */
+    uint32_t *out_counts;      /* per result array: the element count */
 } RealFunc;
 typedef QdVec(RealFunc) RealFuncs;
 
@@ -487,6 +500,10 @@ int lw_subscript_base(Lowerer *lw, const QdAst *node, Expr *base, Expr *out);
 /* The scalar field that gives the index space of `e`: the first leaf of a struct field or a
  * vector/matrix field (all of whose leaves have its shape), else e itself. */
 int lw_shape_leaf(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out);
+/* The zero value of struct type `type` (typed constant members, zero vectors and matrices). */
+int lw_struct_zero(Lowerer *lw, const QdAst *node, QdHandle type, Expr *out);
+/* Struct value `value` converted member by member to struct type `type`. */
+int lw_struct_cast(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Expr *out);
 /* A flattened struct kernel argument (EX_DICT of "member" -> argument) as a struct value. */
 int lw_struct_from_dict(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *dict, Expr *out);
 /* `return value` of a kernel annotated with struct type `ann`: one result per scalar member. */
@@ -608,11 +625,14 @@ typedef struct LwTemplateArg {
     int64_t value;
 } LwTemplateArg;
 
-/* A local array of n elements of scalar type ty (an alloca at the start of the task). */
+/* A local array of n elements of scalar type ty (an alloca at the start of the task, or of the
+ * function being lowered). */
 int lw_local_array(Lowerer *lw, const QdType *ty, uint32_t n, uint32_t *out);
 /* A local array holding the scalars items[0 .. n) converted to ty. */
 int lw_array_of(Lowerer *lw, const QdAst *node, const Expr *items, uint32_t n, const QdType *ty,
                 uint32_t *out);
+/* Stores the runtime scalar `value` (of type ty) into element k of local array `array`. */
+int lw_array_store(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t k, uint32_t value);
 /* Loads elements first .. first + n of local array `array` into scalar Exprs. */
 int lw_array_items(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t first, uint32_t n,
                    Expr *items);

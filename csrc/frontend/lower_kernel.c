@@ -435,10 +435,17 @@ ref_param(Lowerer *lw, const QdAst *call, const QdAst *param, const Expr *ann, c
 
 /* A @qd.real_func is inlined like a @qd.func, except when it calls itself (directly or through
  * other funcs): a call reached while the same real_func is being lowered becomes a `call` of a
- * function of the module, lowered once from the definition with one parameter per scalar
- * argument (a vector or matrix argument: one per element, rebuilt into a variable inside) and a
- * scalar result. Calls of it inside its own body are calls again, so the
- * recursion happens at run time; the inline pass leaves calls of such functions alone. */
+ * function of the module, lowered once from the definition. Calls of it inside its own body are
+ * calls again, so the recursion happens at run time; the inline pass leaves calls of such
+ * functions alone.
+ *
+ * Values cross the call flattened into scalars: a parameter of a scalar, vector/matrix, struct
+ * (or tuple) type is one function parameter per scalar leaf, rebuilt into a variable inside. A
+ * scalar result is the call's result; any other result (vector, matrix, struct, tuple) comes
+ * back through local arrays the caller allocates, one `ptr<[n x T], local>` parameter after the
+ * others per scalar type T of the result's leaves, in the order the types first occur, which
+ * the function fills before its `ret`. An ndarray parameter is passed as it is (a parameter of
+ * the ndarray's type); the function is lowered once per distinct ndarray type of its arguments. */
 
 /* Whether real_func `def` is being lowered: a call of it now is recursion. */
 static bool
@@ -452,54 +459,245 @@ is_recursive_call(const Lowerer *lw, const QdAst *def)
     return false;
 }
 
-/* The annotation `node` (`what` says which, in errors): a scalar type, or with `matrices` also
- * a vector/matrix type of a known dtype (*n, *m, *is_vector, *elem describe it). */
+/* The refusal of annotation `node` (`what` says which). */
 static int
-real_annotation(Lowerer *lw, const QdAst *def, const QdAst *node, const char *what, bool matrices,
-                Expr *out)
+unsupported_annotation(Lowerer *lw, const QdAst *def, const QdAst *node, const char *what)
 {
-    memset(out, 0, sizeof(*out));
-    if (node) {
-        RETURN_IF_ERROR(lw_expr(lw, node, out));
-    }
-    if (out->kind == EX_PYOBJ && out->hkind == QD_HOST_DTYPE) {
-        return 0;
-    }
-    if (matrices && out->kind == EX_PYOBJ && out->hkind == QD_HOST_MATRIX_TYPE) {
-        uint32_t n, m;
-        bool is_vector;
-        const QdType *ty;
-        RETURN_IF_ERROR(lw_matrix_type_info(lw, node, out->h, &n, &m, &is_vector, &ty));
-        if (ty) {
-            return 0;
-        }
-    }
     return lw_error(lw, node ? node : def, QD_ERR_SYNTAX,
-                    "recursive @qd.real_func %s: %s must be a %s; structs, ndarrays and "
-                    "templates are not supported in recursion",
-                    def->name, what,
-                    matrices ? "scalar type (qd.i32, qd.f32, ...) or a vector/matrix type with "
-                               "a dtype"
-                             : "scalar type (qd.i32, qd.f32, ...)");
+                    "recursive @qd.real_func %s: %s must be a scalar, vector, matrix or struct "
+                    "type (or an ndarray, for a parameter); templates are not supported in "
+                    "recursion",
+                    def->name, what);
 }
 
-/* Rows, columns, vector-ness and element type of a vector/matrix annotation. */
+/* A copy of shape or value `e` with fresh item arrays (the arena's). */
 static int
-matrix_shape(Lowerer *lw, const QdAst *node, const Expr *ann, uint32_t *rows, uint32_t *cols,
-             bool *is_vector, const QdType **ty)
+copy_items(Lowerer *lw, const Expr *e, Expr *out)
 {
-    RETURN_IF_ERROR(lw_matrix_type_info(lw, node, ann->h, rows, cols, is_vector, ty));
-    if (*is_vector) {
-        *cols = 1;
+    *out = *e;
+    if (e->kind == EX_STRUCT || e->kind == EX_TUPLE || e->kind == EX_MATRIX) {
+        out->items = QD_NEW_ARRAY(lw->arena, Expr, e->nitems ? e->nitems : 1);
+        if (!out->items) {
+            return lw_nomem(lw);
+        }
     }
     return 0;
 }
 
-/* The body of recursive real_func `def` (the Python function fn) as a function of the module:
- * parameters become variables, the returned value the operand of `ret`. */
+/* The shape of value `v` of a known type: the same tree of structs, tuples and vectors/matrices,
+ * each scalar leaf an EX_VALUE of its type without a value (`elem`: the element type of the
+ * enclosing vector/matrix, NULL outside one). */
 static int
-lower_real_body(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc *f, uint32_t index)
+shape_of(Lowerer *lw, const Expr *v, const QdType *elem, Expr *out)
 {
+    if (v->kind == EX_STRUCT || v->kind == EX_TUPLE || v->kind == EX_MATRIX) {
+        RETURN_IF_ERROR(copy_items(lw, v, out));
+        for (uint32_t i = 0; i < v->nitems; i++) {
+            RETURN_IF_ERROR(shape_of(lw, &v->items[i], v->kind == EX_MATRIX ? v->ty : NULL,
+                                     &out->items[i]));
+        }
+        return 0;
+    }
+    *out = lw_value(QD_NO_VALUE, elem ? elem : v->ty);
+    return out->ty ? 0 : lw_error(lw, NULL, QD_ERR_INTERNAL, "a struct member without a type");
+}
+
+/* The shape (shape_of) of a value of annotation `ann`: a scalar type, a vector/matrix type with
+ * a dtype, a struct type, or a tuple of these. 1 when `ann` is none of them. */
+static int
+annotation_shape(Lowerer *lw, const QdAst *node, const Expr *ann, Expr *out)
+{
+    if (ann->kind == EX_TUPLE) {
+        RETURN_IF_ERROR(copy_items(lw, ann, out));
+        for (uint32_t i = 0; i < ann->nitems; i++) {
+            int rc = annotation_shape(lw, node, &ann->items[i], &out->items[i]);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        return 0;
+    }
+    if (ann->kind != EX_PYOBJ) {
+        return 1;
+    }
+    if (ann->hkind == QD_HOST_DTYPE) {
+        *out = lw_value(QD_NO_VALUE, ann->ty);
+        return 0;
+    }
+    Expr zero;
+    if (ann->hkind == QD_HOST_MATRIX_TYPE) {
+        uint32_t n, m;
+        bool is_vector;
+        const QdType *ty;
+        RETURN_IF_ERROR(lw_matrix_type_info(lw, node, ann->h, &n, &m, &is_vector, &ty));
+        if (!ty) {
+            return 1;
+        }
+        Expr z = {0};
+        z.kind = EX_INT;
+        MatrixCall mc = {&z, 1, NULL, NULL, 0};
+        RETURN_IF_ERROR(lw_matrix_type_call(lw, node, ann, &mc, &zero));
+    } else if (ann->hkind == QD_HOST_STRUCT_TYPE) {
+        RETURN_IF_ERROR(lw_struct_zero(lw, node, ann->h, &zero));
+    } else {
+        return 1;
+    }
+    return shape_of(lw, &zero, NULL, out);
+}
+
+/* `value` converted to annotation `ann` (one annotation_shape accepts); `what` names the value
+ * in errors. */
+static int
+convert_to_annotation(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value,
+                      const char *what, Expr *out)
+{
+    if (ann->kind == EX_TUPLE) {
+        if (value->kind != EX_TUPLE || value->nitems != ann->nitems) {
+            return lw_error(lw, node, QD_ERR_TYPE, "%s must be a tuple of %u values", what,
+                            ann->nitems);
+        }
+        RETURN_IF_ERROR(copy_items(lw, value, out));
+        for (uint32_t i = 0; i < ann->nitems; i++) {
+            RETURN_IF_ERROR(
+                convert_to_annotation(lw, node, &ann->items[i], &value->items[i], what, &out->items[i]));
+        }
+        return 0;
+    }
+    if (ann->hkind == QD_HOST_MATRIX_TYPE) {
+        if (value->kind != EX_MATRIX) {
+            return lw_error(lw, node, QD_ERR_TYPE, "%s must be a vector/matrix", what);
+        }
+        MatrixCall mc = {value, 1, NULL, NULL, 0}; /* converted to the annotated type */
+        return lw_matrix_type_call(lw, node, ann, &mc, out);
+    }
+    if (ann->hkind == QD_HOST_STRUCT_TYPE) {
+        if (value->kind != EX_STRUCT) {
+            return lw_error(lw, node, QD_ERR_TYPE, "%s must be a struct value", what);
+        }
+        return lw_struct_cast(lw, node, ann->h, value, out);
+    }
+    if (!lw_is_compile_time_scalar(value) && value->kind != EX_VALUE && value->kind != EX_LVALUE) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s must be a scalar", what);
+    }
+    return lw_convert(lw, node, value, ann->ty, out);
+}
+
+/* The runtime scalars of value `v` (converted to the annotation of `shape`), leaf by leaf, from
+ * ids[*k] on. */
+static int
+flatten(Lowerer *lw, const QdAst *node, const Expr *shape, const Expr *v, uint32_t *ids,
+        uint32_t *k)
+{
+    if (shape->kind != EX_VALUE) {
+        if (v->kind != shape->kind || v->nitems != shape->nitems) {
+            return lw_error(lw, node, QD_ERR_INTERNAL, "a value of another shape than its type");
+        }
+        for (uint32_t i = 0; i < shape->nitems; i++) {
+            RETURN_IF_ERROR(flatten(lw, node, &shape->items[i], &v->items[i], ids, k));
+        }
+        return 0;
+    }
+    Expr rv;
+    RETURN_IF_ERROR(lw_convert(lw, node, v, shape->ty, &rv));
+    RETURN_IF_ERROR(lw_rvalue(lw, node, &rv, &rv));
+    ids[(*k)++] = rv.id;
+    return 0;
+}
+
+/* A value of `shape` made of the scalars ids[*k] on. */
+static int
+rebuild(Lowerer *lw, const Expr *shape, const uint32_t *ids, uint32_t *k, Expr *out)
+{
+    if (shape->kind != EX_VALUE) {
+        RETURN_IF_ERROR(copy_items(lw, shape, out));
+        for (uint32_t i = 0; i < shape->nitems; i++) {
+            RETURN_IF_ERROR(rebuild(lw, &shape->items[i], ids, k, &out->items[i]));
+        }
+        return 0;
+    }
+    *out = lw_value(ids[(*k)++], shape->ty);
+    return 0;
+}
+
+/* The scalar leaves of `shape`, in order (types[*n] on). types may be NULL: count only. */
+static void
+leaf_types(const Expr *shape, const QdType **types, uint32_t *n)
+{
+    if (shape->kind != EX_VALUE) {
+        for (uint32_t i = 0; i < shape->nitems; i++) {
+            leaf_types(&shape->items[i], types, n);
+        }
+        return;
+    }
+    if (types) {
+        types[*n] = shape->ty;
+    }
+    (*n)++;
+}
+
+/* Result leaf types grouped by type (RealFunc.out_types / out_counts), and each leaf's group
+ * and index in it. */
+static int
+group_results(Lowerer *lw, RealFunc *rf)
+{
+    uint32_t n = 0;
+    leaf_types(&rf->ret_shape, NULL, &n);
+    rf->nleaves = n;
+    rf->leaf_ty = QD_NEW_ARRAY(lw->arena, const QdType *, n ? n : 1);
+    rf->leaf_group = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
+    rf->leaf_index = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
+    rf->out_types = QD_NEW_ARRAY(lw->arena, const QdType *, n ? n : 1);
+    rf->out_counts = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
+    if (!rf->leaf_ty || !rf->leaf_group || !rf->leaf_index || !rf->out_types || !rf->out_counts) {
+        return lw_nomem(lw);
+    }
+    n = 0;
+    leaf_types(&rf->ret_shape, rf->leaf_ty, &n);
+    rf->nouts = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t g = 0;
+        while (g < rf->nouts && rf->out_types[g] != rf->leaf_ty[k]) {
+            g++;
+        }
+        if (g == rf->nouts) {
+            rf->out_types[rf->nouts] = rf->leaf_ty[k];
+            rf->out_counts[rf->nouts++] = 0;
+        }
+        rf->leaf_group[k] = g;
+        rf->leaf_index[k] = rf->out_counts[g]++;
+    }
+    return 0;
+}
+
+/* Whether annotation `ann` is an ndarray annotation. */
+static bool
+is_ndarray_annotation(const Expr *ann)
+{
+    return ann->kind == EX_PYOBJ && ann->hkind == QD_HOST_NDARRAY_ANNOTATION;
+}
+
+/* Whether ndarray arguments a and b take the same function (same IR type and element view). */
+static bool
+same_ndarray(const Lowerer *lw, const Expr *a, const QdType *a_ty, const Expr *b)
+{
+    if (b->kind != EX_NDARRAY || qd_value_type(lw->f, b->id) != a_ty || a->ndim != b->ndim ||
+        a->is_vector != b->is_vector || a->rows != b->rows || a->cols != b->cols) {
+        return false;
+    }
+    if (!a->layout || !b->layout) {
+        return a->layout == b->layout;
+    }
+    return memcmp(a->layout, b->layout, a_ty->ndim) == 0;
+}
+
+/* The body of recursive real_func `rf` (the Python function fn) as a function of the module:
+ * parameters become variables, the returned value the operand of `ret` or the contents of the
+ * result arrays. */
+static int
+lower_real_body(Lowerer *lw, const Expr *fn, RealFunc *rf)
+{
+    const QdAst *def = rf->def;
+    QdFunc *f = rf->f;
     Lowerer sub = {0};
     sub.ctx = lw->ctx;
     sub.m = lw->m;
@@ -522,54 +720,55 @@ lower_real_body(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc *f, uint32
     lw_set_loc(&sub, def);
     f->loc = sub.loc;
     lw_push_scope(&sub);
-    bool returns_none = def->x && def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE;
-    if (def->x && !returns_none) {
-        Expr ann;
-        RETURN_IF_ERROR(real_annotation(&sub, def, def->x, "the return type", false, &ann));
-        f->ret = ann.ty;
-    }
-    Expr *anns = QD_NEW_ARRAY(lw->arena, Expr, def->a.len ? def->a.len : 1);
-    if (!anns) {
-        return lw_nomem(lw);
-    }
-    lw->real_funcs->data[index].anns = anns;
     for (uint32_t i = 0; i < def->a.len; i++) {
         const QdAst *param = def->a.items[i];
-        char what[200];
-        snprintf(what, sizeof(what), "the type of parameter '%s'", param->name);
-        RETURN_IF_ERROR(real_annotation(&sub, def, param->x, what, true, &anns[i]));
-        Expr value = {0}, var;
-        if (anns[i].hkind == QD_HOST_MATRIX_TYPE) {
-            /* one function parameter per element, gathered into a vector/matrix variable */
-            uint32_t rows, cols;
-            bool is_vector;
-            const QdType *ty;
-            RETURN_IF_ERROR(matrix_shape(&sub, param->x, &anns[i], &rows, &cols, &is_vector, &ty));
-            Expr *items = QD_NEW_ARRAY(lw->arena, Expr, rows * cols > 0 ? rows * cols : 1);
-            if (!items) {
-                return lw_nomem(lw);
-            }
-            for (uint32_t k = 0; k < rows * cols; k++) {
-                uint32_t id = qd_func_add_param(f, ty, param->name);
-                if (id == QD_NO_VALUE) {
-                    return lw_nomem(lw);
-                }
-                items[k] = lw_value(id, ty);
-            }
-            RETURN_IF_ERROR(
-                lw_matrix_from_scalars(&sub, param, items, rows, cols, is_vector, ty, &value));
-            RETURN_IF_ERROR(lw_struct_new_var(&sub, param, &value, &var));
-        } else {
-            value.kind = EX_VALUE;
-            value.ty = anns[i].ty;
-            value.id = qd_func_add_param(f, value.ty, param->name);
+        Expr value;
+        if (is_ndarray_annotation(&rf->anns[i])) {
+            value = rf->protos[i]; /* the caller's ndarray's view, by reference */
+            value.grad = NULL;
+            value.id = qd_func_add_param(f, rf->nd_types[i], param->name);
             if (value.id == QD_NO_VALUE) {
                 return lw_nomem(lw);
             }
+            RETURN_IF_ERROR(lw_bind(&sub, param->name, &value, NULL));
+            continue;
+        }
+        uint32_t n = 0;
+        leaf_types(&rf->shapes[i], NULL, &n);
+        const QdType **types = QD_NEW_ARRAY(lw->arena, const QdType *, n ? n : 1);
+        uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
+        if (!types || !ids) {
+            return lw_nomem(lw);
+        }
+        n = 0;
+        leaf_types(&rf->shapes[i], types, &n);
+        for (uint32_t k = 0; k < n; k++) {
+            if ((ids[k] = qd_func_add_param(f, types[k], param->name)) == QD_NO_VALUE) {
+                return lw_nomem(lw);
+            }
+        }
+        uint32_t k = 0;
+        Expr var;
+        RETURN_IF_ERROR(rebuild(&sub, &rf->shapes[i], ids, &k, &value));
+        if (value.kind == EX_VALUE) {
             RETURN_IF_ERROR(lw_new_slot(&sub, value.ty, &var));
             RETURN_IF_ERROR(lw_store(&sub, param, &var, &value));
+        } else {
+            /* a variable of its own: the function works on a copy */
+            RETURN_IF_ERROR(lw_struct_new_var(&sub, param, &value, &var));
         }
         RETURN_IF_ERROR(lw_bind(&sub, param->name, &var, NULL));
+    }
+    uint32_t *outs = QD_NEW_ARRAY(lw->arena, uint32_t, rf->nouts ? rf->nouts : 1);
+    if (!outs) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t g = 0; g < rf->nouts; g++) {
+        const QdType *arr = qd_type_array(lw->m, rf->out_types[g], rf->out_counts[g]);
+        const QdType *pty = arr ? qd_type_ptr(lw->m, arr, QD_SPACE_LOCAL) : NULL;
+        if (!pty || (outs[g] = qd_func_add_param(f, pty, "ret")) == QD_NO_VALUE) {
+            return lw_nomem(lw);
+        }
     }
     if (returns_inside_control(&def->b, false)) {
         RETURN_IF_ERROR(early_return_body(&sub, def, &frame));
@@ -577,32 +776,117 @@ lower_real_body(Lowerer *lw, const Expr *fn, const QdAst *def, QdFunc *f, uint32
         RETURN_IF_ERROR(lw_stmts(&sub, &def->b));
     }
     lw_pop_scope(&sub);
-    bool has_value = f->ret->kind != QD_TY_VOID;
+    bool has_value = rf->ret_shape.kind != EX_VOID;
     if (has_value && !frame.returned && !frame.early_return) {
         return lw_error(&sub, def, QD_ERR_SYNTAX,
                         "Function has a return type but does not have a return statement");
     }
-    Expr rv = {0};
-    if (has_value) {
-        RETURN_IF_ERROR(lw_convert(&sub, def, &frame.ret, f->ret, &rv));
-        RETURN_IF_ERROR(lw_rvalue(&sub, def, &rv, &rv));
+    uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, rf->nleaves ? rf->nleaves : 1);
+    if (!ids) {
+        return lw_nomem(lw);
     }
-    QdInst *ret = lw_emit(&sub, QD_OP_RET, has_value ? 1 : 0);
+    if (has_value) {
+        Expr rv;
+        uint32_t k = 0;
+        RETURN_IF_ERROR(
+            convert_to_annotation(&sub, def, &rf->ret_ann, &frame.ret, "the returned value", &rv));
+        RETURN_IF_ERROR(flatten(&sub, def, &rf->ret_shape, &rv, ids, &k));
+    }
+    bool direct = has_value && rf->ret_shape.kind == EX_VALUE;
+    for (uint32_t k = 0; has_value && !direct && k < rf->nleaves; k++) {
+        RETURN_IF_ERROR(lw_array_store(&sub, outs[rf->leaf_group[k]], rf->leaf_ty[k],
+                                       rf->leaf_index[k], ids[k]));
+    }
+    QdInst *ret = lw_emit(&sub, QD_OP_RET, direct ? 1 : 0);
     if (!ret) {
         return -1;
     }
-    if (has_value) {
-        ret->args[0] = rv.id;
+    if (direct) {
+        ret->args[0] = ids[0];
     }
     return 0;
 }
 
-/* The module's function for recursive real_func `def`, lowered on first use. */
+/* The signature of recursive real_func `rf`: annotations and shapes of the parameters (with the
+ * ndarray arguments `vals` of this call as the prototypes of ndarray parameters) and of the
+ * result. Lowered in the callee's scope (`sub`'s frame). */
 static int
-real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, uint32_t *out)
+real_signature(Lowerer *lw, const Expr *fn, RealFunc *rf, const Expr *vals)
+{
+    const QdAst *def = rf->def;
+    uint32_t n = def->a.len ? def->a.len : 1;
+    rf->anns = QD_NEW_ARRAY(lw->arena, Expr, n);
+    rf->shapes = QD_NEW_ARRAY(lw->arena, Expr, n);
+    rf->protos = QD_NEW_ARRAY(lw->arena, Expr, n);
+    rf->nd_types = QD_NEW_ARRAY(lw->arena, const QdType *, n);
+    if (!rf->anns || !rf->shapes || !rf->protos || !rf->nd_types) {
+        return lw_nomem(lw);
+    }
+    FuncFrame frame = {0};
+    frame.scope = fn->h;
+    frame.file = def->cst.sval;
+    frame.vars_base = lw->vars.len;
+    frame.parent = lw->frame;
+    frame.def = def;
+    lw->frame = &frame;
+    int rc = 0;
+    for (uint32_t i = 0; i < def->a.len && rc == 0; i++) {
+        const QdAst *param = def->a.items[i];
+        char what[200];
+        snprintf(what, sizeof(what), "the type of parameter '%s'", param->name);
+        memset(&rf->anns[i], 0, sizeof(Expr));
+        rc = param->x ? lw_param_annotation(lw, param, &rf->anns[i]) : 0;
+        if (rc == 0 && is_ndarray_annotation(&rf->anns[i])) {
+            if (vals[i].kind != EX_NDARRAY) {
+                rc = lw_error(lw, param, QD_ERR_TYPE, "argument '%s' of %s() must be an ndarray",
+                              param->name, def->name);
+            } else {
+                rf->protos[i] = vals[i];
+                rf->nd_types[i] = qd_value_type(lw->f, vals[i].id);
+            }
+        } else if (rc == 0) {
+            rc = annotation_shape(lw, param->x, &rf->anns[i], &rf->shapes[i]);
+            if (rc > 0) {
+                rc = unsupported_annotation(lw, def, param->x, what);
+            }
+        }
+    }
+    memset(&rf->ret_ann, 0, sizeof(Expr));
+    memset(&rf->ret_shape, 0, sizeof(Expr));
+    rf->ret_shape.kind = EX_VOID;
+    bool returns_none =
+        !def->x || (def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE);
+    if (rc == 0 && !returns_none) {
+        rc = lw_expr(lw, def->x, &rf->ret_ann);
+        if (rc == 0) {
+            rc = annotation_shape(lw, def->x, &rf->ret_ann, &rf->ret_shape);
+            if (rc > 0) {
+                rc = unsupported_annotation(lw, def, def->x, "the return type");
+            }
+        }
+    }
+    lw->frame = frame.parent;
+    RETURN_IF_ERROR(rc);
+    RETURN_IF_ERROR(group_results(lw, rf));
+    if (rf->ret_shape.kind == EX_VALUE) {
+        rf->f->ret = rf->ret_shape.ty; /* a scalar: the call's result */
+    }
+    return 0;
+}
+
+/* The module's function for recursive real_func `def` called with arguments `vals`, lowered on
+ * first use (once per distinct set of ndarray argument types). */
+static int
+real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, const Expr *vals, uint32_t *out)
 {
     for (uint32_t i = 0; i < lw->real_funcs->len; i++) {
-        if (lw->real_funcs->data[i].def == def) {
+        const RealFunc *rf = &lw->real_funcs->data[i];
+        bool same = rf->def == def;
+        for (uint32_t p = 0; same && p < def->a.len; p++) {
+            same = !is_ndarray_annotation(&rf->anns[p]) ||
+                   same_ndarray(lw, &rf->protos[p], rf->nd_types[p], &vals[p]);
+        }
+        if (same) {
             *out = i;
             return 0;
         }
@@ -612,36 +896,38 @@ real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, uint32_t *out)
         name = qd_arena_printf(lw->arena, "%s_%u", def->name, n);
     }
     QdFunc *f = name ? qd_func_new(lw->m, QD_FUNC_FUNC, name) : NULL;
-    RealFunc rf = {def, f, NULL};
-    *out = lw->real_funcs->len;
-    if (!f || qd_vec_push(lw->arena, lw->real_funcs, rf) < 0) {
+    RealFunc rf = {0};
+    rf.def = def;
+    rf.f = f;
+    if (!f) {
         return lw_nomem(lw);
     }
-    return lower_real_body(lw, fn, def, f, *out);
+    RETURN_IF_ERROR(real_signature(lw, fn, &rf, vals));
+    *out = lw->real_funcs->len;
+    if (qd_vec_push(lw->arena, lw->real_funcs, rf) < 0) {
+        return lw_nomem(lw);
+    }
+    /* the body may push further functions: work on a copy of the entry */
+    RealFunc copy = lw->real_funcs->data[*out];
+    return lower_real_body(lw, fn, &copy);
 }
 
-/* A recursive call of real_func `def`: the arguments, converted to the parameters' types, and
- * a `call` of its function. */
+/* A recursive call of real_func `def`: the arguments, converted to the parameters' types and
+ * flattened, the result arrays, a `call` of its function and the result rebuilt. */
 static int
 real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, const Expr *args,
           uint32_t nargs, uint32_t npos, Expr *out)
 {
-    uint32_t index = 0;
-    RETURN_IF_ERROR(real_func_of(lw, fn, def, &index));
-    QdFunc *f = lw->real_funcs->data[index].f;
-    const Expr *anns = lw->real_funcs->data[index].anns;
     uint32_t nparams = def->a.len;
-    uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, f->nparams ? f->nparams : 1);
-    uint32_t next = 0; /* the function parameter of the next argument (or element) */
-    if (!ids) {
+    Expr *vals = QD_NEW_ARRAY(lw->arena, Expr, nparams ? nparams : 1);
+    if (!vals) {
         return lw_nomem(lw);
     }
     for (uint32_t i = 0; i < nparams; i++) {
         const QdAst *param = def->a.items[i];
         const Expr *arg = find_arg(call, param, i, args, npos, nargs);
-        Expr value;
         if (arg) {
-            value = *arg;
+            vals[i] = *arg;
         } else if (param->y) {
             /* a default value, evaluated in the callee's globals */
             FuncFrame frame = {0};
@@ -651,43 +937,46 @@ real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, cons
             frame.parent = lw->frame;
             frame.def = def;
             lw->frame = &frame;
-            int rc = lw_expr(lw, param->y, &value);
+            int rc = lw_expr(lw, param->y, &vals[i]);
             lw->frame = frame.parent;
             RETURN_IF_ERROR(rc);
         } else {
             return lw_error(lw, call, QD_ERR_SYNTAX, "%s() missing required argument '%s'",
                             def->name, param->name);
         }
-        if (anns[i].hkind == QD_HOST_MATRIX_TYPE) {
-            uint32_t rows, cols;
-            bool is_vector;
-            const QdType *ty;
-            RETURN_IF_ERROR(matrix_shape(lw, call, &anns[i], &rows, &cols, &is_vector, &ty));
-            if (value.kind != EX_MATRIX) {
-                return lw_error(lw, call, QD_ERR_TYPE,
-                                "argument '%s' of %s() must be a vector/matrix", param->name,
-                                def->name);
-            }
-            MatrixCall mc = {&value, 1, NULL, NULL, 0}; /* converted to the annotated type */
-            RETURN_IF_ERROR(lw_matrix_type_call(lw, call, &anns[i], &mc, &value));
-            if (value.kind != EX_MATRIX || value.nitems != rows * cols) {
-                return lw_error(lw, call, QD_ERR_TYPE,
-                                "argument '%s' of %s() does not have the shape of its annotation",
+    }
+    uint32_t index = 0;
+    RETURN_IF_ERROR(real_func_of(lw, fn, def, vals, &index));
+    const RealFunc *rf = &lw->real_funcs->data[index];
+    QdFunc *f = rf->f;
+    uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, f->nparams ? f->nparams : 1);
+    uint32_t next = 0; /* the function parameter of the next scalar */
+    if (!ids) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t i = 0; i < nparams; i++) {
+        const QdAst *param = def->a.items[i];
+        if (is_ndarray_annotation(&rf->anns[i])) {
+            if (!same_ndarray(lw, &rf->protos[i], rf->nd_types[i], &vals[i])) {
+                return lw_error(lw, call, QD_ERR_TYPE, "argument '%s' of %s() must be an ndarray",
                                 param->name, def->name);
             }
-            for (uint32_t k = 0; k < rows * cols; k++) {
-                Expr rv;
-                RETURN_IF_ERROR(lw_convert(lw, call, &value.items[k], ty, &rv));
-                RETURN_IF_ERROR(lw_rvalue(lw, call, &rv, &rv));
-                ids[next++] = rv.id;
-            }
+            ids[next++] = vals[i].id;
             continue;
         }
-        const QdType *ty = f->values[f->params[next]].type;
-        Expr rv;
-        RETURN_IF_ERROR(lw_convert(lw, call, &value, ty, &rv));
-        RETURN_IF_ERROR(lw_rvalue(lw, call, &rv, &rv));
-        ids[next++] = rv.id;
+        char what[200];
+        snprintf(what, sizeof(what), "argument '%s' of %s()", param->name, def->name);
+        Expr value;
+        RETURN_IF_ERROR(convert_to_annotation(lw, call, &rf->anns[i], &vals[i], what, &value));
+        RETURN_IF_ERROR(flatten(lw, call, &rf->shapes[i], &value, ids, &next));
+    }
+    uint32_t first_out = next;
+    for (uint32_t g = 0; g < rf->nouts; g++) {
+        RETURN_IF_ERROR(lw_local_array(lw, rf->out_types[g], rf->out_counts[g], &ids[next++]));
+    }
+    if (next != f->nparams) {
+        return lw_error(lw, call, QD_ERR_INTERNAL, "a call of @%s with %u of its %u parameters",
+                        f->name, next, f->nparams);
     }
     QdInst *inst = lw_emit(lw, QD_OP_CALL, next);
     if (!inst) {
@@ -704,6 +993,19 @@ real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, cons
             return lw_nomem(lw);
         }
         *out = lw_value(id, f->ret);
+    } else if (rf->ret_shape.kind != EX_VOID) {
+        uint32_t *leaves = QD_NEW_ARRAY(lw->arena, uint32_t, rf->nleaves ? rf->nleaves : 1);
+        if (!leaves) {
+            return lw_nomem(lw);
+        }
+        for (uint32_t k = 0; k < rf->nleaves; k++) {
+            Expr item;
+            RETURN_IF_ERROR(lw_array_items(lw, ids[first_out + rf->leaf_group[k]], rf->leaf_ty[k],
+                                           rf->leaf_index[k], 1, &item));
+            leaves[k] = item.id;
+        }
+        uint32_t k = 0;
+        RETURN_IF_ERROR(rebuild(lw, &rf->ret_shape, leaves, &k, out));
     }
     return 0;
 }
@@ -792,7 +1094,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         bool is_template = false;
         if (param->x) {
             Expr a;
-            rc = lw_expr(lw, param->x, &a);
+            rc = lw_param_annotation(lw, param, &a);
             if (rc < 0) {
                 break;
             }

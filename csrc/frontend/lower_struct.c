@@ -699,6 +699,20 @@ lw_shape_leaf(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
 /***** kernel arguments and results *****/
 
 int
+lw_struct_zero(Lowerer *lw, const QdAst *node, QdHandle type, Expr *out)
+{
+    QdHostValue desc = {0};
+    desc.kind = QD_HOST_STRUCT_TYPE;
+    return zero_member(lw, node, &desc, type, out);
+}
+
+int
+lw_struct_cast(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Expr *out)
+{
+    return struct_cast(lw, node, type, value, out);
+}
+
+int
 lw_struct_from_dict(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *dict, Expr *out)
 {
     StructInfo si;

@@ -48,7 +48,7 @@ lw_local_array(Lowerer *lw, const QdType *ty, uint32_t n, uint32_t *out)
         return lw_nomem(lw);
     }
     inst->loc = lw->loc;
-    QdRegion *r = lw->task->regions[0];
+    QdRegion *r = lw->task ? lw->task->regions[0] : lw->f->body; /* a function: its body */
     qd_region_insert_before(r, r->first, inst);
     *out = inst->result;
     return 0;
@@ -64,6 +64,19 @@ element_ptr(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t k)
         return QD_NO_VALUE;
     }
     return lw_emit_value(lw, QD_OP_ARRAY_PTR, pty, array, index);
+}
+
+int
+lw_array_store(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t k, uint32_t value)
+{
+    uint32_t ptr = element_ptr(lw, array, ty, k);
+    QdInst *store = ptr == QD_NO_VALUE ? NULL : lw_emit(lw, QD_OP_STORE, 2);
+    if (!store) {
+        return -1;
+    }
+    store->args[0] = ptr;
+    store->args[1] = value;
+    return 0;
 }
 
 /* The runtime value of scalar e converted to ty. */

@@ -213,3 +213,11 @@ def test_recursive_func():
     np.testing.assert_array_equal(out, [_fib(i % 20) for i in range(64)])
     n = int(np.random.default_rng().integers(0, 25))
     assert run(load("recursion.qir"), "fib1", [n], fields={"out": out}) == [_fib(n)]
+
+
+def test_recursive_func_with_ndarray_and_result_array():
+    a = np.random.default_rng().standard_normal(300).astype(np.float32)
+    out = np.zeros((300, 2), dtype=np.float32)
+    run(load("recursion_aggregate.qir"), "prefix_sums", [a, out], nthreads=4)
+    np.testing.assert_allclose(out[:, 0], np.cumsum(a, dtype=np.float64), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out[:, 1], np.cumsum(a.astype(np.float64) ** 2), rtol=1e-4)

@@ -559,6 +559,15 @@ def test_recursive_func_is_a_device_function():
         ptxas(ptx, "recursion")
 
 
+def test_recursive_func_with_ndarray_and_result_array():
+    """An ndarray parameter (the caller's record, passed on) and a result array in the caller's
+    local memory cross a device-function call."""
+    ptx = ptx_of(load("recursion_aggregate.qir"), "prefix_sums")["ptx"]
+    assert ".func" in ptx and "call.uni" in ptx and "fn_$_sums" in ptx
+    if PTXAS is not None:
+        ptxas(ptx, "recursion_aggregate")
+
+
 SHARED_DOT = """\
 kernel @dot(%out: ndarray<f32, 1>, %m: i32) {
   task range_for block_dim 64 {

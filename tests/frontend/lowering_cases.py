@@ -132,3 +132,30 @@ def wide_loops():
 
     k(2**31 + 16, 2)
     return k
+
+
+@qd.dataclass
+class _Pair:
+    a: qd.f32
+    n: qd.i32
+
+
+@qd.real_func
+def _walk(p: _Pair, x: NDARRAY_F32, d: qd.i32) -> qd.types.vector(2, qd.f32):
+    r = qd.Vector([p.a, 0.0])
+    if d > 0:
+        r = _walk(_Pair(a=p.a + x[d], n=p.n + 1), x, d - 1) + qd.Vector([0.0, p.n])
+    return r
+
+
+@case
+def recursive_real_func_aggregates():
+    # A recursive real_func with a struct parameter (one scalar parameter per member), an
+    # ndarray parameter (passed on) and a vector result (through a result array of the caller).
+    @qd.kernel
+    def k(x: NDARRAY_F32, y: NDARRAY_F32):
+        for i in range(x.shape[0]):
+            y[i] = _walk(_Pair(a=0.0, n=i), x, i)[1]
+
+    k(np.zeros(4, np.float32), np.zeros(4, np.float32))
+    return k

@@ -9,12 +9,14 @@ path. Every golden file must also parse and print back unchanged.
 
 import os
 import re
+import subprocess
 
 import pytest
 
 import quadrants as qd
 from quadrants import _runtime
 from quadrants._core import _testing
+from quadrants._toolkit import find_ptxas
 
 import lowering_cases
 
@@ -71,3 +73,29 @@ def test_lowering(name, monkeypatch, update_golden):
     for text in (frontend, final):
         assert _testing.parse_print(text) == text
         _testing.verify(text)
+
+
+def test_recursive_real_func_aggregates_assemble_for_cuda(monkeypatch, tmp_path):
+    """The CUDA code generator on the QIR of a recursive real_func with struct, ndarray and vector
+    values (no GPU here: PTX, assembled by ptxas where the CUDA toolkit is installed)."""
+    original = _runtime.compile_options
+
+    def with_qir():
+        options = dict(original())
+        options["keep_qir"] = 1
+        return options
+
+    monkeypatch.setattr(_runtime, "compile_options", with_qir)
+    qd.init(arch=qd.cpu)
+    kernel = lowering_cases.CASES["recursive_real_func_aggregates"]()
+    (compiled,) = list(_compiled_kernels(kernel))
+    name = re.search(r"^kernel @(\S+)\(", compiled.qir_frontend, re.M).group(1)
+    ptx = _testing.qir_to_ptx(compiled.qir_frontend, name)["ptx"]
+    assert ".func" in ptx and "call.uni" in ptx
+    ptxas = find_ptxas()
+    if ptxas is None:
+        pytest.skip("ptxas (CUDA toolkit) is not installed")
+    (tmp_path / "k.ptx").write_text(ptx)
+    cmd = [ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.ptx")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr

@@ -119,6 +119,30 @@ def test_ndarray_by_reference():
     np.testing.assert_array_equal(a, np.arange(1000, dtype=np.float32) * 0.5)
 
 
+
+def test_ndarray_annotations_of_a_func():
+    """`NDArray[dtype, ndim]` and `qd.types.ndarray(dtype=..., ndim=...)` annotate func parameters
+    as they do kernel parameters."""
+
+    @qd.func
+    def pick(a: NDArray[qd.f32, 1], i: qd.i32) -> qd.f32:
+        return a[i]
+
+    @qd.func
+    def pick2(b: qd.types.ndarray(dtype=qd.f32, ndim=2), i: qd.i32) -> qd.f32:
+        return b[i, 1] + b.shape[1]
+
+    @qd.kernel
+    def k(a: NDArray[qd.f32, 1], b: NDArray[qd.f32, 2], out: NDArray[qd.f32, 1]):
+        for i in range(out.shape[0]):
+            out[i] = pick(a, i) * 10 + pick2(b, i)
+
+    a = rng.standard_normal(64).astype(np.float32)
+    b = rng.standard_normal((64, 3)).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    k(a, b, out)
+    np.testing.assert_allclose(out, a * np.float32(10) + b[:, 1] + 3, rtol=1e-6)
+
 def test_template_param_binds_the_callers_variable():
     """A `qd.template()` parameter is the caller's variable itself: assigning to it, to its elements
     or members changes the caller's (Genesis's lane-buffer helpers write a local matrix this way);

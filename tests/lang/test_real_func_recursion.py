@@ -1,5 +1,6 @@
 """Recursive @qd.real_func: a real_func that calls itself (directly or through others) is compiled
-as a function called at run time, with scalar parameters and a scalar result."""
+as a function called at run time. Scalars, vectors, matrices and structs cross the call by value
+(parameters and results), ndarrays by reference."""
 
 import numpy as np
 import pytest
@@ -228,23 +229,194 @@ def test_template_parameter_is_refused():
 
     with pytest.raises(qd.QuadrantsSyntaxError) as e:
         k()
-    assert "recursive @qd.real_func f: the type of parameter 's' must be a scalar type" in str(e.value)
+    assert (
+        "recursive @qd.real_func f: the type of parameter 's' must be a scalar, vector, matrix or "
+        "struct type (or an ndarray, for a parameter); templates are not supported in recursion"
+    ) in str(e.value)
     assert _line_of("# template parameter") in str(e.value)
 
 
-def test_vector_return_type_is_refused():
+def test_vector_result():
     @qd.real_func
-    def f(n: qd.i32) -> qd.types.vector(2, qd.f32):  # vector result
-        r = qd.Vector([1.0, 2.0])
+    def f(n: qd.i32, x: qd.f32) -> qd.types.vector(3, qd.f32):
+        r = qd.Vector([x, 2.0 * x, 3.0])
         if n > 0:
-            r = f(n - 1) * 2
+            r = f(n - 1, x) * 0.5 + qd.Vector([1.0, 0.0, n])
         return r
 
     @qd.kernel
-    def k() -> qd.f32:
-        return f(3)[0]
+    def k(a: NDArray[qd.f32, 1], m: NDArray[qd.i32, 1], out: NDArray[qd.f32, 2]):
+        for i in range(a.shape[0]):
+            v = f(m[i], a[i])
+            for j in qd.static(range(3)):
+                out[i, j] = v[j]
 
-    with pytest.raises(qd.QuadrantsSyntaxError) as e:
-        k()
-    assert "recursive @qd.real_func f: the return type must be a scalar type" in str(e.value)
-    assert _line_of("# vector result") in str(e.value)
+    def f_np(n, x):
+        r = np.array([x, 2 * x, 3], np.float32)
+        if n > 0:
+            r = f_np(n - 1, x) * np.float32(0.5) + np.array([1, 0, n], np.float32)
+        return r
+
+    a = rng.uniform(-2, 2, 64).astype(np.float32)
+    m = rng.integers(0, 12, 64).astype(np.int32)
+    out = np.zeros((64, 3), np.float32)
+    k(a, m, out)
+    np.testing.assert_allclose(out, [f_np(int(n), x) for n, x in zip(m, a)], rtol=1e-5)
+
+
+def test_matrix_result_and_kernel_return():
+    @qd.real_func
+    def power(m: qd.types.matrix(2, 2, qd.f64), n: qd.i32) -> qd.types.matrix(2, 2, qd.f64):
+        r = qd.Matrix([[1.0, 0.0], [0.0, 1.0]], dt=qd.f64)
+        if n > 0:
+            r = power(m, n - 1) @ m
+        return r
+
+    @qd.kernel
+    def k(a: qd.f64, b: qd.f64, n: qd.i32) -> qd.types.matrix(2, 2, qd.f64):
+        return power(qd.Matrix([[a, b], [b, 0.5]]), n)
+
+    a, b = rng.uniform(-1, 1, 2)
+    n = int(rng.integers(3, 12))
+    expect = np.linalg.matrix_power(np.array([[a, b], [b, 0.5]]), n)
+    np.testing.assert_allclose(k(a, b, n), expect, rtol=1e-12)
+
+
+def test_tuple_result():
+    @qd.real_func
+    def t(n: qd.i32) -> (qd.i32, qd.f32):
+        a = n
+        b = 1.0
+        if n > 0:
+            a, b = t(n - 1)
+            a += n
+            b *= 2.0
+        return a, b
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.f32:
+        a, b = t(n)
+        return a * 100 + b
+
+    n = int(rng.integers(1, 20))
+    assert k(n) == n * (n + 1) // 2 * 100 + 2.0**n
+
+
+@qd.dataclass
+class _State:
+    a: qd.f32
+    b: qd.i32
+    v: qd.types.vector(2, qd.f32)
+
+
+def test_struct_parameter_and_result():
+    @qd.real_func
+    def f(s: _State, n: qd.i32) -> _State:
+        r = s
+        if n > 0:
+            t = _State(a=s.a * 2.0, b=s.b + 1, v=s.v + 1.0)
+            r = f(t, n - 1)
+            r.a += 1.0
+        s.b = -7  # a copy: the caller's struct is unchanged
+        return r
+
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 1], m: NDArray[qd.i32, 1], out: NDArray[qd.f32, 2]):
+        for i in range(x.shape[0]):
+            s = _State(a=x[i], b=i, v=qd.Vector([x[i], 0.5]))
+            r = f(s, m[i])
+            out[i, 0] = r.a
+            out[i, 1] = r.b
+            out[i, 2] = r.v[0]
+            out[i, 3] = r.v[1]
+            out[i, 4] = s.b
+
+    def f_py(a, b, v, n):
+        if n == 0:
+            return a, b, v
+        a2, b2, v2 = f_py(np.float32(a * 2), b + 1, (v + np.float32(1)).astype(np.float32), n - 1)
+        return np.float32(a2 + 1), b2, v2
+
+    x = rng.uniform(-2, 2, 48).astype(np.float32)
+    m = rng.integers(0, 8, 48).astype(np.int32)
+    out = np.zeros((48, 5), np.float32)
+    k(x, m, out)
+    for i in range(48):
+        a, b, v = f_py(x[i], i, np.array([x[i], 0.5], np.float32), int(m[i]))
+        np.testing.assert_allclose(out[i], [a, b, v[0], v[1], i], rtol=1e-5)
+
+
+def test_struct_result_returned_by_the_kernel():
+    @qd.real_func
+    def h(x: qd.f32, n: qd.i32) -> _State:
+        r = _State(a=x, b=n, v=qd.Vector([x, -x]))
+        if n > 0:
+            r = h(x + 1.0, n - 1)
+            r.b += 10
+        return r
+
+    @qd.kernel
+    def k(x: qd.f32, n: qd.i32) -> _State:
+        return h(x, n)
+
+    x = float(rng.uniform(-2, 2))
+    n = int(rng.integers(1, 9))
+    r = k(x, n)
+    end = np.float32(x) + n
+    assert r.a == end and r.b == 10 * n
+    np.testing.assert_allclose(r.v, [end, -end])
+
+
+def test_ndarray_parameters():
+    @qd.real_func
+    def total(a: qd.types.ndarray(), n: qd.i32) -> qd.f32:
+        r = 0.0
+        if n >= 0:
+            r = a[n] + total(a, n - 1)
+            a[n] = 1.0 * n  # by reference: the caller's array changes
+        return r
+
+    @qd.real_func
+    def rows(b: NDArray[qd.f32, 2], n: qd.i32) -> qd.f32:
+        r = 0.0
+        if n >= 0:
+            r = b[n, 1] + rows(b, n - 1) + b.shape[1]
+        return r
+
+    @qd.real_func
+    def twice(b: qd.types.ndarray(dtype=qd.f32, ndim=2), n: qd.i32) -> qd.f32:
+        r = 0.0
+        if n >= 0:
+            r = b[n, 0] * 2 + twice(b, n - 1)
+        return r
+
+    @qd.kernel
+    def k(a: qd.types.ndarray(), b: NDArray[qd.f32, 2]) -> qd.f32:
+        return total(a, a.shape[0] - 1) * 1000 + rows(b, b.shape[0] - 1) + twice(b, 3)
+
+    a = rng.standard_normal(40).astype(np.float32)
+    b = rng.standard_normal((9, 3)).astype(np.float32)
+    a0 = a.copy()
+    got = k(a, b)
+    expect = a0.sum(dtype=np.float64) * 1000 + b[:, 1].sum() + 3 * 9 + 2 * b[:4, 0].sum()
+    np.testing.assert_allclose(got, expect, rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(a, np.arange(40, dtype=np.float32))
+
+
+def test_ndarrays_of_two_types():
+    @qd.real_func
+    def total(a: qd.types.ndarray(), n: qd.i32) -> qd.f64:
+        r = qd.cast(0, qd.f64)
+        if n >= 0:
+            r = a[n] + total(a, n - 1)
+        return r
+
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 1], y: NDArray[qd.i32, 1], z: NDArray[qd.f32, 1]) -> qd.f64:
+        return total(x, x.shape[0] - 1) + total(y, y.shape[0] - 1) * 10 + total(z, 2) * 1000
+
+    x = rng.standard_normal(30).astype(np.float32)
+    y = rng.integers(-50, 50, 20).astype(np.int32)
+    z = rng.standard_normal(5).astype(np.float32)
+    expect = x.astype(np.float64).sum() + y.sum() * 10 + z[:3].astype(np.float64).sum() * 1000
+    np.testing.assert_allclose(k(x, y, z), expect, rtol=1e-9)

@@ -82,13 +82,23 @@ load_scalar_param(Emitter *e, int32_t param, const QdType *ty)
     return v;
 }
 
+/* The record (abi.h) of ndarray parameter `param`: in the kernel's argument buffer, or, in a
+ * func, the pointer its caller passed (the caller's record). */
+static LLVMValueRef
+nd_record(Emitter *e, int32_t param)
+{
+    if (e->kernel->kind == QD_FUNC_FUNC) {
+        return e->values[e->kernel->params[param]];
+    }
+    return byte_offset(e, e->hoist, e->args_ptr, e->arg_offsets[param]);
+}
+
 /* Data pointer of ndarray parameter `param`. */
 static LLVMValueRef
 nd_data(Emitter *e, int32_t param)
 {
     if (e->nd_data[param] == NULL) {
-        LLVMValueRef ptr =
-            byte_offset(e, e->hoist, e->args_ptr, e->arg_offsets[param] + QD_NDARRAY_DATA_OFFSET);
+        LLVMValueRef ptr = byte_offset(e, e->hoist, nd_record(e, param), QD_NDARRAY_DATA_OFFSET);
         LLVMValueRef v = LLVMBuildLoad2(e->hoist, e->t_ptr, ptr, "data");
         LLVMSetAlignment(v, 8);
         e->nd_data[param] = global_space(e, e->hoist, v);
@@ -108,8 +118,8 @@ nd_shape(Emitter *e, int32_t param, uint32_t axis)
         }
     }
     if (e->nd_shape[param][axis] == NULL) {
-        uint64_t offset = e->arg_offsets[param] + (uint64_t)qd_ndarray_extent_offset(axis);
-        LLVMValueRef ptr = byte_offset(e, e->hoist, e->args_ptr, offset);
+        LLVMValueRef ptr = byte_offset(e, e->hoist, nd_record(e, param),
+                                       (uint64_t)qd_ndarray_extent_offset(axis));
         LLVMValueRef v = LLVMBuildLoad2(e->hoist, e->t_i32, ptr, "shape");
         LLVMSetAlignment(v, 4);
         e->nd_shape[param][axis] = v;
@@ -134,6 +144,9 @@ qd_llvm_value(Emitter *e, uint32_t id)
         LLVMValueRef ptr = byte_offset(e, e->hoist, e->args_ptr, e->arg_offsets[v->param]);
         e->values[id] = LLVMBuildLoad2(e->hoist, e->t_ptr, ptr, "");
         LLVMSetAlignment(e->values[id], 8);
+    } else if (v->param >= 0 && v->type->kind == QD_TY_NDARRAY) {
+        /* an ndarray argument passed on to a func: its record */
+        e->values[id] = nd_record(e, v->param);
     } else if (v->def != NULL && v->def->op == QD_OP_TMP_ALLOC) {
         e->values[id] = byte_offset(e, e->hoist, e->tmps_ptr, e->tmp_offsets[id]);
     }
