@@ -807,6 +807,21 @@ lower_real_body(Lowerer *lw, const Expr *fn, RealFunc *rf)
     return 0;
 }
 
+/* Makes `frame` the current frame for what callee `fn` (defined by `def`) evaluates before its
+ * body (parameter annotations, default values): its globals, over the caller's variables. The
+ * caller restores lw->frame = frame->parent. */
+static void
+enter_callee_scope(Lowerer *lw, const Expr *fn, const QdAst *def, FuncFrame *frame)
+{
+    memset(frame, 0, sizeof(*frame));
+    frame->scope = fn->h;
+    frame->file = def->cst.sval;
+    frame->vars_base = lw->vars.len;
+    frame->parent = lw->frame;
+    frame->def = def;
+    lw->frame = frame;
+}
+
 /* The signature of recursive real_func `rf`: annotations and shapes of the parameters (with the
  * ndarray arguments `vals` of this call as the prototypes of ndarray parameters) and of the
  * result. Lowered in the callee's scope (`sub`'s frame). */
@@ -822,13 +837,8 @@ real_signature(Lowerer *lw, const Expr *fn, RealFunc *rf, const Expr *vals)
     if (!rf->anns || !rf->shapes || !rf->protos || !rf->nd_types) {
         return lw_nomem(lw);
     }
-    FuncFrame frame = {0};
-    frame.scope = fn->h;
-    frame.file = def->cst.sval;
-    frame.vars_base = lw->vars.len;
-    frame.parent = lw->frame;
-    frame.def = def;
-    lw->frame = &frame;
+    FuncFrame frame;
+    enter_callee_scope(lw, fn, def, &frame);
     int rc = 0;
     for (uint32_t i = 0; i < def->a.len && rc == 0; i++) {
         const QdAst *param = def->a.items[i];
@@ -930,13 +940,8 @@ real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, cons
             vals[i] = *arg;
         } else if (param->y) {
             /* a default value, evaluated in the callee's globals */
-            FuncFrame frame = {0};
-            frame.scope = fn->h;
-            frame.file = def->cst.sval;
-            frame.vars_base = lw->vars.len;
-            frame.parent = lw->frame;
-            frame.def = def;
-            lw->frame = &frame;
+            FuncFrame frame;
+            enter_callee_scope(lw, fn, def, &frame);
             int rc = lw_expr(lw, param->y, &vals[i]);
             lw->frame = frame.parent;
             RETURN_IF_ERROR(rc);
