@@ -362,7 +362,9 @@ def test_struct_result_returned_by_the_kernel():
     x = float(rng.uniform(-2, 2))
     n = int(rng.integers(1, 9))
     r = k(x, n)
-    end = np.float32(x) + n
+    end = np.float32(x)
+    for _ in range(n):  # n f32 additions of 1.0, each rounded
+        end = np.float32(end + np.float32(1.0))
     assert r.a == end and r.b == 10 * n
     np.testing.assert_allclose(r.v, [end, -end])
 
