@@ -363,67 +363,63 @@ builtin_row(const char *name, unsigned flags)
     return row;
 }
 
-static int
-add_builtins(PyObject *module)
+/* Appends `row` (a new reference, or NULL after an error) to `rows` unless *rc already failed. */
+static void
+append_row(PyObject *rows, PyObject *row, int *rc)
 {
-    PyObject *rows = PyList_New(0);
-    int rc = rows ? 0 : -1;
-#define QD_BUILTIN(name, fn, op, flags)                                                           \
-    if (rc == 0) {                                                                                 \
-        PyObject *row = builtin_row(name, flags);                                                  \
-        rc = row ? PyList_Append(rows, row) : -1;                                                  \
-        Py_XDECREF(row);                                                                           \
+    if (*rc == 0) {
+        *rc = row ? PyList_Append(rows, row) : -1;
     }
-#include "../frontend/builtins.def"
-#undef QD_BUILTIN
-    PyObject *tuple = rc == 0 ? PyList_AsTuple(rows) : NULL;
-    rc = tuple ? PyModule_AddObjectRef(module, "BUILTINS", tuple) : -1;
+    Py_XDECREF(row);
+}
+
+/* Adds the list `rows` (consumed; NULL after an error) to the module as the tuple `name`. */
+static int
+add_table(PyObject *module, const char *name, PyObject *rows, int rc)
+{
+    PyObject *tuple = rows && rc == 0 ? PyList_AsTuple(rows) : NULL;
+    rc = tuple ? PyModule_AddObjectRef(module, name, tuple) : -1;
     Py_XDECREF(tuple);
     Py_XDECREF(rows);
     return rc;
 }
 
+static int
+add_builtins(PyObject *module)
+{
+    PyObject *rows = PyList_New(0);
+    int rc = rows ? 0 : -1;
+#define QD_BUILTIN(name, fn, op, flags) append_row(rows, builtin_row(name, flags), &rc);
+#include "../frontend/builtins.def"
+#undef QD_BUILTIN
+    return add_table(module, "BUILTINS", rows, rc);
+}
+
 /* _core.SIMT_BUILTINS: ((name, kind, ival, deprecated, doc), ...), the rows of
- * frontend/simt.def ("block.sync", "BARRIER", 0, None, "sync(): ..."); the quadrants.simt modules define
- * their functions from it. _core.MATRIX_METHODS: the names of frontend/matrix_methods.def. */
+ * frontend/simt.def ("block.sync", "BARRIER", 0, None, "sync(): ..."); the quadrants.simt
+ * modules define their functions from it. */
 static int
 add_simt_builtins(PyObject *module)
 {
     PyObject *rows = PyList_New(0);
     int rc = rows ? 0 : -1;
 #define QD_SIMT(name, KIND, OP, ival, deprecated, doc)                                             \
-    if (rc == 0) {                                                                                 \
-        PyObject *row = Py_BuildValue("(ssLzs)", name, #KIND, (long long)(ival), deprecated, doc); \
-        rc = row ? PyList_Append(rows, row) : -1;                                                  \
-        Py_XDECREF(row);                                                                           \
-    }
+    append_row(rows, Py_BuildValue("(ssLzs)", name, #KIND, (long long)(ival), deprecated, doc), &rc);
 #include "../frontend/simt.def"
 #undef QD_SIMT
-    PyObject *tuple = rc == 0 ? PyList_AsTuple(rows) : NULL;
-    rc = tuple ? PyModule_AddObjectRef(module, "SIMT_BUILTINS", tuple) : -1;
-    Py_XDECREF(tuple);
-    Py_XDECREF(rows);
-    if (rc < 0) {
-        return -1;
-    }
-    static const char *const methods[] = {
-#define QD_MATRIX_METHOD(name, ID) name,
+    return add_table(module, "SIMT_BUILTINS", rows, rc);
+}
+
+/* _core.MATRIX_METHODS: the names of frontend/matrix_methods.def, in order. */
+static int
+add_matrix_methods(PyObject *module)
+{
+    PyObject *rows = PyList_New(0);
+    int rc = rows ? 0 : -1;
+#define QD_MATRIX_METHOD(name, ID) append_row(rows, PyUnicode_FromString(name), &rc);
 #include "../frontend/matrix_methods.def"
 #undef QD_MATRIX_METHOD
-    };
-    size_t n = sizeof(methods) / sizeof(methods[0]);
-    PyObject *names = PyTuple_New((Py_ssize_t)n);
-    for (size_t k = 0; names && k < n; k++) {
-        PyObject *s = PyUnicode_FromString(methods[k]);
-        if (!s) {
-            Py_CLEAR(names);
-            break;
-        }
-        PyTuple_SET_ITEM(names, (Py_ssize_t)k, s);
-    }
-    rc = names ? PyModule_AddObjectRef(module, "MATRIX_METHODS", names) : -1;
-    Py_XDECREF(names);
-    return rc;
+    return add_table(module, "MATRIX_METHODS", rows, rc);
 }
 
 static int
@@ -436,6 +432,7 @@ core_exec(PyObject *module)
     RETURN_IF_ERROR(add_arg_kinds(module));
     RETURN_IF_ERROR(add_builtins(module));
     RETURN_IF_ERROR(add_simt_builtins(module));
+    RETURN_IF_ERROR(add_matrix_methods(module));
     PyObject *dispatcher_type = qd_py_dispatcher_type_new(module);
     int added = dispatcher_type ? PyModule_AddObjectRef(module, "Dispatcher", dispatcher_type) : -1;
     Py_XDECREF(dispatcher_type);
