@@ -107,6 +107,21 @@ def update_golden(request):
 
 
 @pytest.fixture
+def keep_qir(monkeypatch):
+    """Kernels compiled during the test keep their QIR (CompiledKernel.qir / .qir_frontend)."""
+    from quadrants import _runtime
+
+    original = _runtime.compile_options
+
+    def with_qir():
+        options = dict(original())
+        options["keep_qir"] = 1
+        return options
+
+    monkeypatch.setattr(_runtime, "compile_options", with_qir)
+
+
+@pytest.fixture
 def slow_calls(monkeypatch):
     """The kernels of the calls that took the Python launch path (Kernel._launch), in order: a
     call missing from it was launched by the C fast path."""

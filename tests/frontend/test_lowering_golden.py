@@ -14,7 +14,6 @@ import subprocess
 import pytest
 
 import quadrants as qd
-from quadrants import _runtime
 from quadrants._core import _testing
 from quadrants._toolkit import find_ptxas
 
@@ -53,15 +52,7 @@ def _check(path, text, update):
 
 
 @pytest.mark.parametrize("name", sorted(lowering_cases.CASES))
-def test_lowering(name, monkeypatch, update_golden):
-    original = _runtime.compile_options
-
-    def with_qir():
-        options = dict(original())
-        options["keep_qir"] = 1
-        return options
-
-    monkeypatch.setattr(_runtime, "compile_options", with_qir)
+def test_lowering(name, keep_qir, update_golden):
     qd.init(arch=qd.cpu)
     kernel = lowering_cases.CASES[name]()
     (compiled,) = list(_compiled_kernels(kernel))
@@ -75,17 +66,9 @@ def test_lowering(name, monkeypatch, update_golden):
         _testing.verify(text)
 
 
-def test_recursive_real_func_aggregates_assemble_for_cuda(monkeypatch, tmp_path):
+def test_recursive_real_func_aggregates_assemble_for_cuda(keep_qir, tmp_path):
     """The CUDA code generator on the QIR of a recursive real_func with struct, ndarray and vector
     values (no GPU here: PTX, assembled by ptxas where the CUDA toolkit is installed)."""
-    original = _runtime.compile_options
-
-    def with_qir():
-        options = dict(original())
-        options["keep_qir"] = 1
-        return options
-
-    monkeypatch.setattr(_runtime, "compile_options", with_qir)
     qd.init(arch=qd.cpu)
     kernel = lowering_cases.CASES["recursive_real_func_aggregates"]()
     (compiled,) = list(_compiled_kernels(kernel))

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import quadrants as qd
-from quadrants import _runtime
 from quadrants._core import _testing
 from quadrants._toolkit import find_ptxas
 
@@ -27,18 +26,6 @@ mat3f = qd.types.matrix(3, 3, qd.f32)
 
 
 PTXAS = find_ptxas()
-
-
-@pytest.fixture
-def keep_qir(monkeypatch):
-    original = _runtime.compile_options
-
-    def with_qir():
-        options = dict(original())
-        options["keep_qir"] = 1
-        return options
-
-    monkeypatch.setattr(_runtime, "compile_options", with_qir)
 
 
 def compiled_of(kernel):
