@@ -54,12 +54,8 @@ def test_mypy_accepts_typical_file(tmp_path):
     assert "Success: no issues found" in result.stdout
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
-def test_mypy_names_the_call_form_annotation(tmp_path):
-    """A call in an annotation (``x: qd.types.ndarray(...)``) is rejected by mypy, as
-    docs/typing.md says; the subscript form of the same type is accepted."""
-    source = tmp_path / "call_form.py"
-    source.write_text(
+# A kernel annotated with the call form (line 5) beside the same type in subscript form.
+CALL_FORM = (
         "import quadrants as qd\n\n\n"
         "@qd.kernel\n"
         "def k(x: qd.types.ndarray(dtype=qd.f32, ndim=1)) -> None:\n"
@@ -67,7 +63,15 @@ def test_mypy_names_the_call_form_annotation(tmp_path):
         "@qd.kernel\n"
         "def j(x: qd.types.NDArray[qd.f32, 1]) -> None:\n"
         "    x[0] = 1.0\n"
-    )
+)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
+def test_mypy_names_the_call_form_annotation(tmp_path):
+    """A call in an annotation (``x: qd.types.ndarray(...)``) is rejected by mypy, as
+    docs/typing.md says; the subscript form of the same type is accepted."""
+    source = tmp_path / "call_form.py"
+    source.write_text(CALL_FORM)
     config = tmp_path / "mypy.ini"
     config.write_text(MYPY_CONFIG)
     result = subprocess.run(
@@ -138,13 +142,7 @@ def test_pyright_names_the_call_form_annotation(tmp_path):
     docs/typing.md says: the subscript form of the type is accepted."""
     source = tmp_path / "call_form.py"
     source.write_text(
-        "import quadrants as qd\n\n\n"
-        "@qd.kernel\n"
-        "def k(x: qd.types.ndarray(dtype=qd.f32, ndim=1)) -> None:\n"
-        "    x[0] = 1.0\n\n\n"
-        "@qd.kernel\n"
-        "def j(x: qd.types.NDArray[qd.f32, 1]) -> None:\n"
-        "    x[0] = 1.0\n\n\n"
+        CALL_FORM + "\n\n"
         "vec_type = qd.types.vector(3, qd.f32)\n"
         "arr_type = qd.types.ndarray(dtype=qd.f32, ndim=1)\n"
         "tmpl = qd.template()\n"
