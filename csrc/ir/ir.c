@@ -389,6 +389,22 @@ qd_region_is_empty(const QdRegion *r)
     return !r || !r->first;
 }
 
+bool
+qd_region_has_op(const QdRegion *r, unsigned flags)
+{
+    for (const QdInst *inst = r ? r->first : NULL; inst; inst = inst->next) {
+        if (qd_op_has(inst->op, flags)) {
+            return true;
+        }
+        for (int k = 0; k < qd_op_info[inst->op].nregions; k++) {
+            if (qd_region_has_op(inst->regions[k], flags)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 int
 qd_region_walk(QdRegion *r, QdInstVisitor fn, void *data)
 {

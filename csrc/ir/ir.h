@@ -401,6 +401,9 @@ bool qd_region_is_empty(const QdRegion *r);
 
 /* Walks every instruction of a region tree in program order (pre-order). The callback returns
  * 0 to go on, -1 to stop (the walk then returns -1). */
+/* Whether region r (and the regions nested in it) holds an instruction whose op has any of the
+ * op flags `flags` (QD_LOOP, QD_SIMT | QD_CONVERGENT, ...). */
+bool qd_region_has_op(const QdRegion *r, unsigned flags);
 typedef int (*QdInstVisitor)(QdInst *inst, void *data);
 int qd_region_walk(QdRegion *r, QdInstVisitor fn, void *data);
 

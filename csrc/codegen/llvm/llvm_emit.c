@@ -101,23 +101,6 @@ qd_llvm_mark_loop(Emitter *e, LLVMValueRef latch_br)
                     LLVMMetadataAsValue(e->llctx, id));
 }
 
-/* Whether region r contains a loop (at any depth). */
-static bool
-region_has_loop(const QdRegion *r)
-{
-    for (const QdInst *inst = r->first; inst != NULL; inst = inst->next) {
-        if (qd_op_has(inst->op, QD_LOOP)) {
-            return true;
-        }
-        for (int k = 0; k < qd_op_info[inst->op].nregions; k++) {
-            if (region_has_loop(inst->regions[k])) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
 /* The back edge of a loop whose body is `body`: marked against runtime unrolling
  * (qd_llvm_mark_loop), except an innermost loop on the GPU, where LLVM's runtime unrolling by
  * 4 lets ptxas issue the loads of several iterations together (the dot products of a
@@ -126,7 +109,7 @@ static void
 emit_back_edge(Emitter *e, const QdRegion *body, LLVMBasicBlockRef header)
 {
     LLVMValueRef br = LLVMBuildBr(e->b, header);
-    if (!qd_llvm_is_gpu(e) || region_has_loop(body)) {
+    if (!qd_llvm_is_gpu(e) || qd_region_has_op(body, QD_LOOP)) {
         qd_llvm_mark_loop(e, br);
     }
 }

@@ -451,17 +451,7 @@ emit_grid_stride_loop(Emitter *e, const QdInst *pfor)
 static bool
 has_block_ops(const QdRegion *r)
 {
-    for (const QdInst *inst = r->first; inst != NULL; inst = inst->next) {
-        if (qd_op_has(inst->op, QD_CONVERGENT) || qd_op_has(inst->op, QD_SIMT)) {
-            return true;
-        }
-        for (int k = 0; k < qd_op_info[inst->op].nregions; k++) {
-            if (has_block_ops(inst->regions[k])) {
-                return true;
-            }
-        }
-    }
-    return false;
+    return qd_region_has_op(r, QD_CONVERGENT | QD_SIMT);
 }
 
 /* The block-stride loop of an NVPTX range_for kernel whose body uses barriers, subgroup
