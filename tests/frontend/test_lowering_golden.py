@@ -75,6 +75,9 @@ def test_recursive_real_func_aggregates_assemble_for_cuda(keep_qir, tmp_path):
     name = re.search(r"^kernel @(\S+)\(", compiled.qir_frontend, re.M).group(1)
     ptx = _testing.qir_to_ptx(compiled.qir_frontend, name)["ptx"]
     assert ".func" in ptx and "call.uni" in ptx
+    # the result pointer crosses the call as a 32-bit local address (a generic one faulted on
+    # the GPU when a warp's threads recursed to different depths)
+    assert re.search(r"st\.local\.f32\s+\[%r\d+\]", ptx), ptx
     ptxas = find_ptxas()
     if ptxas is None:
         pytest.skip("ptxas (CUDA toolkit) is not installed")

@@ -9,11 +9,28 @@
  * the entry / body blocks of a task (llvm_emit.c); fields are module globals, reachable from
  * any function. Each call has a frame of its own on the thread's stack, so every thread of a
  * parallel loop recurses independently.
+ *
+ * NVPTX: a `ptr<.., local>` parameter (an aggregate result, a struct or ndarray record in the
+ * caller's frame) is an addrspace(5) pointer in the signature, made generic in the callee's entry
+ * block, so that the address crosses the call as a local one. Passed as a generic pointer, the
+ * caller read it back through cvta.to.local, which faulted under ptxas when the threads of a
+ * warp recursed to different depths.
  */
 #include "llvm_internal.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* The LLVM type of parameter ty of a function: an addrspace(5) pointer for a local pointer on
+ * NVPTX (see the file comment), else its register type. */
+static LLVMTypeRef
+param_type(Emitter *e, const QdType *ty)
+{
+    if (qd_llvm_is_gpu(e) && ty->kind == QD_TY_PTR && ty->space == QD_SPACE_LOCAL) {
+        return LLVMPointerTypeInContext(e->llctx, 5);
+    }
+    return qd_llvm_reg_type(e, ty);
+}
 
 /* The LLVM function of func g, declared on first use. NULL with a diag. */
 static LlvmFunc *
@@ -32,7 +49,7 @@ func_of(Emitter *e, const QdInst *inst, QdFunc *g)
     }
     params[0] = e->t_ptr;
     for (uint32_t i = 0; i < g->nparams; i++) {
-        params[i + 1] = qd_llvm_reg_type(e, qd_value_type(g, g->params[i]));
+        params[i + 1] = param_type(e, qd_value_type(g, g->params[i]));
     }
     LlvmFunc lf = {g, NULL, NULL, false};
     lf.type = LLVMFunctionType(qd_llvm_reg_type(e, g->ret), params, g->nparams + 1, 0);
@@ -76,6 +93,10 @@ qd_llvm_emit_call(Emitter *e, const QdInst *inst)
     args[0] = state_arg(e);
     for (uint32_t i = 0; i < inst->nargs; i++) {
         args[i + 1] = qd_llvm_value(e, inst->args[i]);
+        LLVMTypeRef want = LLVMTypeOf(LLVMGetParam(lf->fn, i + 1));
+        if (want != LLVMTypeOf(args[i + 1])) {
+            args[i + 1] = LLVMBuildAddrSpaceCast(e->b, args[i + 1], want, "");
+        }
     }
     LLVMValueRef v = LLVMBuildCall2(e->b, lf->type, lf->fn, args, inst->nargs + 1, "");
     if (inst->result != QD_NO_VALUE) {
@@ -127,13 +148,16 @@ emit_func(Emitter *e, LlvmFunc *lf)
         e->rt_ptr = qd_llvm_is_gpu(e) ? state : NULL;
         e->args_ptr = e->results_ptr = e->tmps_ptr = NULL;
         e->access_group = NULL;
-        for (uint32_t i = 0; i < g->nparams; i++) {
-            e->values[g->params[i]] = LLVMGetParam(lf->fn, i + 1);
-        }
         LLVMBasicBlockRef entry = qd_llvm_new_block(e, "entry");
         LLVMBasicBlockRef body = qd_llvm_new_block(e, "body");
         LLVMPositionBuilderAtEnd(e->b, entry);
         LLVMPositionBuilderBefore(e->hoist, LLVMBuildBr(e->b, body));
+        for (uint32_t i = 0; i < g->nparams; i++) {
+            LLVMValueRef p = LLVMGetParam(lf->fn, i + 1);
+            const QdType *ty = qd_value_type(g, g->params[i]);
+            bool local = param_type(e, ty) != qd_llvm_reg_type(e, ty);
+            e->values[g->params[i]] = local ? LLVMBuildAddrSpaceCast(e->hoist, p, e->t_ptr, "") : p;
+        }
         LLVMPositionBuilderAtEnd(e->b, body);
         rc = qd_llvm_emit_region(e, g->body, NULL);
         if (rc == 0 && qd_llvm_block_is_open(e)) {
