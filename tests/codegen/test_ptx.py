@@ -611,3 +611,47 @@ def test_shared_memory_is_addressed_in_32_bits_and_inner_loops_unroll():
     shared_loads = re.findall(r"ld\.shared\.f32\s+%f\d+, \[(%\w+)", ptx)
     assert shared_loads and all(r.startswith("%r") for r in shared_loads), ptx
     assert len(shared_loads) >= 8, ptx  # 4 unrolled iterations of 2 loads, then the remainder
+
+
+def _f32_op_kernel(op, unary):
+    body = f"%r = {op} %a : f32" if unary else f"%r = {op} %a, %a : f32"
+    return f"""\
+kernel @k(%x: ndarray<f32, 1>) {{
+  task range_for {{
+    %zero = const 0 : i32
+    %n = shape %x, 0 : i32
+    parallel_for %i = %zero to %n {{
+      %p = elem_ptr %x, %i : ptr<f32, global>
+      %a = load %p : f32
+      {body}
+      store %p, %r
+    }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "op, unary, fast, accurate",
+    [
+        ("div", False, "div.approx.ftz.f32", "div.rn.f32"),
+        ("rsqrt", True, "rsqrt.approx.ftz.f32", "sqrt.rn.f32"),
+        ("log", True, "lg2.approx.ftz.f32", None),
+        ("sin", True, "sin.approx.ftz.f32", None),
+        ("cos", True, "cos.approx.ftz.f32", None),
+    ],
+)
+def test_fast_math_f32_approximations(op, unary, fast, accurate):
+    # Under fast math (the default) f32 division, rsqrt, log, sin and cos use the approximate
+    # instructions, as the reference implementation does; without it they are correctly rounded
+    # (div.rn, sqrt.rn) or libdevice's accurate functions.
+    if op in ("log", "sin", "cos") and not HAVE_LIBDEVICE:
+        pytest.skip("needs libdevice")
+    text = _f32_op_kernel(op, unary)
+    assert fast in ptx_of(text, "k")["ptx"]
+    slow = ptx_of(text, "k", options={"fast_math": 0})["ptx"]
+    assert fast.replace(".ftz", "") not in slow.replace(".ftz", "")
+    if accurate:
+        assert accurate in slow
+    # sqrt stays correctly rounded either way
+    assert "sqrt.rn" in ptx_of(_f32_op_kernel("sqrt", True), "k")["ptx"]

@@ -52,7 +52,12 @@ def test_unary_math(fname, fn, ref, dom, t):
     rtol = RTOL[t] * (4 if fname in ("tan", "exp", "acos") else 1)
     if fname == "acos":
         atol = {qd.f32: 1e-6, qd.f64: 1e-14}[t]
-    np.testing.assert_allclose(out.astype(np.float64), expect, rtol=rtol, atol=atol)
+    if fname in ("sin", "cos") and t is qd.f32 and qd.cfg.arch is qd.cuda and qd.cfg.fast_math:
+        # sin.approx / cos.approx on CUDA under fast_math, as in the reference: absolute error at
+        # most 2**-21.41 in [-pi, pi], growing in proportion to |x| beyond (docs/language.md)
+        atol = 2.0**-21 * (1.0 + np.abs(x.astype(np.float64)))
+    err = np.abs(out.astype(np.float64) - expect)
+    assert (err <= atol + rtol * np.abs(expect)).all(), (fname, err.max())
 
 
 @pytest.mark.parametrize("t", [qd.f32, qd.f64], ids=name)

@@ -25,13 +25,14 @@ typedef struct MathEntry {
     const char *f32_fn;    /* libm function for f32 (NULL: not a math op) */
     const char *f64_fn;    /* libm function for f64 */
     bool is_gpu_native;    /* NVPTX lowers the intrinsic (else: libdevice) */
+    const char *gpu_fast;  /* libdevice function of f32 under fast math (after __nv_), or "NONE" */
 } MathEntry;
 
 #define NATIVE    true
 #define LIBDEVICE false
 static const MathEntry math_table[QD_OP_COUNT_] = {
-#define QD_MATH(name, intrinsic, f32_fn, f64_fn, on_gpu)                                           \
-    [QD_OP_##name] = {intrinsic, #f32_fn, #f64_fn, on_gpu},
+#define QD_MATH(name, intrinsic, f32_fn, f64_fn, on_gpu, gpu_fast)                                 \
+    [QD_OP_##name] = {intrinsic, #f32_fn, #f64_fn, on_gpu, #gpu_fast},
 #include "llvm_intrinsics.def"
 #undef QD_MATH
 };
@@ -111,6 +112,16 @@ is_narrow_float(const QdType *ty)
 
 /***** float math *****/
 
+/* f32 on the GPU under fast math: division, rsqrt, log, sin and cos use the approximate
+ * instructions (div.approx, rsqrt.approx, lg2.approx, sin.approx, cos.approx), as the reference
+ * implementation and nvcc --use_fast_math do; sqrt, exp and the rest stay as accurate as
+ * libdevice makes them. */
+static bool
+is_fast_gpu_f32(const Emitter *e, const QdType *ty)
+{
+    return qd_llvm_is_gpu(e) && ty->kind == QD_TY_F32 && e->opts->fast_math;
+}
+
 /* A float math op of llvm_intrinsics.def on nargs operands of type ty. */
 static LLVMValueRef
 emit_math(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef *args, unsigned nargs)
@@ -142,6 +153,9 @@ emit_math(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef *args, unsigned na
         cargs[k] = is_narrow ? LLVMBuildFPExt(e->b, args[k], ct, "") : args[k];
     }
     const char *name = ty->kind == QD_TY_F64 ? entry->f64_fn : entry->f32_fn;
+    if (is_fast_gpu_f32(e, ty) && strcmp(entry->gpu_fast, "NONE") != 0) {
+        name = entry->gpu_fast;
+    }
     char gpu_name[32];
     if (is_gpu) {
         snprintf(gpu_name, sizeof(gpu_name), "__nv_%s", name);
@@ -168,6 +182,11 @@ float_binary(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef a, LLVMValueRef
     case QD_OP_MUL:
         return qd_llvm_fast(e, LLVMBuildFMul(e->b, a, b, ""));
     case QD_OP_DIV:
+        if (is_fast_gpu_f32(e, ty)) {
+            /* div.approx (2 ulp), what the reference implementation emits under fast math */
+            const char *name = e->ftz ? "llvm.nvvm.div.approx.ftz.f" : "llvm.nvvm.div.approx.f";
+            return qd_llvm_intrinsic(e, name, NULL, 0, args, 2);
+        }
         return qd_llvm_fast(e, LLVMBuildFDiv(e->b, a, b, ""));
     case QD_OP_REM:
         return qd_llvm_fast(e, LLVMBuildFRem(e->b, a, b, ""));
@@ -401,6 +420,10 @@ emit_unary(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef a)
         /* is_zero_poison = false: clz(0) is the width */
         return resize_unsigned(e, intrinsic1(e, "llvm.ctlz", args, 2), e->t_i32);
     case QD_OP_RSQRT: {
+        if (is_fast_gpu_f32(e, ty)) {
+            const char *name = e->ftz ? "llvm.nvvm.rsqrt.approx.ftz.f" : "llvm.nvvm.rsqrt.approx.f";
+            return qd_llvm_intrinsic(e, name, NULL, 0, args, 1);
+        }
         LLVMValueRef root = emit_math(e, QD_OP_SQRT, ty, args, 1);
         LLVMValueRef one = LLVMConstReal(LLVMTypeOf(a), 1.0);
         return qd_llvm_fast(e, LLVMBuildFDiv(e->b, one, root, ""));

@@ -106,6 +106,7 @@ typedef struct Emitter {
     bool has_asserts;            /* the kernel contains an assert (tasks check the flag first) */
     bool has_print;              /* the kernel prints (vprintf) */
     bool uses_libdevice;         /* a __nv_* function was called: libdevice must be linked */
+    bool ftz;                    /* NVPTX: f32 denormals are flushed (fast math, no f16/bf16) */
     LLVMMetadataRef access_group; /* inside a grid-stride loop: the access group its global
                                      loads and stores join (llvm.access.group), else NULL */
     /* common LLVM types */

@@ -77,7 +77,7 @@ qd_powi_f32(float x, int n)
 
 /* libm functions and compiler-rt helpers defined as JIT symbols. */
 static const QdJitSymbol libm_symbols[] = {
-#define QD_MATH(name, intrinsic, f32_fn, f64_fn, on_gpu)                                           \
+#define QD_MATH(name, intrinsic, f32_fn, f64_fn, on_gpu, gpu_fast)                                 \
     {#f32_fn, (QdJitFunction)f32_fn}, {#f64_fn, (QdJitFunction)f64_fn},
 #define QD_LIBCALL(fn) {#fn, (QdJitFunction)fn},
 #define QD_LIBCALL_AS(symbol, fn) {#symbol, (QdJitFunction)fn},

@@ -397,7 +397,7 @@ static void
 finish_module(Emitter *e, const QdCompiledKernel *layout)
 {
     size_t prefix = strlen(layout->symbol);
-    bool is_ftz = e->opts->fast_math && !uses_half_floats(e->kernel);
+    bool is_ftz = e->ftz;
     LLVMAttributeRef ftz = LLVMCreateStringAttribute(e->llctx, "denormal-fp-math-f32", 20,
                                                      "preserve-sign,preserve-sign", 27);
     for (LLVMValueRef fn = LLVMGetFirstFunction(e->mod); fn; fn = LLVMGetNextFunction(fn)) {
@@ -601,6 +601,7 @@ qd_nvptx_compile(QdCtx *ctx, QdModule *m, const char *kernel_name, const QdNvptx
     e.args_size = out->layout.args_size;
     e.default_block_dim = opts->default_block_dim ? opts->default_block_dim : 128;
     e.max_blocks_per_sm = max_blocks_per_sm(opts->sm);
+    e.ftz = opts->llvm.fast_math && !uses_half_floats(e.kernel);
     e.mod = LLVMModuleCreateWithNameInContext(out->layout.symbol, llctx);
     layout = LLVMCreateTargetDataLayout(tm);
     layout_text = LLVMCopyStringRepOfTargetData(layout);
