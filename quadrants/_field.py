@@ -267,6 +267,13 @@ class Field:
 
     __slots__ = ()
 
+    @property
+    def _qd_kernel_fill(self):
+        """The kernel form of fill (quadrants/_field_methods.py)."""
+        from quadrants import _field_methods
+
+        return _field_methods.fill
+
 
 class ScalarField(Field, _dlpack.Exportable):
     """A scalar field: an n-d array living in Quadrants memory, indexed ``x[i, j]``.

@@ -551,6 +551,8 @@ class StructField(Field):
         for name, value in self._members.items():
             value.from_numpy(data[name])
 
+    _qd_kernel_fill = None  # Python scope only, as in the reference
+
     def fill(self, value):
         """Sets every member of every element to `value` (a number)."""
         for member in self._members.values():

@@ -689,6 +689,47 @@ lower_attribute(Lowerer *lw, const QdAst *node, Expr *out)
     return lw_attribute(lw, node, &base, out);
 }
 
+/* `f.name` of a field (scalar, vector/matrix or struct) where `name` is a method. A method with
+ * a kernel form (the field's `_qd_kernel_<name>`, a @qd.func taking the field first: fill) is
+ * that func bound to the field; any other method runs in Python scope only, and calling it in
+ * a kernel is an error, as in the reference. LW_DECLINED for data attributes (shape, dtype, n). */
+static int
+field_method(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
+{
+    char name[128];
+    QdHandle h;
+    snprintf(name, sizeof(name), "_qd_kernel_%s", node->name);
+    int rc = lw->host->getattr(lw->host->self, lw->ctx, base->h, name, &h);
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc == 0) {
+        RETURN_IF_ERROR(lw_from_handle(lw, node, h, out));
+        if (out->kind == EX_FUNC) {
+            Expr *self = QD_NEW(lw->arena, Expr);
+            if (!self) {
+                return lw_nomem(lw);
+            }
+            *self = *base;
+            out->items = self;
+            out->nitems = 1;
+            return 0;
+        }
+    }
+    rc = lw->host->getattr(lw->host->self, lw->ctx, base->h, node->name, &h);
+    if (rc != 0) {
+        return rc < 0 ? -1 : LW_DECLINED;
+    }
+    Expr attr;
+    RETURN_IF_ERROR(lw_from_handle(lw, node, h, &attr));
+    if (attr.kind == EX_PYOBJ && attr.hkind == QD_HOST_CALLABLE) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "%s cannot be called in Quadrants-scope",
+                        node->name);
+    }
+    *out = attr;
+    return 0;
+}
+
 int
 lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
 {
@@ -696,6 +737,14 @@ lw_attribute(Lowerer *lw, const QdAst *node, const Expr *base_expr, Expr *out)
     const ExprOps *ops = lw_expr_ops(&base);
     if (ops->attribute) {
         int rc = ops->attribute(lw, node, &base, out);
+        if (rc != LW_DECLINED) {
+            return rc;
+        }
+    }
+    if (base.h && (base.kind == EX_FIELD || (base.kind == EX_PYOBJ &&
+                                             (base.hkind == QD_HOST_MATRIX_FIELD ||
+                                              base.hkind == QD_HOST_STRUCT_FIELD)))) {
+        int rc = field_method(lw, node, &base, out);
         if (rc != LW_DECLINED) {
             return rc;
         }

@@ -543,3 +543,81 @@ def test_vector_valued_index():
     k(table, out)
     i, j = np.indices((n, n))
     np.testing.assert_array_equal(out, np.where(i > j, table, table.T) * 1000 + table.T)
+
+
+# --- field.fill() inside kernels ---
+
+
+def _line_of(marker):
+    with open(__file__) as f:
+        hits = [n for n, text in enumerate(f, 1) if marker in text and "_line_of(" not in text]
+    assert len(hits) == 1, (marker, hits)
+    return f"{__file__}:{hits[0]}"
+
+
+def test_fill_in_a_kernel_runs_at_every_call():
+    f = qd.field(qd.f32, shape=(5, 3))
+    z = qd.field(qd.i32, shape=())
+    v = qd.Vector.field(3, qd.f64, shape=7)
+    m = qd.Matrix.field(2, 2, qd.i32, shape=(2, 3))
+
+    @qd.kernel
+    def k(a: qd.f32, b: qd.i32, c: qd.f64):
+        f.fill(a)
+        z.fill(b)
+        v.fill(c)
+        m.fill(b)
+
+    for _ in range(2):
+        a, c = rng.standard_normal(2)
+        b = int(rng.integers(-1000, 1000))
+        for x in (f, z, v, m):
+            x.fill(0)  # Python scope, between the calls
+        k(a, b, c)
+        np.testing.assert_array_equal(f.to_numpy(), np.full((5, 3), np.float32(a)))
+        assert z[None] == b
+        np.testing.assert_array_equal(v.to_numpy(), np.full((7, 3), c))
+        np.testing.assert_array_equal(m.to_numpy(), np.full((2, 3, 2, 2), b, np.int32))
+
+
+def test_fill_with_a_vector_and_inside_funcs_and_loops():
+    v = qd.Vector.field(2, qd.f32, shape=(4, 4))
+    f = qd.field(qd.i32, shape=6)
+
+    @qd.func
+    def reset(x: qd.template(), value):
+        x.fill(value)
+
+    @qd.kernel
+    def k(p: qd.f32, q: qd.f32, n: qd.i32):
+        reset(v, qd.Vector([p, q]))
+        for i in range(n):  # a nested fill is a serial loop of each thread
+            f.fill(i)
+
+    p, q = rng.standard_normal(2).astype(np.float32)
+    n = int(rng.integers(1, 9))
+    k(p, q, n)
+    np.testing.assert_array_equal(v.to_numpy(), np.broadcast_to([p, q], (4, 4, 2)))
+    assert set(f.to_numpy()) <= set(range(n))
+
+
+def test_python_scope_field_methods_are_refused_in_kernels():
+    S = qd.types.struct(a=qd.f32, b=qd.i32)
+    s = S.field(shape=3)
+    f = qd.field(qd.f32, shape=3)
+
+    @qd.kernel
+    def struct_fill(w: qd.f32):
+        s.fill(w)  # <struct fill>
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="fill cannot be called in Quadrants-scope") as e:
+        struct_fill(1.0)
+    assert _line_of("# <struct fill>") in str(e.value)
+
+    @qd.kernel
+    def to_numpy():
+        print(f.to_numpy())  # <to_numpy>
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="to_numpy cannot be called in Quadrants-scope") as e:
+        to_numpy()
+    assert _line_of("# <to_numpy>") in str(e.value)
