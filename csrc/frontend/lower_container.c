@@ -245,31 +245,104 @@ lw_sequence_literal(Lowerer *lw, const QdAst *node, Expr *out)
     return 0;
 }
 
-/* `{k: v}` with compile-time keys. */
+/* Entry `key: value` into dict d, which has room: a key already there takes the new value in its
+ * place (Python's order and last-wins rule). */
+static void
+dict_put(Expr *d, const Expr *key, const Expr *value)
+{
+    for (uint32_t i = 0; i < d->nitems; i++) {
+        if (same_key(&d->keys[i], key)) {
+            d->items[i] = *value;
+            return;
+        }
+    }
+    d->keys[d->nitems] = *key;
+    d->items[d->nitems++] = *value;
+}
+
+/* A Python object e with an `items()` method (a dict the kernel names) as an EX_DICT of its
+ * entries; e unchanged when it has none. */
+static int
+host_dict(Lowerer *lw, const QdAst *node, Expr *e)
+{
+    QdHandle method, items, tuple;
+    int rc = lw->host->getattr(lw->host->self, lw->ctx, e->h, "items", &method);
+    if (rc != 0) {
+        return rc < 0 ? -1 : 0;
+    }
+    RETURN_IF_ERROR(lw->host->call(lw->host->self, lw->ctx, method, NULL, 0, &items));
+    RETURN_IF_ERROR(lw->host->to_tuple(lw->host->self, lw->ctx, items, &tuple));
+    Expr entries;
+    RETURN_IF_ERROR(lw_from_handle(lw, node, tuple, &entries));
+    if (entries.kind != EX_TUPLE) {
+        return 0;
+    }
+    Expr d = {.kind = EX_DICT};
+    d.keys = QD_NEW_ARRAY(lw->arena, Expr, entries.nitems ? entries.nitems : 1);
+    d.items = QD_NEW_ARRAY(lw->arena, Expr, entries.nitems ? entries.nitems : 1);
+    if (!d.keys || !d.items) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t i = 0; i < entries.nitems; i++) {
+        const Expr *kv = &entries.items[i];
+        if (kv->kind != EX_TUPLE || kv->nitems != 2) {
+            return 0;
+        }
+        dict_put(&d, &kv->items[0], &kv->items[1]);
+    }
+    *e = d;
+    return 0;
+}
+
+/* `{k: v, **other}` with compile-time keys; `**` takes a compile-time dict's entries. */
 int
 lw_dict_literal(Lowerer *lw, const QdAst *node, Expr *out)
 {
+    uint32_t n = node->a.len;
+    Expr *unpacked = QD_NEW_ARRAY(lw->arena, Expr, n ? n : 1);
+    if (!unpacked) {
+        return lw_nomem(lw);
+    }
+    uint32_t room = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (node->a.items[i]) {
+            room++;
+            continue;
+        }
+        RETURN_IF_ERROR(lw_expr(lw, node->b.items[i], &unpacked[i]));
+        if (unpacked[i].kind == EX_PYOBJ) {
+            RETURN_IF_ERROR(host_dict(lw, node->b.items[i], &unpacked[i]));
+        }
+        if (unpacked[i].kind != EX_DICT) {
+            return lw_error(lw, node->b.items[i], QD_ERR_SYNTAX,
+                            "'**' in a dict literal takes a compile-time dict");
+        }
+        room += unpacked[i].nitems;
+    }
     memset(out, 0, sizeof(*out));
     out->kind = EX_DICT;
-    out->nitems = node->a.len;
-    out->keys = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
-    out->items = QD_NEW_ARRAY(lw->arena, Expr, node->a.len ? node->a.len : 1);
+    out->keys = QD_NEW_ARRAY(lw->arena, Expr, room ? room : 1);
+    out->items = QD_NEW_ARRAY(lw->arena, Expr, room ? room : 1);
     if (!out->keys || !out->items) {
-        return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
+        return lw_nomem(lw);
     }
-    for (uint32_t i = 0; i < node->a.len; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         if (!node->a.items[i]) {
-            return lw_error(lw, node, QD_ERR_SYNTAX, "'**' in a dict literal is not supported in kernels");
+            for (uint32_t j = 0; j < unpacked[i].nitems; j++) {
+                dict_put(out, &unpacked[i].keys[j], &unpacked[i].items[j]);
+            }
+            continue;
         }
-        RETURN_IF_ERROR(lw_expr(lw, node->a.items[i], &out->keys[i]));
-        const Expr *k = &out->keys[i];
-        if (!lw_is_compile_time_scalar(k) && k->kind != EX_STR && k->kind != EX_NONE) {
+        Expr key, value;
+        RETURN_IF_ERROR(lw_expr(lw, node->a.items[i], &key));
+        if (!lw_is_compile_time_scalar(&key) && key.kind != EX_STR && key.kind != EX_NONE) {
             return lw_error(lw, node->a.items[i], QD_ERR_SYNTAX, "dict keys in kernels must be compile-time values");
         }
-        RETURN_IF_ERROR(lw_expr(lw, node->b.items[i], &out->items[i]));
-        if (out->items[i].kind == EX_LVALUE) {
-            RETURN_IF_ERROR(lw_rvalue(lw, node->b.items[i], &out->items[i], &out->items[i]));
+        RETURN_IF_ERROR(lw_expr(lw, node->b.items[i], &value));
+        if (value.kind == EX_LVALUE) {
+            RETURN_IF_ERROR(lw_rvalue(lw, node->b.items[i], &value, &value));
         }
+        dict_put(out, &key, &value);
     }
     return 0;
 }

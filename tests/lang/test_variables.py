@@ -322,6 +322,29 @@ def test_compile_time_dict():
     assert k(1.5) == 4.5
 
 
+DICT_DEFAULTS = {"a": 5, "c": 1.5}
+
+
+def test_dict_unpacking_and_repeated_keys():
+    # Python's rules: entries in order, a later key replaces an earlier one in its place
+    @qd.kernel
+    def k(x: qd.f32) -> qd.f32:
+        d = {"a": 1, **DICT_DEFAULTS, "b": x, "a": 7}
+        e = {**d, "c": 2.0}
+        return d["a"] * 100.0 + d["b"] + d["c"] * 10.0 + e["c"] * 1000.0 + len(e) * 10000.0
+
+    x = int(rng.integers(-400, 400)) * 0.25  # every partial sum exact in f32
+    assert k(x) == 700 + x + 15 + 2000 + 30000
+
+    @qd.kernel
+    def bad(x: qd.f32) -> qd.f32:
+        d = {**x}
+        return d["a"]
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="takes a compile-time dict"):
+        bad(1.0)
+
+
 def test_list_comprehension():
     @qd.kernel
     def k(a: qd.i32) -> qd.i32:
