@@ -61,6 +61,19 @@ def _parameter_names(fn):
     return list(inspect.signature(_python_function(fn)).parameters)
 
 
+
+def _same_objects(args0, kwargs0, args, kwargs):
+    """Whether (args, kwargs) are the very objects of (args0, kwargs0)."""
+    if len(args) != len(args0) or len(kwargs) != len(kwargs0):
+        return False
+    for a, b in zip(args, args0):
+        if a is not b:
+            return False
+    for name, value in kwargs.items():
+        if name not in kwargs0 or kwargs0[name] is not value:
+            return False
+    return True
+
 class DispatchImpl:
     """One registered implementation: calls through to it, and remembers its compatibility test."""
 
@@ -79,7 +92,7 @@ class DispatchImpl:
 class _Geometry:
     """Measurements of one geometry."""
 
-    __slots__ = ("trials", "times", "fastest", "calls_since_choice", "chosen_at", "measured_once")
+    __slots__ = ("trials", "times", "fastest", "calls_since_choice", "chosen_at", "measured_once", "is_single")
 
     def __init__(self):
         self.trials = {}  # DispatchImpl -> calls made in the current measuring round
@@ -88,6 +101,7 @@ class _Geometry:
         self.calls_since_choice = 0
         self.chosen_at = 0.0  # time.time() of the choice
         self.measured_once = False  # a first round finished (later rounds use `warmup`, not `first_warmup`)
+        self.is_single = False  # chosen as the only compatible implementation
 
 
 class PerformanceDispatcher:
@@ -123,6 +137,9 @@ class PerformanceDispatcher:
         self._geometries = {}
         self._forced = None
         self._force_checked = False
+        # (args, kwargs, impl) of the last call that found one compatible implementation: a call
+        # with the very same argument objects runs it again without computing the geometry
+        self._last_single = None
 
     # --- registration ---
 
@@ -182,6 +199,7 @@ class PerformanceDispatcher:
 
     def _settle(self, geo, impl, why=""):
         geo.fastest = impl
+        geo.is_single = False
         geo.calls_since_choice = 0
         geo.chosen_at = time.time()
         geo.measured_once = True
@@ -203,12 +221,17 @@ class PerformanceDispatcher:
             self._check_force()
         if self._forced is not None:
             return self._forced(*args, **kwargs)
+        last = self._last_single
+        if last is not None and _same_objects(last[0], last[1], args, kwargs):
+            return last[2](*args, **kwargs)
         key = self._get_geometry_hash(*args, **kwargs)
         geo = self._geometries.get(key)
         if geo is None:
             geo = self._geometries[key] = _Geometry()
         if geo.fastest is not None:
             if not self._due_for_remeasure(geo):
+                if geo.is_single:
+                    self._last_single = (args, kwargs, geo.fastest)
                 return geo.fastest(*args, **kwargs)
             geo.fastest = None
             geo.trials.clear()
@@ -220,6 +243,8 @@ class PerformanceDispatcher:
             raise QuadrantsRuntimeError("No suitable functions were found.")
         if len(compatible) == 1:
             self._settle(geo, compatible[0], " Only 1 was compatible.")
+            geo.is_single = True
+            self._last_single = (args, kwargs, compatible[0])
             return compatible[0](*args, **kwargs)
         # The compatible implementation with the fewest calls this round runs next.
         impl = min(compatible, key=lambda c: geo.trials.get(c, 0))

@@ -102,6 +102,36 @@ def test_is_compatible_filters_implementations():
     assert calls == ["small", "large", "small", "large"]
 
 
+def test_the_same_arguments_skip_the_geometry_when_one_implementation_fits():
+    # As in the reference: with one compatible implementation, a call with the very same argument
+    # objects runs it without asking get_geometry_hash (costly for large argument structures).
+    asked = []
+
+    def geometry(data, scale=1.0):
+        asked.append(1)
+        return len(data)
+
+    @qd.perf_dispatch(get_geometry_hash=geometry)
+    def f(data, scale=1.0): ...
+
+    @f.register(is_compatible=lambda data, scale=1.0: len(data) < 100)
+    def small(data, scale=1.0):
+        return sum(data) * scale
+
+    @f.register(is_compatible=lambda data, scale=1.0: len(data) >= 100)
+    def large(data, scale=1.0):
+        return -1.0
+
+    data = tuple(rng.integers(0, 10, 5).tolist())
+    assert f(data) == sum(data) and len(asked) == 1
+    assert f(data) == sum(data) and len(asked) == 1  # the same object: no geometry asked
+    assert f(data, scale=2.0) == 2 * sum(data) and len(asked) == 2  # a new keyword
+    assert f(data, scale=2.0) == 2 * sum(data) and len(asked) == 2
+    other = tuple(range(200))
+    assert f(other) == -1.0 and len(asked) == 3  # other objects: measured as before
+    assert f(tuple(data)) == sum(data) and len(asked) >= 3
+
+
 def test_no_compatible_implementation():
     @qd.perf_dispatch(get_geometry_hash=lambda n: n)
     def f(n): ...
