@@ -33,12 +33,21 @@ class Tensor:
     """A field or ndarray behind one interface (see the module docstring)."""
 
     __slots__ = ("_impl", "_grad")
+    # What a wrapper wraps is bound once, in __init__, and never rebound (__setattr__): the
+    # launch fast path reads it once per wrapper object (csrc/python/dispatch.c,
+    # is_frozen_dataclass)
+    _qd_frozen = True
 
     def __init__(self, impl):
         if not isinstance(impl, (Ndarray, Field)):
             raise TypeError(f"Tensor(impl) requires an Ndarray or Field; got {type(impl).__name__}")
-        self._impl = impl
+        object.__setattr__(self, "_impl", impl)
         self._grad = None
+
+    def __setattr__(self, name, value):
+        if name == "_impl":
+            raise AttributeError("a qd.Tensor wraps one field or ndarray for its whole life")
+        object.__setattr__(self, name, value)
 
     def _unwrap(self):
         """The wrapped field or ndarray."""

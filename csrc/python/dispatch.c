@@ -86,7 +86,8 @@ typedef struct Slot {
                          containers are taken from the previous slot's walk */
     uint32_t frozen;  /* leading steps whose containers are frozen dataclasses: their members
                          cannot be rebound, so for the argument seen at registration
-                         (`memo_arg`) they lead to `memo_obj` without being read again */
+                         (`memo_arg`) they lead to `memo_obj` without being read again (the
+                         leaf itself when frozen == nsteps) */
     PyObject *memo_arg; /* strong, or NULL */
     PyObject *memo_obj; /* strong, or NULL */
     PathStep *steps;  /* nsteps steps (PyMem), or NULL */
@@ -776,11 +777,42 @@ plain_attribute(PyTypeObject *tp, PyObject *name)
     return version_tag_valid(tp);
 }
 
-/* Whether instances of `tp` are frozen dataclasses (`@dataclasses.dataclass(frozen=True)`):
- * 1 yes, 0 no, -1 with an exception. May run Python code (registration only). */
+/* Whether the metaclass of `tp` declares its classes frozen dataclasses for type checkers
+ * (`@dataclass_transform(frozen_default=True)` on it, as Genesis's array classes do). */
+static bool
+is_declared_frozen(PyTypeObject *tp)
+{
+    PyObject *spec = PyObject_GetAttrString((PyObject *)Py_TYPE(tp), "__dataclass_transform__");
+    if (spec == NULL) {
+        PyErr_Clear();
+        return false;
+    }
+    PyObject *frozen = PyDict_Check(spec) ? PyDict_GetItemString(spec, "frozen_default") : NULL;
+    bool is = frozen == Py_True;
+    Py_DECREF(spec);
+    return is;
+}
+
+/* Whether instances of `tp` are frozen dataclasses (`@dataclasses.dataclass(frozen=True)`, a
+ * class whose metaclass declares them so, or a class with `_qd_frozen = True`): 1 yes, 0 no, -1
+ * with an exception. May run Python code (registration only). */
 static int
 is_frozen_dataclass(PyTypeObject *tp)
 {
+    if (Py_TYPE(tp) != &PyType_Type && is_declared_frozen(tp)) {
+        return 1;
+    }
+    /* this package's own wrappers that never rebind what the compiler reads (qd.Tensor) */
+    PyObject *marker = PyObject_GetAttrString((PyObject *)tp, "_qd_frozen");
+    if (marker == NULL) {
+        PyErr_Clear();
+    } else {
+        int is = marker == Py_True;
+        Py_DECREF(marker);
+        if (is) {
+            return 1;
+        }
+    }
     PyObject *params = PyObject_GetAttrString((PyObject *)tp, "__dataclass_params__");
     if (params == NULL) {
         PyErr_Clear();
@@ -842,8 +874,8 @@ path_init(Slot *slot, PyObject *arg, PyObject *names, PyObject **leaf)
             return -1;
         }
         obj = next;
-        if (frozen && k + 1 < n) {
-            /* a member of a frozen dataclass that is itself a container: remembered */
+        if (frozen) {
+            /* a member of a frozen dataclass (a container, or the leaf): remembered */
             slot->frozen = (uint32_t)k + 1;
             Py_XSETREF(slot->memo_obj, Py_NewRef(obj));
         }

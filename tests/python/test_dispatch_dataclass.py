@@ -267,7 +267,64 @@ def test_frozen_dataclasses(slow_calls):
     for w in (w1, w1, w2, w1, w2):
         check(w)
     assert len(slow_calls) == 1
-    # A qd.Tensor member is not frozen: rebinding what it wraps is seen.
-    w1.a.x._impl = _field_free_array()
+    # What a qd.Tensor wraps cannot be rebound either (so the fast path reads it once).
+    with pytest.raises(AttributeError, match="wraps one field or ndarray"):
+        w1.a.x._impl = _field_free_array()
     check(w1)
     assert len(slow_calls) == 1
+    # A member of a (non-frozen) dataclass holding a wrapper may be rebound: that is seen.
+    s = Loose(qd.Tensor(_field_free_array()), qd.Tensor(_field_free_array()))
+    k2(s)
+    np.testing.assert_allclose(s.y._unwrap().to_numpy(), 2 * s.x._unwrap().to_numpy(), rtol=1e-6)
+    s.x = qd.Tensor(_field_free_array())
+    k2(s)
+    np.testing.assert_allclose(s.y._unwrap().to_numpy(), 2 * s.x._unwrap().to_numpy(), rtol=1e-6)
+    assert len(slow_calls) == 2
+
+
+@dataclasses.dataclass
+class Loose:
+    x: qd.types.ndarray(dtype=qd.f32, ndim=1)
+    y: qd.types.ndarray(dtype=qd.f32, ndim=1)
+
+
+@qd.kernel
+def k2(s: Loose):
+    for i in range(s.x.shape[0]):
+        s.y[i] = 2 * s.x[i]
+
+
+def test_classes_declared_frozen_by_their_metaclass(slow_calls):
+    """A metaclass marked @dataclass_transform(frozen_default=True) (as Genesis's array classes)
+    declares its instances immutable: the fast path takes them like frozen dataclasses."""
+    import typing
+
+    @typing.dataclass_transform(frozen_default=True)
+    class Immutable(type):
+        def __call__(cls, **members):
+            obj = super().__call__()
+            for name, value in members.items():
+                object.__setattr__(obj, name, value)
+            return obj
+
+    class Fields(metaclass=Immutable):
+        src: qd.template()
+        dst: qd.template()
+
+        def __setattr__(self, name, value):
+            raise AttributeError("immutable")
+
+    @qd.kernel
+    def k(a: qd.template(), scale: qd.f32):
+        for i in range(a.src.shape[0]):
+            a.dst[i] = a.src[i] * scale
+
+    n = 11
+    src = qd.field(qd.f32, shape=(n,))
+    src.from_numpy(rng.standard_normal(n).astype(np.float32))
+    fields = [Fields(src=qd.Tensor(src), dst=qd.field(qd.f32, shape=(n,))) for _ in range(2)]
+    for a in (fields[0], fields[0], fields[1], fields[0], fields[1]):
+        scale = float(np.float32(rng.standard_normal()))
+        k(a, scale)
+        np.testing.assert_array_equal(a.dst.to_numpy(), src.to_numpy() * np.float32(scale))
+    assert len(slow_calls) == 2  # one compile per distinct template object
