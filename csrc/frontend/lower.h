@@ -164,7 +164,7 @@ typedef struct FuncFrame {
     const QdAst *def;      /* the function's definition (the host caches one per function) */
 } FuncFrame;
 
-/* A recursive @qd.real_func lowered into a function of the module (lower_kernel.c). */
+/* A recursive @qd.real_func lowered into a function of the module (lower_realfunc.c). */
 typedef struct RealFunc {
     const QdAst *def;          /* its definition */
     QdFunc *f;                 /* the module's function */
@@ -319,6 +319,23 @@ int lw_call_func_bound(Lowerer *lw, const QdAst *call, const Expr *fn, const Exp
                        uint32_t nargs, Expr *out);
 /* A compile-time scalar converted to a constant of type ty (still compile-time, e->ty = ty). */
 int lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty);
+/* The argument for parameter `param` (index i) among the call's positional (the first npos of
+ * args) and keyword arguments; NULL when not given. */
+const Expr *lw_find_arg(const QdAst *call, const QdAst *param, uint32_t i, const Expr *args,
+                        uint32_t npos, uint32_t nargs);
+
+/***** lower_realfunc.c *****/
+
+/* Whether real_func `def` returns from inside runtime if/for/while. */
+bool lw_returns_early(const QdAst *def);
+/* The body of such a real_func, lowered in `frame` (FuncFrame.early_return); frame->ret is the
+ * returned value after it. */
+int lw_early_return_body(Lowerer *lw, const QdAst *def, FuncFrame *frame);
+/* Whether real_func `def` is being lowered: a call of it now is recursion. */
+bool lw_is_recursive_call(const Lowerer *lw, const QdAst *def);
+/* A recursive call of real_func `def` (fn): a `call` of the module's function for it. */
+int lw_real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, const Expr *args,
+                 uint32_t nargs, uint32_t npos, Expr *out);
 
 /***** lower_expr.c *****/
 
