@@ -153,7 +153,10 @@ typedef struct FuncFrame {
     bool early_return;     /* a real_func returning from inside runtime if/for/while: its body is
                               a one-trip `loop`; `return` stores ret_slot, sets ret_flag and
                               breaks, and each loop of the body passes the break on */
-    Expr ret_slot;         /* early_return: the returned value's variable */
+    Expr ret_slot;         /* early_return, a scalar result: the returned value's variable */
+    Expr ret_ann;          /* early_return, any other result: its annotation, */
+    Expr ret_shape;        /* its shape (scalar leaves), */
+    Expr *ret_slots;       /* and a variable per leaf; NULL otherwise */
     Expr ret_flag;         /* early_return: i32 variable, 1 once a return ran */
     bool returned;         /* a return was lowered: skip the rest of the body */
     int control_depth;     /* runtime if/for/while around the current statement */
@@ -331,6 +334,8 @@ bool lw_returns_early(const QdAst *def);
 /* The body of such a real_func, lowered in `frame` (FuncFrame.early_return); frame->ret is the
  * returned value after it. */
 int lw_early_return_body(Lowerer *lw, const QdAst *def, FuncFrame *frame);
+/* `return` inside such a body: stores the value, marks the return and breaks. */
+int lw_early_return(Lowerer *lw, const QdAst *node);
 /* Whether real_func `def` is being lowered: a call of it now is recursion. */
 bool lw_is_recursive_call(const Lowerer *lw, const QdAst *def);
 /* A recursive call of real_func `def` (fn): a `call` of the module's function for it. */

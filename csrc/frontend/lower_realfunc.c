@@ -22,108 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/***** early returns *****/
-
-/* Whether a `return` stands inside an if, for or while of `body` (nested: body is inside one). */
-static bool
-returns_inside_control(const QdAstList *body, bool nested)
-{
-    for (uint32_t i = 0; i < body->len; i++) {
-        const QdAst *s = body->items[i];
-        if (s->kind == QD_AST_RETURN && nested) {
-            return true;
-        }
-        if ((s->kind == QD_AST_IF || s->kind == QD_AST_FOR || s->kind == QD_AST_WHILE) &&
-            (returns_inside_control(&s->a, true) || returns_inside_control(&s->b, true))) {
-            return true;
-        }
-    }
-    return false;
-}
-
-bool
-lw_returns_early(const QdAst *def)
-{
-    return returns_inside_control(&def->b, false);
-}
-
-/* The body of a real_func that returns from inside runtime control flow: a one-trip `loop`
- * around the statements, which a `return` leaves with `break` (FuncFrame.early_return). The
- * return type must be a scalar type. */
-int
-lw_early_return_body(Lowerer *lw, const QdAst *def, FuncFrame *frame)
-{
-    Expr ann = {0};
-    if (def->x) {
-        RETURN_IF_ERROR(lw_expr(lw, def->x, &ann));
-    }
-    bool is_scalar = ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_DTYPE;
-    if (def->x && !is_scalar) {
-        return lw_error(lw, def->x, QD_ERR_SYNTAX,
-                        "a @qd.real_func returning from inside if/for/while must return a scalar");
-    }
-    Expr zero = {0};
-    zero.kind = EX_INT;
-    const QdType *i32 = qd_type_scalar(QD_TY_I32);
-    RETURN_IF_ERROR(lw_new_slot(lw, i32, &frame->ret_flag));
-    RETURN_IF_ERROR(lw_store(lw, def, &frame->ret_flag, &zero));
-    if (is_scalar) {
-        RETURN_IF_ERROR(lw_new_slot(lw, ann.ty, &frame->ret_slot));
-        RETURN_IF_ERROR(lw_store(lw, def, &frame->ret_slot, &zero));
-    }
-    QdInst *loop = lw_emit(lw, QD_OP_LOOP, 0);
-    if (!loop) {
-        return -1;
-    }
-    QdRegion *saved = lw->cur;
-    bool saved_top = lw->at_top;
-    lw->cur = loop->regions[0];
-    lw->at_top = false;
-    frame->early_return = true;
-    int rc = lw_stmts(lw, &def->b);
-    if (rc == 0 && !lw->terminated) { /* the end of the body: leave the loop */
-        QdInst *brk = qd_inst_new(lw->f, QD_OP_BREAK, 0);
-        if (!brk) {
-            rc = -1;
-        } else {
-            brk->loc = lw->loc;
-            qd_region_append(lw->cur, brk);
-        }
-    }
-    lw->terminated = false;
-    lw->cur = saved;
-    lw->at_top = saved_top;
-    frame->returned = true;
-    if (rc == 0 && is_scalar) {
-        rc = lw_rvalue(lw, def, &frame->ret_slot, &frame->ret);
-    }
-    return rc;
-}
-
-/***** recursion *****/
-
-/* Whether real_func `def` is being lowered: a call of it now is recursion. */
-bool
-lw_is_recursive_call(const Lowerer *lw, const QdAst *def)
-{
-    for (const FuncFrame *fr = lw->frame; fr; fr = fr->parent) {
-        if (fr->is_real && fr->def == def) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* The refusal of annotation `node` (`what` says which). */
-static int
-unsupported_annotation(Lowerer *lw, const QdAst *def, const QdAst *node, const char *what)
-{
-    return lw_error(lw, node ? node : def, QD_ERR_SYNTAX,
-                    "recursive @qd.real_func %s: %s must be a scalar, vector, matrix or struct "
-                    "type (or an ndarray, for a parameter); templates are not supported in "
-                    "recursion",
-                    def->name, what);
-}
+/***** values as scalar leaves *****/
 
 /* A copy of shape or value `e` with fresh item arrays (the arena's). */
 static int
@@ -288,6 +187,205 @@ leaf_types(const Expr *shape, const QdType **types, uint32_t *n)
         types[*n] = shape->ty;
     }
     (*n)++;
+}
+
+/***** early returns *****/
+
+/* Whether a `return` stands inside an if, for or while of `body` (nested: body is inside one). */
+static bool
+returns_inside_control(const QdAstList *body, bool nested)
+{
+    for (uint32_t i = 0; i < body->len; i++) {
+        const QdAst *s = body->items[i];
+        if (s->kind == QD_AST_RETURN && nested) {
+            return true;
+        }
+        if ((s->kind == QD_AST_IF || s->kind == QD_AST_FOR || s->kind == QD_AST_WHILE) &&
+            (returns_inside_control(&s->a, true) || returns_inside_control(&s->b, true))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool
+lw_returns_early(const QdAst *def)
+{
+    return returns_inside_control(&def->b, false);
+}
+
+/* The variable an early `return` stores a non-scalar result in: one slot per scalar leaf of
+ * the result's shape (FuncFrame.ret_slots), zero at first. */
+static int
+new_result_slots(Lowerer *lw, const QdAst *node, FuncFrame *frame)
+{
+    uint32_t n = 0;
+    leaf_types(&frame->ret_shape, NULL, &n);
+    const QdType **types = QD_NEW_ARRAY(lw->arena, const QdType *, n ? n : 1);
+    frame->ret_slots = QD_NEW_ARRAY(lw->arena, Expr, n ? n : 1);
+    if (!types || !frame->ret_slots) {
+        return lw_nomem(lw);
+    }
+    n = 0;
+    leaf_types(&frame->ret_shape, types, &n);
+    Expr zero = {0};
+    zero.kind = EX_INT;
+    for (uint32_t k = 0; k < n; k++) {
+        RETURN_IF_ERROR(lw_new_slot(lw, types[k], &frame->ret_slots[k]));
+        RETURN_IF_ERROR(lw_store(lw, node, &frame->ret_slots[k], &zero));
+    }
+    return 0;
+}
+
+/* The value of the result slots (new_result_slots), of the result's shape. */
+static int
+load_result_slots(Lowerer *lw, const QdAst *node, const FuncFrame *frame, Expr *out)
+{
+    uint32_t n = 0;
+    leaf_types(&frame->ret_shape, NULL, &n);
+    uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
+    if (!ids) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        Expr v;
+        RETURN_IF_ERROR(lw_rvalue(lw, node, &frame->ret_slots[k], &v));
+        ids[k] = v.id;
+    }
+    uint32_t k = 0;
+    return rebuild(lw, &frame->ret_shape, ids, &k, out);
+}
+
+/* The body of a real_func that returns from inside runtime control flow: a one-trip `loop`
+ * around the statements, which a `return` leaves with `break` (FuncFrame.early_return). The
+ * returned value waits in a variable: ret_slot for a scalar type, ret_slots (a slot per
+ * scalar leaf) for a vector, matrix, struct or tuple type. */
+int
+lw_early_return_body(Lowerer *lw, const QdAst *def, FuncFrame *frame)
+{
+    Expr ann = {0};
+    bool returns_none =
+        !def->x || (def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE);
+    if (!returns_none) {
+        RETURN_IF_ERROR(lw_expr(lw, def->x, &ann));
+    }
+    bool is_scalar = ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_DTYPE;
+    if (!returns_none && !is_scalar) {
+        int rc = annotation_shape(lw, def->x, &ann, &frame->ret_shape);
+        if (rc > 0) {
+            return lw_error(lw, def->x, QD_ERR_SYNTAX,
+                            "a @qd.real_func returning from inside if/for/while must return a "
+                            "scalar, vector, matrix, struct or tuple type");
+        }
+        RETURN_IF_ERROR(rc);
+        frame->ret_ann = ann;
+    }
+    Expr zero = {0};
+    zero.kind = EX_INT;
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    RETURN_IF_ERROR(lw_new_slot(lw, i32, &frame->ret_flag));
+    RETURN_IF_ERROR(lw_store(lw, def, &frame->ret_flag, &zero));
+    if (is_scalar) {
+        RETURN_IF_ERROR(lw_new_slot(lw, ann.ty, &frame->ret_slot));
+        RETURN_IF_ERROR(lw_store(lw, def, &frame->ret_slot, &zero));
+    } else if (!returns_none) {
+        RETURN_IF_ERROR(new_result_slots(lw, def, frame));
+    }
+    QdInst *loop = lw_emit(lw, QD_OP_LOOP, 0);
+    if (!loop) {
+        return -1;
+    }
+    QdRegion *saved = lw->cur;
+    bool saved_top = lw->at_top;
+    lw->cur = loop->regions[0];
+    lw->at_top = false;
+    frame->early_return = true;
+    int rc = lw_stmts(lw, &def->b);
+    if (rc == 0 && !lw->terminated) { /* the end of the body: leave the loop */
+        QdInst *brk = qd_inst_new(lw->f, QD_OP_BREAK, 0);
+        if (!brk) {
+            rc = -1;
+        } else {
+            brk->loc = lw->loc;
+            qd_region_append(lw->cur, brk);
+        }
+    }
+    lw->terminated = false;
+    lw->cur = saved;
+    lw->at_top = saved_top;
+    frame->returned = true;
+    if (rc == 0 && is_scalar) {
+        rc = lw_rvalue(lw, def, &frame->ret_slot, &frame->ret);
+    } else if (rc == 0 && frame->ret_slots) {
+        rc = load_result_slots(lw, def, frame, &frame->ret);
+    }
+    return rc;
+}
+
+int
+lw_early_return(Lowerer *lw, const QdAst *node)
+{
+    FuncFrame *fr = lw->frame;
+    if (node->x) {
+        Expr value;
+        RETURN_IF_ERROR(lw_expr(lw, node->x, &value));
+        if (fr->ret_slots) {
+            Expr rv;
+            uint32_t n = 0;
+            leaf_types(&fr->ret_shape, NULL, &n);
+            uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
+            if (!ids) {
+                return lw_nomem(lw);
+            }
+            uint32_t k = 0;
+            RETURN_IF_ERROR(
+                convert_to_annotation(lw, node, &fr->ret_ann, &value, "the returned value", &rv));
+            RETURN_IF_ERROR(flatten(lw, node, &fr->ret_shape, &rv, ids, &k));
+            for (k = 0; k < n; k++) {
+                Expr leaf = lw_value(ids[k], qd_value_type(lw->f, ids[k]));
+                RETURN_IF_ERROR(lw_store(lw, node, &fr->ret_slots[k], &leaf));
+            }
+        } else {
+            RETURN_IF_ERROR(lw_store(lw, node, &fr->ret_slot, &value));
+        }
+    }
+    Expr one = {0};
+    one.kind = EX_INT;
+    one.ival = 1;
+    RETURN_IF_ERROR(lw_store(lw, node, &fr->ret_flag, &one));
+    if (!lw_emit(lw, QD_OP_BREAK, 0)) {
+        return -1;
+    }
+    lw->terminated = true;
+    if (fr->control_depth == 0) {
+        fr->returned = true; /* the rest of the body never runs */
+    }
+    return 0;
+}
+
+/***** recursion *****/
+
+/* Whether real_func `def` is being lowered: a call of it now is recursion. */
+bool
+lw_is_recursive_call(const Lowerer *lw, const QdAst *def)
+{
+    for (const FuncFrame *fr = lw->frame; fr; fr = fr->parent) {
+        if (fr->is_real && fr->def == def) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The refusal of annotation `node` (`what` says which). */
+static int
+unsupported_annotation(Lowerer *lw, const QdAst *def, const QdAst *node, const char *what)
+{
+    return lw_error(lw, node ? node : def, QD_ERR_SYNTAX,
+                    "recursive @qd.real_func %s: %s must be a scalar, vector, matrix or struct "
+                    "type (or an ndarray, for a parameter); templates are not supported in "
+                    "recursion",
+                    def->name, what);
 }
 
 /* Result leaf types grouped by type (RealFunc.out_types / out_counts), and each leaf's group

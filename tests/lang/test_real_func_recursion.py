@@ -83,6 +83,124 @@ def test_early_return_inside_if():
     assert k(12) == float(np.prod(np.arange(1, 13, dtype=np.float64)))
 
 
+def test_vector_early_return_inside_if():
+    @qd.real_func
+    def g(n: qd.i32, x: qd.f32) -> qd.types.vector(2, qd.f32):
+        if n <= 0:
+            return qd.Vector([x, 1])  # the int 1 converted to f32
+        v = g(n - 1, x)
+        return v * 2.0 + qd.Vector([0.0, n])
+
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 1], m: NDArray[qd.i32, 1], out: NDArray[qd.f32, 2]):
+        for i in range(x.shape[0]):
+            v = g(m[i], x[i])
+            out[i, 0] = v[0]
+            out[i, 1] = v[1]
+
+    def g_np(n, x):
+        if n <= 0:
+            return np.array([x, 1], np.float32)
+        return g_np(n - 1, x) * np.float32(2) + np.array([0, n], np.float32)
+
+    x = rng.uniform(-2, 2, 64).astype(np.float32)
+    m = rng.integers(-1, 12, 64).astype(np.int32)
+    out = np.zeros((64, 2), np.float32)
+    k(x, m, out)
+    np.testing.assert_allclose(out, [g_np(int(n), v) for n, v in zip(m, x)], rtol=1e-6)
+
+
+def test_vector_early_return_from_the_kernel():
+    @qd.real_func
+    def g(n: qd.i32) -> qd.types.vector(2, qd.f32):
+        if n <= 0:
+            return qd.Vector([1.0, 2.0])
+        v = g(n - 1)
+        return v * 2.0
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.types.vector(2, qd.f32):
+        return g(n)
+
+    n = int(rng.integers(0, 20))
+    np.testing.assert_array_equal(k(n), np.array([1.0, 2.0], np.float32) * 2.0**n)
+
+
+def test_struct_matrix_and_tuple_early_returns_inside_for_and_while():
+    @qd.real_func
+    def search(a: NDArray[qd.f32, 1], lo: qd.i32, t: qd.f32) -> _State:
+        for j in range(lo, lo + 4):
+            if j >= a.shape[0]:
+                return _State(a=-1.0, b=j, v=qd.Vector([0.0, 0.0]))
+            if a[j] > t:
+                return _State(a=a[j], b=j, v=qd.Vector([lo, t]))
+        return search(a, lo + 4, t)
+
+    @qd.real_func
+    def steps(x: qd.f64, n: qd.i32) -> qd.types.matrix(2, 2, qd.f64):
+        k = 0
+        while k < n:
+            if x * k > 3.0:
+                return qd.Matrix([[x, k], [n, 1.0]], dt=qd.f64)
+            k += 1
+        r = qd.Matrix([[0.0, 0.0], [0.0, 0.0]], dt=qd.f64)
+        if n > 0:
+            r = steps(x * 2.0, n - 1) + 1.0
+        return r
+
+    @qd.real_func
+    def count_down(n: qd.i32, acc: qd.f32) -> (qd.i32, qd.f32):
+        if n <= 0:
+            return 0, acc
+        c, s = count_down(n - 1, acc * 0.5)
+        return c + 1, s + n
+
+    @qd.kernel
+    def k(a: NDArray[qd.f32, 1], t: NDArray[qd.f32, 1], out: NDArray[qd.f64, 2]):
+        for i in range(t.shape[0]):
+            s = search(a, 0, t[i])
+            m = steps(qd.cast(t[i], qd.f64), i % 5)
+            c, acc = count_down(i % 7, t[i])
+            out[i, 0] = s.a
+            out[i, 1] = s.b
+            out[i, 2] = s.v[0]
+            out[i, 3] = s.v[1]
+            for p in qd.static(range(4)):
+                out[i, 4 + p] = m[p // 2, p % 2]
+            out[i, 8] = c
+            out[i, 9] = acc
+
+    def search_py(a, lo, t):
+        for j in range(lo, lo + 4):
+            if j >= len(a):
+                return [-1.0, j, 0.0, 0.0]
+            if a[j] > t:
+                return [a[j], j, lo, t]
+        return search_py(a, lo + 4, t)
+
+    def steps_py(x, n):
+        for k in range(n):
+            if x * k > 3.0:
+                return [x, k, n, 1.0]
+        if n > 0:
+            return [v + 1.0 for v in steps_py(x * 2.0, n - 1)]
+        return [0.0] * 4
+
+    def count_down_py(n, acc):
+        if n <= 0:
+            return [0, acc]
+        c, s = count_down_py(n - 1, np.float32(acc * np.float32(0.5)))
+        return [c + 1, np.float32(s + np.float32(n))]
+
+    a = rng.uniform(0, 1, 37).astype(np.float32)
+    t = rng.uniform(0.5, 1.2, 48).astype(np.float32)
+    out = np.zeros((48, 10), np.float64)
+    k(a, t, out)
+    for i in range(48):
+        expect = search_py(a, 0, t[i]) + steps_py(float(t[i]), i % 5) + count_down_py(i % 7, t[i])
+        np.testing.assert_allclose(out[i], expect, rtol=1e-6)
+
+
 def test_reads_a_global_field():
     g = qd.field(qd.f32, shape=16)
 
