@@ -174,8 +174,11 @@ typedef struct RealFunc {
     Expr *anns;                /* per parameter of def: its annotation */
     Expr *shapes;              /* per parameter passed by value: the shape of its value (one
                                   function parameter per scalar leaf) */
-    Expr *protos;              /* per ndarray parameter: the argument it was lowered for */
-    const QdType **nd_types;   /* per ndarray parameter: the function parameter's type */
+    Expr *protos;              /* per ndarray or template parameter: the argument it was lowered
+                                  for (a template argument is a compile-time value of the
+                                  instance, not a parameter of the function) */
+    const QdType **nd_types;   /* per parameter: the function parameter's type where the
+                                  argument is an ndarray (annotated so, or a template), else NULL */
     Expr ret_ann;              /* the return annotation */
     Expr ret_shape;            /* the result's shape; EX_VOID for none, EX_VALUE for a scalar
                                   (the call's result) */
@@ -224,6 +227,7 @@ typedef struct Lowerer {
     QdVec(StaticValue) statics; /* runtime values behind qd.static's stand-ins, by index */
     RealFuncs *real_funcs;    /* the recursive real_funcs lowered so far, shared by the kernel
                                  and the functions lowered for it */
+    uint32_t real_nesting;    /* functions of recursive real_funcs being lowered around this one */
 } Lowerer;
 
 /***** lower_ops.c: operations by value kind *****/

@@ -22,6 +22,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Instances of recursive real_funcs lowered one inside another, at most. */
+#define MAX_REAL_NESTING 100
+
 /***** values as scalar leaves *****/
 
 /* A copy of shape or value `e` with fresh item arrays (the arena's). */
@@ -383,8 +386,7 @@ unsupported_annotation(Lowerer *lw, const QdAst *def, const QdAst *node, const c
 {
     return lw_error(lw, node ? node : def, QD_ERR_SYNTAX,
                     "recursive @qd.real_func %s: %s must be a scalar, vector, matrix or struct "
-                    "type (or an ndarray, for a parameter); templates are not supported in "
-                    "recursion",
+                    "type (or an ndarray or qd.template(), for a parameter)",
                     def->name, what);
 }
 
@@ -443,6 +445,117 @@ same_ndarray(const Lowerer *lw, const Expr *a, const QdType *a_ty, const Expr *b
     return memcmp(a->layout, b->layout, a_ty->ndim) == 0;
 }
 
+/* Whether annotation `ann` is qd.template(). */
+static bool
+is_template_annotation(const Expr *ann)
+{
+    return ann->kind == EX_PYOBJ && ann->hkind == QD_HOST_TEMPLATE_ANNOTATION;
+}
+
+/* Whether `e` is known at compile time (a Python value, a field, a func, or a tuple, vector,
+ * matrix or struct of such): the value of a template parameter. */
+static bool
+is_constant(const Expr *e)
+{
+    switch (e->kind) {
+    case EX_INT:
+    case EX_FLOAT:
+    case EX_BOOL:
+    case EX_NONE:
+    case EX_STR:
+    case EX_PYOBJ:
+    case EX_FIELD:
+        return true;
+    case EX_FUNC:
+        return e->nitems == 0; /* not a method bound to a struct value */
+    case EX_TUPLE:
+    case EX_MATRIX:
+    case EX_STRUCT:
+        for (uint32_t i = 0; i < e->nitems; i++) {
+            if (!is_constant(&e->items[i])) {
+                return false;
+            }
+        }
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether compile-time values a and b (is_constant) are the same template argument. */
+static bool
+same_constant(const Expr *a, const Expr *b)
+{
+    if (a->kind != b->kind || a->ty != b->ty || a->nitems != b->nitems) {
+        return false;
+    }
+    switch (a->kind) {
+    case EX_INT:
+    case EX_BOOL:
+        return a->ival == b->ival && a->is_big == b->is_big &&
+               (!a->is_big || strcmp(a->str, b->str) == 0);
+    case EX_FLOAT:
+        return memcmp(&a->fval, &b->fval, sizeof(double)) == 0;
+    case EX_NONE:
+        return true;
+    case EX_STR:
+        return strcmp(a->str, b->str) == 0;
+    case EX_PYOBJ:
+    case EX_FUNC:
+        return a->h == b->h;
+    case EX_FIELD: {
+        const FieldView *u = a->view, *v = b->view;
+        if (a->field != b->field || u->ndim != v->ndim) {
+            return false;
+        }
+        for (uint32_t k = 0; k < u->ndim; k++) {
+            if (u->shape[k] != v->shape[k] || u->order[k] != v->order[k] ||
+                u->offset[k] != v->offset[k]) {
+                return false;
+            }
+        }
+        return true;
+    }
+    case EX_MATRIX:
+        if (a->rows != b->rows || a->cols != b->cols || a->is_vector != b->is_vector) {
+            return false;
+        }
+        break;
+    case EX_STRUCT:
+        if (a->h != b->h) {
+            return false;
+        }
+        for (uint32_t i = 0; i < a->nitems; i++) {
+            if (strcmp(a->keys[i].str, b->keys[i].str) != 0) {
+                return false;
+            }
+        }
+        break;
+    default:
+        break;
+    }
+    for (uint32_t i = 0; i < a->nitems; i++) {
+        if (!same_constant(&a->items[i], &b->items[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether argument `v` takes parameter p of function rf: the same ndarray type for an ndarray
+ * (also as a template argument), the same value for another template argument. */
+static bool
+takes_argument(const Lowerer *lw, const RealFunc *rf, uint32_t p, const Expr *v)
+{
+    if (rf->nd_types[p]) {
+        return same_ndarray(lw, &rf->protos[p], rf->nd_types[p], v);
+    }
+    if (is_template_annotation(&rf->anns[p])) {
+        return same_constant(&rf->protos[p], v);
+    }
+    return true;
+}
+
 /* The body of recursive real_func `rf` (the Python function fn) as a function of the module:
  * parameters become variables, the returned value the operand of `ret` or the contents of the
  * result arrays. */
@@ -459,6 +572,7 @@ lower_real_body(Lowerer *lw, const Expr *fn, RealFunc *rf)
     sub.info = lw->info;
     sub.arena = lw->arena;
     sub.real_funcs = lw->real_funcs;
+    sub.real_nesting = lw->real_nesting + 1;
     sub.f = f;
     sub.cur = f->body;
     sub.loc = lw->loc;
@@ -476,7 +590,8 @@ lower_real_body(Lowerer *lw, const Expr *fn, RealFunc *rf)
     for (uint32_t i = 0; i < def->a.len; i++) {
         const QdAst *param = def->a.items[i];
         Expr value;
-        if (is_ndarray_annotation(&rf->anns[i])) {
+        Var *var_of_param;
+        if (rf->nd_types[i]) {
             value = rf->protos[i]; /* the caller's ndarray's view, by reference */
             value.grad = NULL;
             value.id = qd_func_add_param(f, rf->nd_types[i], param->name);
@@ -484,6 +599,12 @@ lower_real_body(Lowerer *lw, const Expr *fn, RealFunc *rf)
                 return lw_nomem(lw);
             }
             RETURN_IF_ERROR(lw_bind(&sub, param->name, &value, NULL));
+            continue;
+        }
+        if (is_template_annotation(&rf->anns[i])) {
+            /* a compile-time value of this instance, not a parameter of the function */
+            RETURN_IF_ERROR(lw_bind(&sub, param->name, &rf->protos[i], &var_of_param));
+            var_of_param->is_arg = true;
             continue;
         }
         uint32_t n = 0;
@@ -576,10 +697,10 @@ enter_callee_scope(Lowerer *lw, const Expr *fn, const QdAst *def, FuncFrame *fra
 }
 
 /* The signature of recursive real_func `rf`: annotations and shapes of the parameters (with the
- * ndarray arguments `vals` of this call as the prototypes of ndarray parameters) and of the
- * result. Lowered in the callee's scope (`sub`'s frame). */
+ * arguments `vals` of `call` as the prototypes of ndarray and template parameters) and of the
+ * result. Lowered in the callee's scope. */
 static int
-real_signature(Lowerer *lw, const Expr *fn, RealFunc *rf, const Expr *vals)
+real_signature(Lowerer *lw, const QdAst *call, const Expr *fn, RealFunc *rf, const Expr *vals)
 {
     const QdAst *def = rf->def;
     uint32_t n = def->a.len ? def->a.len : 1;
@@ -599,7 +720,10 @@ real_signature(Lowerer *lw, const Expr *fn, RealFunc *rf, const Expr *vals)
         snprintf(what, sizeof(what), "the type of parameter '%s'", param->name);
         memset(&rf->anns[i], 0, sizeof(Expr));
         rc = param->x ? lw_param_annotation(lw, param, &rf->anns[i]) : 0;
-        if (rc == 0 && is_ndarray_annotation(&rf->anns[i])) {
+        rf->nd_types[i] = NULL;
+        bool is_template = rc == 0 && is_template_annotation(&rf->anns[i]);
+        if (rc == 0 && (is_ndarray_annotation(&rf->anns[i]) ||
+                        (is_template && vals[i].kind == EX_NDARRAY))) {
             if (vals[i].kind != EX_NDARRAY) {
                 rc = lw_error(lw, param, QD_ERR_TYPE, "argument '%s' of %s() must be an ndarray",
                               param->name, def->name);
@@ -607,6 +731,17 @@ real_signature(Lowerer *lw, const Expr *fn, RealFunc *rf, const Expr *vals)
                 rf->protos[i] = vals[i];
                 rf->nd_types[i] = qd_value_type(lw->f, vals[i].id);
             }
+        } else if (is_template) {
+            if (!is_constant(&vals[i])) {
+                lw->frame = frame.parent; /* the error names the call */
+                rc = lw_error(lw, call, QD_ERR_SYNTAX,
+                              "recursive @qd.real_func %s: the argument of template parameter "
+                              "'%s' must be known at compile time (a Python value, a field or an "
+                              "ndarray), not a runtime value",
+                              def->name, param->name);
+                lw->frame = &frame;
+            }
+            rf->protos[i] = vals[i];
         } else if (rc == 0) {
             rc = annotation_shape(lw, param->x, &rf->anns[i], &rf->shapes[i]);
             if (rc > 0) {
@@ -638,21 +773,28 @@ real_signature(Lowerer *lw, const Expr *fn, RealFunc *rf, const Expr *vals)
 }
 
 /* The module's function for recursive real_func `def` called with arguments `vals`, lowered on
- * first use (once per distinct set of ndarray argument types). */
+ * first use: once per distinct set of ndarray argument types and template arguments. */
 static int
-real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, const Expr *vals, uint32_t *out)
+real_func_of(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, const Expr *vals,
+             uint32_t *out)
 {
     for (uint32_t i = 0; i < lw->real_funcs->len; i++) {
         const RealFunc *rf = &lw->real_funcs->data[i];
         bool same = rf->def == def;
         for (uint32_t p = 0; same && p < def->a.len; p++) {
-            same = !is_ndarray_annotation(&rf->anns[p]) ||
-                   same_ndarray(lw, &rf->protos[p], rf->nd_types[p], &vals[p]);
+            same = takes_argument(lw, rf, p, &vals[p]);
         }
         if (same) {
             *out = i;
             return 0;
         }
+    }
+    if (lw->real_nesting >= MAX_REAL_NESTING) {
+        return lw_error(lw, call, QD_ERR_SYNTAX,
+                        "recursive @qd.real_func %s: more than %d instances lowered one inside "
+                        "another (one per distinct set of template arguments); does a template "
+                        "argument change at every call?",
+                        def->name, MAX_REAL_NESTING);
     }
     const char *name = def->name;
     for (uint32_t n = 1; name && qd_module_find_func(lw->m, name); n++) {
@@ -665,7 +807,7 @@ real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, const Expr *vals, ui
     if (!f) {
         return lw_nomem(lw);
     }
-    RETURN_IF_ERROR(real_signature(lw, fn, &rf, vals));
+    RETURN_IF_ERROR(real_signature(lw, call, fn, &rf, vals));
     *out = lw->real_funcs->len;
     if (qd_vec_push(lw->arena, lw->real_funcs, rf) < 0) {
         return lw_nomem(lw);
@@ -704,7 +846,7 @@ lw_real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, c
         }
     }
     uint32_t index = 0;
-    RETURN_IF_ERROR(real_func_of(lw, fn, def, vals, &index));
+    RETURN_IF_ERROR(real_func_of(lw, call, fn, def, vals, &index));
     const RealFunc *rf = &lw->real_funcs->data[index];
     QdFunc *f = rf->f;
     uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, f->nparams ? f->nparams : 1);
@@ -714,13 +856,16 @@ lw_real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, c
     }
     for (uint32_t i = 0; i < nparams; i++) {
         const QdAst *param = def->a.items[i];
-        if (is_ndarray_annotation(&rf->anns[i])) {
+        if (rf->nd_types[i]) {
             if (!same_ndarray(lw, &rf->protos[i], rf->nd_types[i], &vals[i])) {
                 return lw_error(lw, call, QD_ERR_TYPE, "argument '%s' of %s() must be an ndarray",
                                 param->name, def->name);
             }
             ids[next++] = vals[i].id;
             continue;
+        }
+        if (is_template_annotation(&rf->anns[i])) {
+            continue; /* a compile-time value of the instance */
         }
         char what[200];
         snprintf(what, sizeof(what), "argument '%s' of %s()", param->name, def->name);

@@ -333,25 +333,167 @@ def test_vector_and_matrix_parameters():
     np.testing.assert_allclose(k(x, y), walk_np(v, np.array([[1.0, 2], [3, 4]]), 4) + y, rtol=1e-5)
 
 
-def test_template_parameter_is_refused():
+def test_template_field_parameter():
+    n_cells = int(rng.integers(6, 20))
+    f_ = qd.field(qd.f32, shape=n_cells)
+
     @qd.real_func
-    def f(s: qd.template(), n: qd.i32) -> qd.i32:  # template parameter
+    def f(s: qd.template(), n: qd.i32) -> qd.i32:
         r = 0
         if n > 0:
-            r = f(s, n - 1)
+            r = f(s, n - 1) + 1
+            s[n] = r * 1.5
+        return r
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.i32:
+        return f(f_, n)
+
+    n = int(rng.integers(1, n_cells))
+    assert k(n) == n
+    expect = np.zeros(n_cells, np.float32)
+    expect[1 : n + 1] = np.arange(1, n + 1) * 1.5
+    np.testing.assert_array_equal(f_.to_numpy(), expect)
+
+
+def test_template_python_values_make_one_instance_each():
+    @qd.real_func
+    def h(c: qd.template(), n: qd.i32, scale: qd.template() = 1.0) -> qd.f32:
+        r = c * scale
+        if n > 0:
+            r = h(c, n - 1, scale) + c * scale
+        if qd.static(isinstance(c, int) and c > 2):  # a compile-time branch per instance
+            r += 0.25
+        return r
+
+    @qd.kernel
+    def k(n: qd.i32, m: qd.i32) -> qd.f32:
+        return h(5, n) * 100 + h(2, m) + h(2, m, scale=0.5) * 1000 + h(qd.Vector([1, 2])[1], n)
+
+    def h_py(c, n, scale=1.0):
+        return c * scale * (n + 1) + (0.25 * (n + 1) if c > 2 else 0)
+
+    n, m = (int(v) for v in rng.integers(0, 9, 2))
+    expect = h_py(5, n) * 100 + h_py(2, m) + h_py(2, m, 0.5) * 1000 + 2 * (n + 1)
+    np.testing.assert_allclose(k(n, m), expect, rtol=1e-6)
+
+
+def test_template_fields_change_at_inner_calls():
+    a = qd.field(qd.i32, shape=16)
+    b = qd.field(qd.i32, shape=16)
+
+    @qd.real_func
+    def swap(x: qd.template(), y: qd.template(), n: qd.i32) -> qd.i32:
+        r = 0
+        if n > 0:
+            x[n] = n
+            r = swap(y, x, n - 1) + 1  # the fields change places: a second instance
+        return r
+
+    @qd.real_func
+    def hand_on(x: qd.template(), n: qd.i32) -> qd.i32:
+        r = 0
+        if n > 0:
+            x[n] += 100
+            r = hand_on(b, n - 1) + 1  # the first instance calls the one of field b
+        return r
+
+    @qd.kernel
+    def k(n: qd.i32, m: qd.i32) -> qd.i32:
+        return swap(a, b, n) * 100 + hand_on(a, m)
+
+    n, m = (int(v) for v in rng.integers(1, 16, 2))
+    assert k(n, m) == n * 100 + m
+    ea, eb = np.zeros(16, np.int32), np.zeros(16, np.int32)
+    for i in range(n, 0, -1):
+        (ea if (n - i) % 2 == 0 else eb)[i] = i
+    ea[m] += 100
+    eb[1:m] += 100
+    np.testing.assert_array_equal(a.to_numpy(), ea)
+    np.testing.assert_array_equal(b.to_numpy(), eb)
+
+
+def test_template_counting_down_at_compile_time():
+    @qd.real_func
+    def chain(c: qd.template(), n: qd.i32) -> qd.i32:
+        r = c * 100 + n
+        if qd.static(c > 0):
+            if n > 0:
+                r = chain(c - 1, n - 1) * 2 + chain(c, n - 1)
+        return r
+
+    @qd.kernel
+    def k(n: NDArray[qd.i32, 1], out: NDArray[qd.i32, 1]):
+        for i in range(n.shape[0]):
+            out[i] = chain(3, n[i])
+
+    def chain_py(c, n):
+        r = c * 100 + n
+        if c > 0 and n > 0:
+            r = chain_py(c - 1, n - 1) * 2 + chain_py(c, n - 1)
+        return r
+
+    n = rng.integers(0, 10, 32).astype(np.int32)
+    out = np.zeros_like(n)
+    k(n, out)
+    np.testing.assert_array_equal(out, [chain_py(3, int(v)) for v in n])
+
+
+def test_template_ndarray_parameter():
+    @qd.real_func
+    def total(a: qd.template(), n: qd.i32) -> qd.f32:
+        r = 0.0
+        if n >= 0:
+            r = total(a, n - 1) + a[n]
+        return r
+
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 1]) -> qd.f32:
+        return total(x, x.shape[0] - 1)
+
+    x = rng.standard_normal(23).astype(np.float32)
+    np.testing.assert_allclose(k(x), x.sum(dtype=np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_template_argument_known_only_at_run_time_is_refused():
+    @qd.real_func
+    def f(s: qd.template(), n: qd.i32) -> qd.i32:
+        r = s
+        if n > 0:
+            r = f(s, n - 1) + 1  # runtime template argument
+        return r
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return f(x, 4)
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as e:
+        k(3)
+    assert (
+        "recursive @qd.real_func f: the argument of template parameter 's' must be known at "
+        "compile time (a Python value, a field or an ndarray), not a runtime value"
+    ) in str(e.value)
+    assert _line_of("# runtime template argument") in str(e.value)
+
+
+def test_template_argument_changing_at_every_call_is_refused():
+    @qd.real_func
+    def h(c: qd.template(), n: qd.i32) -> qd.i32:
+        r = c
+        if n > 0:
+            r = h(c + 1, n - 1)  # a new instance per call
         return r
 
     @qd.kernel
     def k() -> qd.i32:
-        return f(1, 3)
+        return h(1, 3)
 
     with pytest.raises(qd.QuadrantsSyntaxError) as e:
         k()
-    assert (
-        "recursive @qd.real_func f: the type of parameter 's' must be a scalar, vector, matrix or "
-        "struct type (or an ndarray, for a parameter); templates are not supported in recursion"
-    ) in str(e.value)
-    assert _line_of("# template parameter") in str(e.value)
+    assert "recursive @qd.real_func h: more than 100 instances lowered one inside another" in str(
+        e.value
+    )
+    assert _line_of("# a new instance per call") in str(e.value)
 
 
 def test_vector_result():
