@@ -444,6 +444,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         Expr value = bound[i];
         const QdType *ann = NULL;
         bool is_template = false;
+        bool is_ref = false;
         if (param->x) {
             Expr a;
             rc = lw_param_annotation(lw, param, &a);
@@ -455,7 +456,6 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
             }
             is_template = a.kind == EX_PYOBJ && a.hkind == QD_HOST_TEMPLATE_ANNOTATION;
             if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_OBJECT) {
-                bool is_ref = false;
                 rc = ref_param(lw, call, param, &a, &value, &is_ref);
                 if (rc < 0) {
                     break;
@@ -493,8 +493,12 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
              * task), converted now and typed by the annotation. */
             rc = lw_typed_constant(lw, param, &value, ann);
         }
+        Var *var = NULL;
         if (rc == 0) {
-            rc = lw_bind(lw, param->name, &value, NULL);
+            rc = lw_bind(lw, param->name, &value, &var);
+        }
+        if (rc == 0 && frame.is_real && !is_ref) {
+            var->is_arg = true; /* a real_func's parameters (but qd.ref ones) are immutable */
         }
     }
     if (rc == 0 && frame.is_real && lw_returns_early(def)) {

@@ -598,7 +598,8 @@ lower_real_body(Lowerer *lw, const Expr *fn, RealFunc *rf)
             if (value.id == QD_NO_VALUE) {
                 return lw_nomem(lw);
             }
-            RETURN_IF_ERROR(lw_bind(&sub, param->name, &value, NULL));
+            RETURN_IF_ERROR(lw_bind(&sub, param->name, &value, &var_of_param));
+            var_of_param->is_arg = true;
             continue;
         }
         if (is_template_annotation(&rf->anns[i])) {
@@ -631,7 +632,8 @@ lower_real_body(Lowerer *lw, const Expr *fn, RealFunc *rf)
             /* a variable of its own: the function works on a copy */
             RETURN_IF_ERROR(lw_struct_new_var(&sub, param, &value, &var));
         }
-        RETURN_IF_ERROR(lw_bind(&sub, param->name, &var, NULL));
+        RETURN_IF_ERROR(lw_bind(&sub, param->name, &var, &var_of_param));
+        var_of_param->is_arg = true; /* immutable, as a kernel's parameters */
     }
     uint32_t *outs = QD_NEW_ARRAY(lw->arena, uint32_t, rf->nouts ? rf->nouts : 1);
     if (!outs) {

@@ -629,6 +629,46 @@ def test_real_func_early_return_inside_if_for_while():
     np.testing.assert_allclose(out, np.array(expect, np.float32), rtol=1e-6)
 
 
+def test_real_func_parameters_are_immutable():
+    @qd.real_func
+    def scalar(s: qd.i32) -> qd.i32:
+        s = s + 1  # assigns a scalar parameter
+        return s
+
+    @qd.real_func
+    def vector(p: qd.types.vector(2, qd.f32)) -> qd.f32:
+        p += 1.0  # augments a vector parameter
+        return p[0]
+
+    @qd.real_func
+    def template(t: qd.template(), n: qd.i32) -> qd.i32:
+        t = 2  # assigns a template parameter
+        return t + n
+
+    @qd.kernel
+    def k1() -> qd.i32:
+        return scalar(1)
+
+    @qd.kernel
+    def k2() -> qd.f32:
+        return vector(qd.Vector([1.0, 2.0]))
+
+    @qd.kernel
+    def k3() -> qd.i32:
+        return template(1, 2)
+
+    for k, name, what in [(k1, "s", "assigns a scalar"), (k2, "p", "augments a vector"),
+                          (k3, "t", "assigns a template")]:
+        marker = f"# {what} parameter"
+        with pytest.raises(qd.QuadrantsSyntaxError) as e:
+            k()
+        assert (
+            f'Kernel argument "{name}" is immutable in the kernel. If you want to change its '
+            "value, please create a new variable."
+        ) in str(e.value)
+        assert _line_of(marker) in str(e.value)
+
+
 _Found = qd.types.struct(j=qd.i32, v=qd.f32)
 
 

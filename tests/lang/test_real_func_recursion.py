@@ -496,6 +496,26 @@ def test_template_argument_changing_at_every_call_is_refused():
     assert _line_of("# a new instance per call") in str(e.value)
 
 
+def test_template_parameter_is_immutable_inside_recursion():
+    @qd.real_func
+    def f(s: qd.template(), n: qd.i32) -> qd.i32:
+        r = 0
+        if n > 0:
+            r = f(s, n - 1)
+        if n == 1:
+            s = 5  # assigned inside the recursive function
+        return r
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return f(2, 3)
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as e:
+        k()
+    assert 'Kernel argument "s" is immutable in the kernel' in str(e.value)
+    assert _line_of("# assigned inside the recursive function") in str(e.value)
+
+
 def test_vector_result():
     @qd.real_func
     def f(n: qd.i32, x: qd.f32) -> qd.types.vector(3, qd.f32):
