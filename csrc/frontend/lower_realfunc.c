@@ -724,8 +724,9 @@ real_signature(Lowerer *lw, const QdAst *call, const Expr *fn, RealFunc *rf, con
         rc = param->x ? lw_param_annotation(lw, param, &rf->anns[i]) : 0;
         rf->nd_types[i] = NULL;
         bool is_template = rc == 0 && is_template_annotation(&rf->anns[i]);
-        if (rc == 0 && (is_ndarray_annotation(&rf->anns[i]) ||
-                        (is_template && vals[i].kind == EX_NDARRAY))) {
+        bool is_ndarray = rc == 0 && (is_ndarray_annotation(&rf->anns[i]) ||
+                                      (is_template && vals[i].kind == EX_NDARRAY));
+        if (is_ndarray) {
             if (vals[i].kind != EX_NDARRAY) {
                 rc = lw_error(lw, param, QD_ERR_TYPE, "argument '%s' of %s() must be an ndarray",
                               param->name, def->name);
@@ -823,7 +824,7 @@ real_func_of(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, c
  * flattened, the result arrays, a `call` of its function and the result rebuilt. */
 int
 lw_real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, const Expr *args,
-          uint32_t nargs, uint32_t npos, Expr *out)
+             uint32_t nargs, uint32_t npos, Expr *out)
 {
     uint32_t nparams = def->a.len;
     Expr *vals = QD_NEW_ARRAY(lw->arena, Expr, nparams ? nparams : 1);
