@@ -1,6 +1,7 @@
 """Recursive @qd.real_func: a real_func that calls itself (directly or through others) is compiled
 as a function called at run time. Scalars, vectors, matrices and structs cross the call by value
-(parameters and results), ndarrays by reference."""
+(parameters and results), ndarrays by reference; template arguments are compile-time values, one
+function per distinct set of them."""
 
 import numpy as np
 import pytest
