@@ -153,7 +153,10 @@ typedef struct FuncFrame {
     bool early_return;     /* a real_func returning from inside runtime if/for/while: its body is
                               a one-trip `loop`; `return` stores ret_slot, sets ret_flag and
                               breaks, and each loop of the body passes the break on */
-    Expr ret_slot;         /* early_return: the returned value's variable */
+    Expr ret_slot;         /* early_return, a scalar result: the returned value's variable */
+    Expr ret_ann;          /* early_return, any other result: its annotation, */
+    Expr ret_shape;        /* its shape (scalar leaves), */
+    Expr *ret_slots;       /* and a variable per leaf; NULL otherwise */
     Expr ret_flag;         /* early_return: i32 variable, 1 once a return ran */
     bool returned;         /* a return was lowered: skip the rest of the body */
     int control_depth;     /* runtime if/for/while around the current statement */
@@ -164,15 +167,18 @@ typedef struct FuncFrame {
     const QdAst *def;      /* the function's definition (the host caches one per function) */
 } FuncFrame;
 
-/* A recursive @qd.real_func lowered into a function of the module (lower_kernel.c). */
+/* A recursive @qd.real_func lowered into a function of the module (lower_realfunc.c). */
 typedef struct RealFunc {
     const QdAst *def;          /* its definition */
     QdFunc *f;                 /* the module's function */
     Expr *anns;                /* per parameter of def: its annotation */
     Expr *shapes;              /* per parameter passed by value: the shape of its value (one
                                   function parameter per scalar leaf) */
-    Expr *protos;              /* per ndarray parameter: the argument it was lowered for */
-    const QdType **nd_types;   /* per ndarray parameter: the function parameter's type */
+    Expr *protos;              /* per ndarray or template parameter: the argument it was lowered
+                                  for (a template argument is a compile-time value of the
+                                  instance, not a parameter of the function) */
+    const QdType **nd_types;   /* per parameter: the function parameter's type where the
+                                  argument is an ndarray (annotated so, or a template), else NULL */
     Expr ret_ann;              /* the return annotation */
     Expr ret_shape;            /* the result's shape; EX_VOID for none, EX_VALUE for a scalar
                                   (the call's result) */
@@ -221,6 +227,7 @@ typedef struct Lowerer {
     QdVec(StaticValue) statics; /* runtime values behind qd.static's stand-ins, by index */
     RealFuncs *real_funcs;    /* the recursive real_funcs lowered so far, shared by the kernel
                                  and the functions lowered for it */
+    uint32_t real_nesting;    /* functions of recursive real_funcs being lowered around this one */
 } Lowerer;
 
 /***** lower_ops.c: operations by value kind *****/
@@ -319,6 +326,25 @@ int lw_call_func_bound(Lowerer *lw, const QdAst *call, const Expr *fn, const Exp
                        uint32_t nargs, Expr *out);
 /* A compile-time scalar converted to a constant of type ty (still compile-time, e->ty = ty). */
 int lw_typed_constant(Lowerer *lw, const QdAst *node, Expr *e, const QdType *ty);
+/* The argument for parameter `param` (index i) among the call's positional (the first npos of
+ * args) and keyword arguments; NULL when not given. */
+const Expr *lw_find_arg(const QdAst *call, const QdAst *param, uint32_t i, const Expr *args,
+                        uint32_t npos, uint32_t nargs);
+
+/***** lower_realfunc.c *****/
+
+/* Whether real_func `def` returns from inside runtime if/for/while. */
+bool lw_returns_early(const QdAst *def);
+/* The body of such a real_func, lowered in `frame` (FuncFrame.early_return); frame->ret is the
+ * returned value after it. */
+int lw_early_return_body(Lowerer *lw, const QdAst *def, FuncFrame *frame);
+/* `return` inside such a body: stores the value, marks the return and breaks. */
+int lw_early_return(Lowerer *lw, const QdAst *node);
+/* Whether real_func `def` is being lowered: a call of it now is recursion. */
+bool lw_is_recursive_call(const Lowerer *lw, const QdAst *def);
+/* A recursive call of real_func `def` (fn): a `call` of the module's function for it. */
+int lw_real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, const Expr *args,
+                 uint32_t nargs, uint32_t npos, Expr *out);
 
 /***** lower_expr.c *****/
 

@@ -10,6 +10,7 @@
  *
  * A @qd.func call is inlined here at the AST level: the callee's parameters are bound in a fresh
  * frame (its own globals, no access to the caller's locals), and its body is lowered in place.
+ * A @qd.real_func is inlined the same way, except where it recurses (lower_realfunc.c).
  */
 #include "lower.h"
 
@@ -250,9 +251,9 @@ lw_stmts(Lowerer *lw, const QdAstList *body)
 }
 
 /* Finds the argument for parameter `param` (index i) among positional and keyword arguments. */
-static const Expr *
-find_arg(const QdAst *call, const QdAst *param, uint32_t i, const Expr *args, uint32_t npos,
-         uint32_t nargs)
+const Expr *
+lw_find_arg(const QdAst *call, const QdAst *param, uint32_t i, const Expr *args, uint32_t npos,
+            uint32_t nargs)
 {
     if (i < npos) {
         return &args[i];
@@ -305,76 +306,6 @@ check_top_level(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def
                     "phase loops out of top-level position, collapsing the per-phase grid-wide "
                     "barriers and corrupting the result.",
                     def->name);
-}
-
-/* Whether a `return` stands inside an if, for or while of `body` (nested: body is inside one). */
-static bool
-returns_inside_control(const QdAstList *body, bool nested)
-{
-    for (uint32_t i = 0; i < body->len; i++) {
-        const QdAst *s = body->items[i];
-        if (s->kind == QD_AST_RETURN && nested) {
-            return true;
-        }
-        if ((s->kind == QD_AST_IF || s->kind == QD_AST_FOR || s->kind == QD_AST_WHILE) &&
-            (returns_inside_control(&s->a, true) || returns_inside_control(&s->b, true))) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* The body of a real_func that returns from inside runtime control flow: a one-trip `loop`
- * around the statements, which a `return` leaves with `break` (FuncFrame.early_return). The
- * return type must be a scalar type. */
-static int
-early_return_body(Lowerer *lw, const QdAst *def, FuncFrame *frame)
-{
-    Expr ann = {0};
-    if (def->x) {
-        RETURN_IF_ERROR(lw_expr(lw, def->x, &ann));
-    }
-    bool is_scalar = ann.kind == EX_PYOBJ && ann.hkind == QD_HOST_DTYPE;
-    if (def->x && !is_scalar) {
-        return lw_error(lw, def->x, QD_ERR_SYNTAX,
-                        "a @qd.real_func returning from inside if/for/while must return a scalar");
-    }
-    Expr zero = {0};
-    zero.kind = EX_INT;
-    const QdType *i32 = qd_type_scalar(QD_TY_I32);
-    RETURN_IF_ERROR(lw_new_slot(lw, i32, &frame->ret_flag));
-    RETURN_IF_ERROR(lw_store(lw, def, &frame->ret_flag, &zero));
-    if (is_scalar) {
-        RETURN_IF_ERROR(lw_new_slot(lw, ann.ty, &frame->ret_slot));
-        RETURN_IF_ERROR(lw_store(lw, def, &frame->ret_slot, &zero));
-    }
-    QdInst *loop = lw_emit(lw, QD_OP_LOOP, 0);
-    if (!loop) {
-        return -1;
-    }
-    QdRegion *saved = lw->cur;
-    bool saved_top = lw->at_top;
-    lw->cur = loop->regions[0];
-    lw->at_top = false;
-    frame->early_return = true;
-    int rc = lw_stmts(lw, &def->b);
-    if (rc == 0 && !lw->terminated) { /* the end of the body: leave the loop */
-        QdInst *brk = qd_inst_new(lw->f, QD_OP_BREAK, 0);
-        if (!brk) {
-            rc = -1;
-        } else {
-            brk->loc = lw->loc;
-            qd_region_append(lw->cur, brk);
-        }
-    }
-    lw->terminated = false;
-    lw->cur = saved;
-    lw->at_top = saved_top;
-    frame->returned = true;
-    if (rc == 0 && is_scalar) {
-        rc = lw_rvalue(lw, def, &frame->ret_slot, &frame->ret);
-    }
-    return rc;
 }
 
 /* Whether func `fn` is a @qd.real_func. */
@@ -431,590 +362,6 @@ ref_param(Lowerer *lw, const QdAst *call, const QdAst *param, const Expr *ann, c
     return 0;
 }
 
-/***** recursive real_funcs *****/
-
-/* A @qd.real_func is inlined like a @qd.func, except when it calls itself (directly or through
- * other funcs): a call reached while the same real_func is being lowered becomes a `call` of a
- * function of the module, lowered once from the definition. Calls of it inside its own body are
- * calls again, so the recursion happens at run time; the inline pass leaves calls of such
- * functions alone.
- *
- * Values cross the call flattened into scalars: a parameter of a scalar, vector/matrix, struct
- * (or tuple) type is one function parameter per scalar leaf, rebuilt into a variable inside. A
- * scalar result is the call's result; any other result (vector, matrix, struct, tuple) comes
- * back through local arrays the caller allocates, one `ptr<[n x T], local>` parameter after the
- * others per scalar type T of the result's leaves, in the order the types first occur, which
- * the function fills before its `ret`. An ndarray parameter is passed as it is (a parameter of
- * the ndarray's type); the function is lowered once per distinct ndarray type of its arguments. */
-
-/* Whether real_func `def` is being lowered: a call of it now is recursion. */
-static bool
-is_recursive_call(const Lowerer *lw, const QdAst *def)
-{
-    for (const FuncFrame *fr = lw->frame; fr; fr = fr->parent) {
-        if (fr->is_real && fr->def == def) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* The refusal of annotation `node` (`what` says which). */
-static int
-unsupported_annotation(Lowerer *lw, const QdAst *def, const QdAst *node, const char *what)
-{
-    return lw_error(lw, node ? node : def, QD_ERR_SYNTAX,
-                    "recursive @qd.real_func %s: %s must be a scalar, vector, matrix or struct "
-                    "type (or an ndarray, for a parameter); templates are not supported in "
-                    "recursion",
-                    def->name, what);
-}
-
-/* A copy of shape or value `e` with fresh item arrays (the arena's). */
-static int
-copy_items(Lowerer *lw, const Expr *e, Expr *out)
-{
-    *out = *e;
-    if (e->kind == EX_STRUCT || e->kind == EX_TUPLE || e->kind == EX_MATRIX) {
-        out->items = QD_NEW_ARRAY(lw->arena, Expr, e->nitems ? e->nitems : 1);
-        if (!out->items) {
-            return lw_nomem(lw);
-        }
-    }
-    return 0;
-}
-
-/* The shape of value `v` of a known type: the same tree of structs, tuples and vectors/matrices,
- * each scalar leaf an EX_VALUE of its type without a value (`elem`: the element type of the
- * enclosing vector/matrix, NULL outside one). */
-static int
-shape_of(Lowerer *lw, const Expr *v, const QdType *elem, Expr *out)
-{
-    if (v->kind == EX_STRUCT || v->kind == EX_TUPLE || v->kind == EX_MATRIX) {
-        RETURN_IF_ERROR(copy_items(lw, v, out));
-        for (uint32_t i = 0; i < v->nitems; i++) {
-            RETURN_IF_ERROR(shape_of(lw, &v->items[i], v->kind == EX_MATRIX ? v->ty : NULL,
-                                     &out->items[i]));
-        }
-        return 0;
-    }
-    *out = lw_value(QD_NO_VALUE, elem ? elem : v->ty);
-    return out->ty ? 0 : lw_error(lw, NULL, QD_ERR_INTERNAL, "a struct member without a type");
-}
-
-/* The shape (shape_of) of a value of annotation `ann`: a scalar type, a vector/matrix type with
- * a dtype, a struct type, or a tuple of these. 1 when `ann` is none of them. */
-static int
-annotation_shape(Lowerer *lw, const QdAst *node, const Expr *ann, Expr *out)
-{
-    if (ann->kind == EX_TUPLE) {
-        RETURN_IF_ERROR(copy_items(lw, ann, out));
-        for (uint32_t i = 0; i < ann->nitems; i++) {
-            int rc = annotation_shape(lw, node, &ann->items[i], &out->items[i]);
-            if (rc != 0) {
-                return rc;
-            }
-        }
-        return 0;
-    }
-    if (ann->kind != EX_PYOBJ) {
-        return 1;
-    }
-    if (ann->hkind == QD_HOST_DTYPE) {
-        *out = lw_value(QD_NO_VALUE, ann->ty);
-        return 0;
-    }
-    Expr zero;
-    if (ann->hkind == QD_HOST_MATRIX_TYPE) {
-        uint32_t n, m;
-        bool is_vector;
-        const QdType *ty;
-        RETURN_IF_ERROR(lw_matrix_type_info(lw, node, ann->h, &n, &m, &is_vector, &ty));
-        if (!ty) {
-            return 1;
-        }
-        Expr z = {0};
-        z.kind = EX_INT;
-        MatrixCall mc = {&z, 1, NULL, NULL, 0};
-        RETURN_IF_ERROR(lw_matrix_type_call(lw, node, ann, &mc, &zero));
-    } else if (ann->hkind == QD_HOST_STRUCT_TYPE) {
-        RETURN_IF_ERROR(lw_struct_zero(lw, node, ann->h, &zero));
-    } else {
-        return 1;
-    }
-    return shape_of(lw, &zero, NULL, out);
-}
-
-/* `value` converted to annotation `ann` (one annotation_shape accepts); `what` names the value
- * in errors. */
-static int
-convert_to_annotation(Lowerer *lw, const QdAst *node, const Expr *ann, const Expr *value,
-                      const char *what, Expr *out)
-{
-    if (ann->kind == EX_TUPLE) {
-        if (value->kind != EX_TUPLE || value->nitems != ann->nitems) {
-            return lw_error(lw, node, QD_ERR_TYPE, "%s must be a tuple of %u values", what,
-                            ann->nitems);
-        }
-        RETURN_IF_ERROR(copy_items(lw, value, out));
-        for (uint32_t i = 0; i < ann->nitems; i++) {
-            RETURN_IF_ERROR(
-                convert_to_annotation(lw, node, &ann->items[i], &value->items[i], what, &out->items[i]));
-        }
-        return 0;
-    }
-    if (ann->hkind == QD_HOST_MATRIX_TYPE) {
-        if (value->kind != EX_MATRIX) {
-            return lw_error(lw, node, QD_ERR_TYPE, "%s must be a vector/matrix", what);
-        }
-        MatrixCall mc = {value, 1, NULL, NULL, 0}; /* converted to the annotated type */
-        return lw_matrix_type_call(lw, node, ann, &mc, out);
-    }
-    if (ann->hkind == QD_HOST_STRUCT_TYPE) {
-        if (value->kind != EX_STRUCT) {
-            return lw_error(lw, node, QD_ERR_TYPE, "%s must be a struct value", what);
-        }
-        return lw_struct_cast(lw, node, ann->h, value, out);
-    }
-    if (!lw_is_compile_time_scalar(value) && value->kind != EX_VALUE && value->kind != EX_LVALUE) {
-        return lw_error(lw, node, QD_ERR_TYPE, "%s must be a scalar", what);
-    }
-    return lw_convert(lw, node, value, ann->ty, out);
-}
-
-/* The runtime scalars of value `v` (converted to the annotation of `shape`), leaf by leaf, from
- * ids[*k] on. */
-static int
-flatten(Lowerer *lw, const QdAst *node, const Expr *shape, const Expr *v, uint32_t *ids,
-        uint32_t *k)
-{
-    if (shape->kind != EX_VALUE) {
-        if (v->kind != shape->kind || v->nitems != shape->nitems) {
-            return lw_error(lw, node, QD_ERR_INTERNAL, "a value of another shape than its type");
-        }
-        for (uint32_t i = 0; i < shape->nitems; i++) {
-            RETURN_IF_ERROR(flatten(lw, node, &shape->items[i], &v->items[i], ids, k));
-        }
-        return 0;
-    }
-    Expr rv;
-    RETURN_IF_ERROR(lw_convert(lw, node, v, shape->ty, &rv));
-    RETURN_IF_ERROR(lw_rvalue(lw, node, &rv, &rv));
-    ids[(*k)++] = rv.id;
-    return 0;
-}
-
-/* A value of `shape` made of the scalars ids[*k] on. */
-static int
-rebuild(Lowerer *lw, const Expr *shape, const uint32_t *ids, uint32_t *k, Expr *out)
-{
-    if (shape->kind != EX_VALUE) {
-        RETURN_IF_ERROR(copy_items(lw, shape, out));
-        for (uint32_t i = 0; i < shape->nitems; i++) {
-            RETURN_IF_ERROR(rebuild(lw, &shape->items[i], ids, k, &out->items[i]));
-        }
-        return 0;
-    }
-    *out = lw_value(ids[(*k)++], shape->ty);
-    return 0;
-}
-
-/* The scalar leaves of `shape`, in order (types[*n] on). types may be NULL: count only. */
-static void
-leaf_types(const Expr *shape, const QdType **types, uint32_t *n)
-{
-    if (shape->kind != EX_VALUE) {
-        for (uint32_t i = 0; i < shape->nitems; i++) {
-            leaf_types(&shape->items[i], types, n);
-        }
-        return;
-    }
-    if (types) {
-        types[*n] = shape->ty;
-    }
-    (*n)++;
-}
-
-/* Result leaf types grouped by type (RealFunc.out_types / out_counts), and each leaf's group
- * and index in it. */
-static int
-group_results(Lowerer *lw, RealFunc *rf)
-{
-    uint32_t n = 0;
-    leaf_types(&rf->ret_shape, NULL, &n);
-    rf->nleaves = n;
-    rf->leaf_ty = QD_NEW_ARRAY(lw->arena, const QdType *, n ? n : 1);
-    rf->leaf_group = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
-    rf->leaf_index = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
-    rf->out_types = QD_NEW_ARRAY(lw->arena, const QdType *, n ? n : 1);
-    rf->out_counts = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
-    if (!rf->leaf_ty || !rf->leaf_group || !rf->leaf_index || !rf->out_types || !rf->out_counts) {
-        return lw_nomem(lw);
-    }
-    n = 0;
-    leaf_types(&rf->ret_shape, rf->leaf_ty, &n);
-    rf->nouts = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t g = 0;
-        while (g < rf->nouts && rf->out_types[g] != rf->leaf_ty[k]) {
-            g++;
-        }
-        if (g == rf->nouts) {
-            rf->out_types[rf->nouts] = rf->leaf_ty[k];
-            rf->out_counts[rf->nouts++] = 0;
-        }
-        rf->leaf_group[k] = g;
-        rf->leaf_index[k] = rf->out_counts[g]++;
-    }
-    return 0;
-}
-
-/* Whether annotation `ann` is an ndarray annotation. */
-static bool
-is_ndarray_annotation(const Expr *ann)
-{
-    return ann->kind == EX_PYOBJ && ann->hkind == QD_HOST_NDARRAY_ANNOTATION;
-}
-
-/* Whether ndarray arguments a and b take the same function (same IR type and element view). */
-static bool
-same_ndarray(const Lowerer *lw, const Expr *a, const QdType *a_ty, const Expr *b)
-{
-    if (b->kind != EX_NDARRAY || qd_value_type(lw->f, b->id) != a_ty || a->ndim != b->ndim ||
-        a->is_vector != b->is_vector || a->rows != b->rows || a->cols != b->cols) {
-        return false;
-    }
-    if (!a->layout || !b->layout) {
-        return a->layout == b->layout;
-    }
-    return memcmp(a->layout, b->layout, a_ty->ndim) == 0;
-}
-
-/* The body of recursive real_func `rf` (the Python function fn) as a function of the module:
- * parameters become variables, the returned value the operand of `ret` or the contents of the
- * result arrays. */
-static int
-lower_real_body(Lowerer *lw, const Expr *fn, RealFunc *rf)
-{
-    const QdAst *def = rf->def;
-    QdFunc *f = rf->f;
-    Lowerer sub = {0};
-    sub.ctx = lw->ctx;
-    sub.m = lw->m;
-    sub.host = lw->host;
-    sub.opt = lw->opt;
-    sub.info = lw->info;
-    sub.arena = lw->arena;
-    sub.real_funcs = lw->real_funcs;
-    sub.f = f;
-    sub.cur = f->body;
-    sub.loc = lw->loc;
-    FuncFrame frame = {0};
-    frame.scope = fn->h;
-    frame.file = def->cst.sval;
-    frame.is_real = true;
-    frame.def = def;
-    frame.ret_annotation = def->x;
-    frame.ret.kind = EX_VOID;
-    sub.frame = &frame;
-    lw_set_loc(&sub, def);
-    f->loc = sub.loc;
-    lw_push_scope(&sub);
-    for (uint32_t i = 0; i < def->a.len; i++) {
-        const QdAst *param = def->a.items[i];
-        Expr value;
-        if (is_ndarray_annotation(&rf->anns[i])) {
-            value = rf->protos[i]; /* the caller's ndarray's view, by reference */
-            value.grad = NULL;
-            value.id = qd_func_add_param(f, rf->nd_types[i], param->name);
-            if (value.id == QD_NO_VALUE) {
-                return lw_nomem(lw);
-            }
-            RETURN_IF_ERROR(lw_bind(&sub, param->name, &value, NULL));
-            continue;
-        }
-        uint32_t n = 0;
-        leaf_types(&rf->shapes[i], NULL, &n);
-        const QdType **types = QD_NEW_ARRAY(lw->arena, const QdType *, n ? n : 1);
-        uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, n ? n : 1);
-        if (!types || !ids) {
-            return lw_nomem(lw);
-        }
-        n = 0;
-        leaf_types(&rf->shapes[i], types, &n);
-        for (uint32_t k = 0; k < n; k++) {
-            if ((ids[k] = qd_func_add_param(f, types[k], param->name)) == QD_NO_VALUE) {
-                return lw_nomem(lw);
-            }
-        }
-        uint32_t k = 0;
-        Expr var;
-        RETURN_IF_ERROR(rebuild(&sub, &rf->shapes[i], ids, &k, &value));
-        if (value.kind == EX_VALUE) {
-            RETURN_IF_ERROR(lw_new_slot(&sub, value.ty, &var));
-            RETURN_IF_ERROR(lw_store(&sub, param, &var, &value));
-        } else {
-            /* a variable of its own: the function works on a copy */
-            RETURN_IF_ERROR(lw_struct_new_var(&sub, param, &value, &var));
-        }
-        RETURN_IF_ERROR(lw_bind(&sub, param->name, &var, NULL));
-    }
-    uint32_t *outs = QD_NEW_ARRAY(lw->arena, uint32_t, rf->nouts ? rf->nouts : 1);
-    if (!outs) {
-        return lw_nomem(lw);
-    }
-    for (uint32_t g = 0; g < rf->nouts; g++) {
-        const QdType *arr = qd_type_array(lw->m, rf->out_types[g], rf->out_counts[g]);
-        const QdType *pty = arr ? qd_type_ptr(lw->m, arr, QD_SPACE_LOCAL) : NULL;
-        if (!pty || (outs[g] = qd_func_add_param(f, pty, "ret")) == QD_NO_VALUE) {
-            return lw_nomem(lw);
-        }
-    }
-    if (returns_inside_control(&def->b, false)) {
-        RETURN_IF_ERROR(early_return_body(&sub, def, &frame));
-    } else {
-        RETURN_IF_ERROR(lw_stmts(&sub, &def->b));
-    }
-    lw_pop_scope(&sub);
-    bool has_value = rf->ret_shape.kind != EX_VOID;
-    if (has_value && !frame.returned && !frame.early_return) {
-        return lw_error(&sub, def, QD_ERR_SYNTAX,
-                        "Function has a return type but does not have a return statement");
-    }
-    uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, rf->nleaves ? rf->nleaves : 1);
-    if (!ids) {
-        return lw_nomem(lw);
-    }
-    if (has_value) {
-        Expr rv;
-        uint32_t k = 0;
-        RETURN_IF_ERROR(
-            convert_to_annotation(&sub, def, &rf->ret_ann, &frame.ret, "the returned value", &rv));
-        RETURN_IF_ERROR(flatten(&sub, def, &rf->ret_shape, &rv, ids, &k));
-    }
-    bool direct = has_value && rf->ret_shape.kind == EX_VALUE;
-    for (uint32_t k = 0; has_value && !direct && k < rf->nleaves; k++) {
-        RETURN_IF_ERROR(lw_array_store(&sub, outs[rf->leaf_group[k]], rf->leaf_ty[k],
-                                       rf->leaf_index[k], ids[k]));
-    }
-    QdInst *ret = lw_emit(&sub, QD_OP_RET, direct ? 1 : 0);
-    if (!ret) {
-        return -1;
-    }
-    if (direct) {
-        ret->args[0] = ids[0];
-    }
-    return 0;
-}
-
-/* Makes `frame` the current frame for what callee `fn` (defined by `def`) evaluates before its
- * body (parameter annotations, default values): its globals, over the caller's variables. The
- * caller restores lw->frame = frame->parent. */
-static void
-enter_callee_scope(Lowerer *lw, const Expr *fn, const QdAst *def, FuncFrame *frame)
-{
-    memset(frame, 0, sizeof(*frame));
-    frame->scope = fn->h;
-    frame->file = def->cst.sval;
-    frame->vars_base = lw->vars.len;
-    frame->parent = lw->frame;
-    frame->def = def;
-    lw->frame = frame;
-}
-
-/* The signature of recursive real_func `rf`: annotations and shapes of the parameters (with the
- * ndarray arguments `vals` of this call as the prototypes of ndarray parameters) and of the
- * result. Lowered in the callee's scope (`sub`'s frame). */
-static int
-real_signature(Lowerer *lw, const Expr *fn, RealFunc *rf, const Expr *vals)
-{
-    const QdAst *def = rf->def;
-    uint32_t n = def->a.len ? def->a.len : 1;
-    rf->anns = QD_NEW_ARRAY(lw->arena, Expr, n);
-    rf->shapes = QD_NEW_ARRAY(lw->arena, Expr, n);
-    rf->protos = QD_NEW_ARRAY(lw->arena, Expr, n);
-    rf->nd_types = QD_NEW_ARRAY(lw->arena, const QdType *, n);
-    if (!rf->anns || !rf->shapes || !rf->protos || !rf->nd_types) {
-        return lw_nomem(lw);
-    }
-    FuncFrame frame;
-    enter_callee_scope(lw, fn, def, &frame);
-    int rc = 0;
-    for (uint32_t i = 0; i < def->a.len && rc == 0; i++) {
-        const QdAst *param = def->a.items[i];
-        char what[200];
-        snprintf(what, sizeof(what), "the type of parameter '%s'", param->name);
-        memset(&rf->anns[i], 0, sizeof(Expr));
-        rc = param->x ? lw_param_annotation(lw, param, &rf->anns[i]) : 0;
-        if (rc == 0 && is_ndarray_annotation(&rf->anns[i])) {
-            if (vals[i].kind != EX_NDARRAY) {
-                rc = lw_error(lw, param, QD_ERR_TYPE, "argument '%s' of %s() must be an ndarray",
-                              param->name, def->name);
-            } else {
-                rf->protos[i] = vals[i];
-                rf->nd_types[i] = qd_value_type(lw->f, vals[i].id);
-            }
-        } else if (rc == 0) {
-            rc = annotation_shape(lw, param->x, &rf->anns[i], &rf->shapes[i]);
-            if (rc > 0) {
-                rc = unsupported_annotation(lw, def, param->x, what);
-            }
-        }
-    }
-    memset(&rf->ret_ann, 0, sizeof(Expr));
-    memset(&rf->ret_shape, 0, sizeof(Expr));
-    rf->ret_shape.kind = EX_VOID;
-    bool returns_none =
-        !def->x || (def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE);
-    if (rc == 0 && !returns_none) {
-        rc = lw_expr(lw, def->x, &rf->ret_ann);
-        if (rc == 0) {
-            rc = annotation_shape(lw, def->x, &rf->ret_ann, &rf->ret_shape);
-            if (rc > 0) {
-                rc = unsupported_annotation(lw, def, def->x, "the return type");
-            }
-        }
-    }
-    lw->frame = frame.parent;
-    RETURN_IF_ERROR(rc);
-    RETURN_IF_ERROR(group_results(lw, rf));
-    if (rf->ret_shape.kind == EX_VALUE) {
-        rf->f->ret = rf->ret_shape.ty; /* a scalar: the call's result */
-    }
-    return 0;
-}
-
-/* The module's function for recursive real_func `def` called with arguments `vals`, lowered on
- * first use (once per distinct set of ndarray argument types). */
-static int
-real_func_of(Lowerer *lw, const Expr *fn, const QdAst *def, const Expr *vals, uint32_t *out)
-{
-    for (uint32_t i = 0; i < lw->real_funcs->len; i++) {
-        const RealFunc *rf = &lw->real_funcs->data[i];
-        bool same = rf->def == def;
-        for (uint32_t p = 0; same && p < def->a.len; p++) {
-            same = !is_ndarray_annotation(&rf->anns[p]) ||
-                   same_ndarray(lw, &rf->protos[p], rf->nd_types[p], &vals[p]);
-        }
-        if (same) {
-            *out = i;
-            return 0;
-        }
-    }
-    const char *name = def->name;
-    for (uint32_t n = 1; name && qd_module_find_func(lw->m, name); n++) {
-        name = qd_arena_printf(lw->arena, "%s_%u", def->name, n);
-    }
-    QdFunc *f = name ? qd_func_new(lw->m, QD_FUNC_FUNC, name) : NULL;
-    RealFunc rf = {0};
-    rf.def = def;
-    rf.f = f;
-    if (!f) {
-        return lw_nomem(lw);
-    }
-    RETURN_IF_ERROR(real_signature(lw, fn, &rf, vals));
-    *out = lw->real_funcs->len;
-    if (qd_vec_push(lw->arena, lw->real_funcs, rf) < 0) {
-        return lw_nomem(lw);
-    }
-    /* the body may push further functions: work on a copy of the entry */
-    RealFunc copy = lw->real_funcs->data[*out];
-    return lower_real_body(lw, fn, &copy);
-}
-
-/* A recursive call of real_func `def`: the arguments, converted to the parameters' types and
- * flattened, the result arrays, a `call` of its function and the result rebuilt. */
-static int
-real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, const Expr *args,
-          uint32_t nargs, uint32_t npos, Expr *out)
-{
-    uint32_t nparams = def->a.len;
-    Expr *vals = QD_NEW_ARRAY(lw->arena, Expr, nparams ? nparams : 1);
-    if (!vals) {
-        return lw_nomem(lw);
-    }
-    for (uint32_t i = 0; i < nparams; i++) {
-        const QdAst *param = def->a.items[i];
-        const Expr *arg = find_arg(call, param, i, args, npos, nargs);
-        if (arg) {
-            vals[i] = *arg;
-        } else if (param->y) {
-            /* a default value, evaluated in the callee's globals */
-            FuncFrame frame;
-            enter_callee_scope(lw, fn, def, &frame);
-            int rc = lw_expr(lw, param->y, &vals[i]);
-            lw->frame = frame.parent;
-            RETURN_IF_ERROR(rc);
-        } else {
-            return lw_error(lw, call, QD_ERR_SYNTAX, "%s() missing required argument '%s'",
-                            def->name, param->name);
-        }
-    }
-    uint32_t index = 0;
-    RETURN_IF_ERROR(real_func_of(lw, fn, def, vals, &index));
-    const RealFunc *rf = &lw->real_funcs->data[index];
-    QdFunc *f = rf->f;
-    uint32_t *ids = QD_NEW_ARRAY(lw->arena, uint32_t, f->nparams ? f->nparams : 1);
-    uint32_t next = 0; /* the function parameter of the next scalar */
-    if (!ids) {
-        return lw_nomem(lw);
-    }
-    for (uint32_t i = 0; i < nparams; i++) {
-        const QdAst *param = def->a.items[i];
-        if (is_ndarray_annotation(&rf->anns[i])) {
-            if (!same_ndarray(lw, &rf->protos[i], rf->nd_types[i], &vals[i])) {
-                return lw_error(lw, call, QD_ERR_TYPE, "argument '%s' of %s() must be an ndarray",
-                                param->name, def->name);
-            }
-            ids[next++] = vals[i].id;
-            continue;
-        }
-        char what[200];
-        snprintf(what, sizeof(what), "argument '%s' of %s()", param->name, def->name);
-        Expr value;
-        RETURN_IF_ERROR(convert_to_annotation(lw, call, &rf->anns[i], &vals[i], what, &value));
-        RETURN_IF_ERROR(flatten(lw, call, &rf->shapes[i], &value, ids, &next));
-    }
-    uint32_t first_out = next;
-    for (uint32_t g = 0; g < rf->nouts; g++) {
-        RETURN_IF_ERROR(lw_local_array(lw, rf->out_types[g], rf->out_counts[g], &ids[next++]));
-    }
-    if (next != f->nparams) {
-        return lw_error(lw, call, QD_ERR_INTERNAL, "a call of @%s with %u of its %u parameters",
-                        f->name, next, f->nparams);
-    }
-    QdInst *inst = lw_emit(lw, QD_OP_CALL, next);
-    if (!inst) {
-        return -1;
-    }
-    memcpy(inst->args, ids, next * sizeof(uint32_t));
-    memset(&inst->imm.call, 0, sizeof(inst->imm.call));
-    inst->imm.call.name = f->name;
-    memset(out, 0, sizeof(*out));
-    out->kind = EX_VOID;
-    if (f->ret->kind != QD_TY_VOID) {
-        uint32_t id = qd_inst_set_result(lw->f, inst, f->ret, NULL);
-        if (id == QD_NO_VALUE) {
-            return lw_nomem(lw);
-        }
-        *out = lw_value(id, f->ret);
-    } else if (rf->ret_shape.kind != EX_VOID) {
-        uint32_t *leaves = QD_NEW_ARRAY(lw->arena, uint32_t, rf->nleaves ? rf->nleaves : 1);
-        if (!leaves) {
-            return lw_nomem(lw);
-        }
-        for (uint32_t k = 0; k < rf->nleaves; k++) {
-            Expr item;
-            RETURN_IF_ERROR(lw_array_items(lw, ids[first_out + rf->leaf_group[k]], rf->leaf_ty[k],
-                                           rf->leaf_index[k], 1, &item));
-            leaves[k] = item.id;
-        }
-        uint32_t k = 0;
-        RETURN_IF_ERROR(rebuild(lw, &rf->ret_shape, leaves, &k, out));
-    }
-    return 0;
-}
-
 /* Inlines a call; the first `nbound` entries of args are bound arguments (self) that precede
  * the call's positional arguments. */
 static int
@@ -1044,8 +391,8 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         return lw_error(lw, call, QD_ERR_SYNTAX, "%s() takes %u positional arguments but %u were given",
                         def->name, nparams, npos);
     }
-    if (frame.is_real && is_recursive_call(lw, def)) {
-        return real_call(lw, call, fn, def, args, nargs, npos, out);
+    if (frame.is_real && lw_is_recursive_call(lw, def)) {
+        return lw_real_call(lw, call, fn, def, args, nargs, npos, out);
     }
     Expr *bound = QD_NEW_ARRAY(lw->arena, Expr, nparams ? nparams : 1);
     if (!bound) {
@@ -1070,7 +417,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     int rc = 0;
     for (uint32_t i = 0; i < nparams && rc == 0; i++) {
         const QdAst *param = def->a.items[i];
-        const Expr *arg = find_arg(call, param, i, args, npos, nargs);
+        const Expr *arg = lw_find_arg(call, param, i, args, npos, nargs);
         Expr value;
         if (arg) {
             value = *arg;
@@ -1097,6 +444,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         Expr value = bound[i];
         const QdType *ann = NULL;
         bool is_template = false;
+        bool is_ref = false;
         if (param->x) {
             Expr a;
             rc = lw_param_annotation(lw, param, &a);
@@ -1108,7 +456,6 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
             }
             is_template = a.kind == EX_PYOBJ && a.hkind == QD_HOST_TEMPLATE_ANNOTATION;
             if (a.kind == EX_PYOBJ && a.hkind == QD_HOST_OBJECT) {
-                bool is_ref = false;
                 rc = ref_param(lw, call, param, &a, &value, &is_ref);
                 if (rc < 0) {
                     break;
@@ -1146,12 +493,16 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
              * task), converted now and typed by the annotation. */
             rc = lw_typed_constant(lw, param, &value, ann);
         }
+        Var *var = NULL;
         if (rc == 0) {
-            rc = lw_bind(lw, param->name, &value, NULL);
+            rc = lw_bind(lw, param->name, &value, &var);
+        }
+        if (rc == 0 && frame.is_real && !is_ref) {
+            var->is_arg = true; /* a real_func's parameters (but qd.ref ones) are immutable */
         }
     }
-    if (rc == 0 && frame.is_real && returns_inside_control(&def->b, false)) {
-        rc = early_return_body(lw, def, &frame);
+    if (rc == 0 && frame.is_real && lw_returns_early(def)) {
+        rc = lw_early_return_body(lw, def, &frame);
     } else if (rc == 0) {
         rc = lw_stmts(lw, &def->b);
     }

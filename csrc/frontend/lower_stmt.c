@@ -400,30 +400,6 @@ check_return_annotation(Lowerer *lw, const QdAst *ann_node, const Expr *t)
     return 0;
 }
 
-/* `return` in a function lowered with early returns (FuncFrame.early_return). */
-static int
-lower_early_return(Lowerer *lw, const QdAst *node)
-{
-    FuncFrame *fr = lw->frame;
-    if (node->x) {
-        Expr value;
-        RETURN_IF_ERROR(lw_expr(lw, node->x, &value));
-        RETURN_IF_ERROR(lw_store(lw, node, &fr->ret_slot, &value));
-    }
-    Expr one = {0};
-    one.kind = EX_INT;
-    one.ival = 1;
-    RETURN_IF_ERROR(lw_store(lw, node, &fr->ret_flag, &one));
-    if (!lw_emit(lw, QD_OP_BREAK, 0)) {
-        return -1;
-    }
-    lw->terminated = true;
-    if (fr->control_depth == 0) {
-        fr->returned = true; /* the rest of the body never runs */
-    }
-    return 0;
-}
-
 /* Kernel results for `v` returned as annotation (element) t, from result *next on. */
 static int
 return_value(Lowerer *lw, const QdAst *node, const QdAst *ann_node, const Expr *t, const Expr *v,
@@ -447,7 +423,7 @@ lower_return(Lowerer *lw, const QdAst *node)
 {
     FuncFrame *fr = lw->frame;
     if (fr->early_return) {
-        return lower_early_return(lw, node);
+        return lw_early_return(lw, node);
     }
     if (fr->control_depth > 0) {
         return lw_error(lw, node, QD_ERR_SYNTAX,

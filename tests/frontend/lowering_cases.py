@@ -159,3 +159,30 @@ def recursive_real_func_aggregates():
 
     k(np.zeros(4, np.float32), np.zeros(4, np.float32))
     return k
+
+
+@qd.real_func
+def _seek(w: qd.template(), x: NDARRAY_F32, d: qd.i32) -> qd.types.vector(2, qd.f32):
+    for j in range(d):
+        if x[j] > w[j]:
+            return qd.Vector([j, x[j]])
+    if d <= 0:
+        return qd.Vector([-1.0, 0.0])
+    return _seek(w, x, d - 1) * 0.5
+
+
+@case
+def recursive_real_func_early_return_template():
+    # A recursive real_func with a template (field) parameter, which is no parameter of the
+    # function, and vector results returned from inside a loop and an if: each return stores
+    # the result's variables and leaves the function's one-trip loop, the end fills the result
+    # array.
+    w = qd.field(qd.f32, shape=4)
+
+    @qd.kernel
+    def k(x: NDARRAY_F32, y: NDARRAY_F32):
+        for i in range(x.shape[0]):
+            y[i] = _seek(w, x, i)[0]
+
+    k(np.zeros(4, np.float32), np.zeros(4, np.float32))
+    return k

@@ -66,11 +66,15 @@ def test_lowering(name, keep_qir, update_golden):
         _testing.verify(text)
 
 
-def test_recursive_real_func_aggregates_assemble_for_cuda(keep_qir, tmp_path):
+@pytest.mark.parametrize(
+    "case", ["recursive_real_func_aggregates", "recursive_real_func_early_return_template"]
+)
+def test_recursive_real_func_aggregates_assemble_for_cuda(case, keep_qir, tmp_path):
     """The CUDA code generator on the QIR of a recursive real_func with struct, ndarray and vector
-    values (no GPU here: PTX, assembled by ptxas where the CUDA toolkit is installed)."""
+    values, and of one with a template parameter returning a vector from inside a loop (no GPU
+    here: PTX, assembled by ptxas where the CUDA toolkit is installed)."""
     qd.init(arch=qd.cpu)
-    kernel = lowering_cases.CASES["recursive_real_func_aggregates"]()
+    kernel = lowering_cases.CASES[case]()
     (compiled,) = list(_compiled_kernels(kernel))
     name = re.search(r"^kernel @(\S+)\(", compiled.qir_frontend, re.M).group(1)
     ptx = _testing.qir_to_ptx(compiled.qir_frontend, name)["ptx"]

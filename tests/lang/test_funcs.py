@@ -627,3 +627,101 @@ def test_real_func_early_return_inside_if_for_while():
                 break
         expect.append(found)
     np.testing.assert_allclose(out, np.array(expect, np.float32), rtol=1e-6)
+
+
+def test_real_func_parameters_are_immutable():
+    @qd.real_func
+    def scalar(s: qd.i32) -> qd.i32:
+        s = s + 1  # assigns a scalar parameter
+        return s
+
+    @qd.real_func
+    def vector(p: qd.types.vector(2, qd.f32)) -> qd.f32:
+        p += 1.0  # augments a vector parameter
+        return p[0]
+
+    @qd.real_func
+    def template(t: qd.template(), n: qd.i32) -> qd.i32:
+        t = 2  # assigns a template parameter
+        return t + n
+
+    @qd.kernel
+    def k1() -> qd.i32:
+        return scalar(1)
+
+    @qd.kernel
+    def k2() -> qd.f32:
+        return vector(qd.Vector([1.0, 2.0]))
+
+    @qd.kernel
+    def k3() -> qd.i32:
+        return template(1, 2)
+
+    for k, name, what in [(k1, "s", "assigns a scalar"), (k2, "p", "augments a vector"),
+                          (k3, "t", "assigns a template")]:
+        marker = f"# {what} parameter"
+        with pytest.raises(qd.QuadrantsSyntaxError) as e:
+            k()
+        assert (
+            f'Kernel argument "{name}" is immutable in the kernel. If you want to change its '
+            "value, please create a new variable."
+        ) in str(e.value)
+        assert _line_of(marker) in str(e.value)
+
+
+_Found = qd.types.struct(j=qd.i32, v=qd.f32)
+
+
+def test_real_func_early_return_of_vector_matrix_struct_tuple():
+    @qd.real_func
+    def first_above(a: NDArray[qd.f32, 2], i: qd.i32, t: qd.f32) -> qd.types.vector(2, qd.f32):
+        for j in range(a.shape[1]):
+            if a[i, j] > t:
+                return qd.Vector([j, a[i, j]])  # the int j converted to f32
+        return qd.Vector([-1.0, 0.0])
+
+    @qd.real_func
+    def last_below(a: NDArray[qd.f32, 2], i: qd.i32, t: qd.f32) -> _Found:
+        j = a.shape[1] - 1
+        while j >= 0:
+            if a[i, j] < t:
+                return _Found(j=j, v=a[i, j])
+            j -= 1
+        return _Found(j=-1, v=0.0)
+
+    @qd.real_func
+    def diag_or_swap(x: qd.f32) -> qd.types.matrix(2, 2, qd.f32):
+        if x > 0:
+            return qd.Matrix([[x, 0], [0, x]])
+        return qd.Matrix([[0, 1], [1, 0]])
+
+    @qd.real_func
+    def sign_and_abs(x: qd.f32) -> (qd.i32, qd.f32):
+        if x < 0:
+            return -1, -x
+        return 1, x
+
+    @qd.kernel
+    def k(a: NDArray[qd.f32, 2], out: NDArray[qd.f32, 2]):
+        for i in range(a.shape[0]):
+            v = first_above(a, i, 1.0)
+            s = last_below(a, i, -1.0)
+            m = diag_or_swap(a[i, 0])
+            g, b = sign_and_abs(a[i, 1])
+            out[i, 0] = v[0]
+            out[i, 1] = v[1]
+            out[i, 2] = s.j
+            out[i, 3] = s.v
+            out[i, 4] = m[0, 0] * 10 + m[0, 1]
+            out[i, 5] = g * b
+
+    a = rng.normal(size=(64, 6)).astype(np.float32)
+    out = np.zeros((64, 6), np.float32)
+    k(a, out)
+    for i, row in enumerate(a):
+        above = [j for j in range(6) if row[j] > 1.0]
+        below = [j for j in range(6) if row[j] < -1.0]
+        v = (above[0], row[above[0]]) if above else (-1, 0.0)
+        s = (below[-1], row[below[-1]]) if below else (-1, 0.0)
+        m = row[0] * 10 if row[0] > 0 else 1.0
+        np.testing.assert_allclose(out[i], [*v, *s, m, row[1]], rtol=1e-6)

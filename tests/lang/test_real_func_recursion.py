@@ -1,6 +1,7 @@
 """Recursive @qd.real_func: a real_func that calls itself (directly or through others) is compiled
 as a function called at run time. Scalars, vectors, matrices and structs cross the call by value
-(parameters and results), ndarrays by reference."""
+(parameters and results), ndarrays by reference; template arguments are compile-time values, one
+function per distinct set of them."""
 
 import numpy as np
 import pytest
@@ -81,6 +82,124 @@ def test_early_return_inside_if():
 
     assert k(1) == 1.0
     assert k(12) == float(np.prod(np.arange(1, 13, dtype=np.float64)))
+
+
+def test_vector_early_return_inside_if():
+    @qd.real_func
+    def g(n: qd.i32, x: qd.f32) -> qd.types.vector(2, qd.f32):
+        if n <= 0:
+            return qd.Vector([x, 1])  # the int 1 converted to f32
+        v = g(n - 1, x)
+        return v * 2.0 + qd.Vector([0.0, n])
+
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 1], m: NDArray[qd.i32, 1], out: NDArray[qd.f32, 2]):
+        for i in range(x.shape[0]):
+            v = g(m[i], x[i])
+            out[i, 0] = v[0]
+            out[i, 1] = v[1]
+
+    def g_np(n, x):
+        if n <= 0:
+            return np.array([x, 1], np.float32)
+        return g_np(n - 1, x) * np.float32(2) + np.array([0, n], np.float32)
+
+    x = rng.uniform(-2, 2, 64).astype(np.float32)
+    m = rng.integers(-1, 12, 64).astype(np.int32)
+    out = np.zeros((64, 2), np.float32)
+    k(x, m, out)
+    np.testing.assert_allclose(out, [g_np(int(n), v) for n, v in zip(m, x)], rtol=1e-6)
+
+
+def test_vector_early_return_from_the_kernel():
+    @qd.real_func
+    def g(n: qd.i32) -> qd.types.vector(2, qd.f32):
+        if n <= 0:
+            return qd.Vector([1.0, 2.0])
+        v = g(n - 1)
+        return v * 2.0
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.types.vector(2, qd.f32):
+        return g(n)
+
+    n = int(rng.integers(0, 20))
+    np.testing.assert_array_equal(k(n), np.array([1.0, 2.0], np.float32) * 2.0**n)
+
+
+def test_struct_matrix_and_tuple_early_returns_inside_for_and_while():
+    @qd.real_func
+    def search(a: NDArray[qd.f32, 1], lo: qd.i32, t: qd.f32) -> _State:
+        for j in range(lo, lo + 4):
+            if j >= a.shape[0]:
+                return _State(a=-1.0, b=j, v=qd.Vector([0.0, 0.0]))
+            if a[j] > t:
+                return _State(a=a[j], b=j, v=qd.Vector([lo, t]))
+        return search(a, lo + 4, t)
+
+    @qd.real_func
+    def steps(x: qd.f64, n: qd.i32) -> qd.types.matrix(2, 2, qd.f64):
+        k = 0
+        while k < n:
+            if x * k > 3.0:
+                return qd.Matrix([[x, k], [n, 1.0]], dt=qd.f64)
+            k += 1
+        r = qd.Matrix([[0.0, 0.0], [0.0, 0.0]], dt=qd.f64)
+        if n > 0:
+            r = steps(x * 2.0, n - 1) + 1.0
+        return r
+
+    @qd.real_func
+    def count_down(n: qd.i32, acc: qd.f32) -> (qd.i32, qd.f32):
+        if n <= 0:
+            return 0, acc
+        c, s = count_down(n - 1, acc * 0.5)
+        return c + 1, s + n
+
+    @qd.kernel
+    def k(a: NDArray[qd.f32, 1], t: NDArray[qd.f32, 1], out: NDArray[qd.f64, 2]):
+        for i in range(t.shape[0]):
+            s = search(a, 0, t[i])
+            m = steps(qd.cast(t[i], qd.f64), i % 5)
+            c, acc = count_down(i % 7, t[i])
+            out[i, 0] = s.a
+            out[i, 1] = s.b
+            out[i, 2] = s.v[0]
+            out[i, 3] = s.v[1]
+            for p in qd.static(range(4)):
+                out[i, 4 + p] = m[p // 2, p % 2]
+            out[i, 8] = c
+            out[i, 9] = acc
+
+    def search_py(a, lo, t):
+        for j in range(lo, lo + 4):
+            if j >= len(a):
+                return [-1.0, j, 0.0, 0.0]
+            if a[j] > t:
+                return [a[j], j, lo, t]
+        return search_py(a, lo + 4, t)
+
+    def steps_py(x, n):
+        for k in range(n):
+            if x * k > 3.0:
+                return [x, k, n, 1.0]
+        if n > 0:
+            return [v + 1.0 for v in steps_py(x * 2.0, n - 1)]
+        return [0.0] * 4
+
+    def count_down_py(n, acc):
+        if n <= 0:
+            return [0, acc]
+        c, s = count_down_py(n - 1, np.float32(acc * np.float32(0.5)))
+        return [c + 1, np.float32(s + np.float32(n))]
+
+    a = rng.uniform(0, 1, 37).astype(np.float32)
+    t = rng.uniform(0.5, 1.2, 48).astype(np.float32)
+    out = np.zeros((48, 10), np.float64)
+    k(a, t, out)
+    for i in range(48):
+        expect = search_py(a, 0, t[i]) + steps_py(float(t[i]), i % 5) + count_down_py(i % 7, t[i])
+        np.testing.assert_allclose(out[i], expect, rtol=1e-6)
 
 
 def test_reads_a_global_field():
@@ -215,25 +334,187 @@ def test_vector_and_matrix_parameters():
     np.testing.assert_allclose(k(x, y), walk_np(v, np.array([[1.0, 2], [3, 4]]), 4) + y, rtol=1e-5)
 
 
-def test_template_parameter_is_refused():
+def test_template_field_parameter():
+    n_cells = int(rng.integers(6, 20))
+    f_ = qd.field(qd.f32, shape=n_cells)
+
     @qd.real_func
-    def f(s: qd.template(), n: qd.i32) -> qd.i32:  # template parameter
+    def f(s: qd.template(), n: qd.i32) -> qd.i32:
         r = 0
         if n > 0:
-            r = f(s, n - 1)
+            r = f(s, n - 1) + 1
+            s[n] = r * 1.5
+        return r
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.i32:
+        return f(f_, n)
+
+    n = int(rng.integers(1, n_cells))
+    assert k(n) == n
+    expect = np.zeros(n_cells, np.float32)
+    expect[1 : n + 1] = np.arange(1, n + 1) * 1.5
+    np.testing.assert_array_equal(f_.to_numpy(), expect)
+
+
+def test_template_python_values_make_one_instance_each():
+    @qd.real_func
+    def h(c: qd.template(), n: qd.i32, scale: qd.template() = 1.0) -> qd.f32:
+        r = c * scale
+        if n > 0:
+            r = h(c, n - 1, scale) + c * scale
+        if qd.static(isinstance(c, int) and c > 2):  # a compile-time branch per instance
+            r += 0.25
+        return r
+
+    @qd.kernel
+    def k(n: qd.i32, m: qd.i32) -> qd.f32:
+        return h(5, n) * 100 + h(2, m) + h(2, m, scale=0.5) * 1000 + h(qd.Vector([1, 2])[1], n)
+
+    def h_py(c, n, scale=1.0):
+        return c * scale * (n + 1) + (0.25 * (n + 1) if c > 2 else 0)
+
+    n, m = (int(v) for v in rng.integers(0, 9, 2))
+    expect = h_py(5, n) * 100 + h_py(2, m) + h_py(2, m, 0.5) * 1000 + 2 * (n + 1)
+    np.testing.assert_allclose(k(n, m), expect, rtol=1e-6)
+
+
+def test_template_fields_change_at_inner_calls():
+    a = qd.field(qd.i32, shape=16)
+    b = qd.field(qd.i32, shape=16)
+
+    @qd.real_func
+    def swap(x: qd.template(), y: qd.template(), n: qd.i32) -> qd.i32:
+        r = 0
+        if n > 0:
+            x[n] = n
+            r = swap(y, x, n - 1) + 1  # the fields change places: a second instance
+        return r
+
+    @qd.real_func
+    def hand_on(x: qd.template(), n: qd.i32) -> qd.i32:
+        r = 0
+        if n > 0:
+            x[n] += 100
+            r = hand_on(b, n - 1) + 1  # the first instance calls the one of field b
+        return r
+
+    @qd.kernel
+    def k(n: qd.i32, m: qd.i32) -> qd.i32:
+        return swap(a, b, n) * 100 + hand_on(a, m)
+
+    n, m = (int(v) for v in rng.integers(1, 16, 2))
+    assert k(n, m) == n * 100 + m
+    ea, eb = np.zeros(16, np.int32), np.zeros(16, np.int32)
+    for i in range(n, 0, -1):
+        (ea if (n - i) % 2 == 0 else eb)[i] = i
+    ea[m] += 100
+    eb[1:m] += 100
+    np.testing.assert_array_equal(a.to_numpy(), ea)
+    np.testing.assert_array_equal(b.to_numpy(), eb)
+
+
+def test_template_counting_down_at_compile_time():
+    @qd.real_func
+    def chain(c: qd.template(), n: qd.i32) -> qd.i32:
+        r = c * 100 + n
+        if qd.static(c > 0):
+            if n > 0:
+                r = chain(c - 1, n - 1) * 2 + chain(c, n - 1)
+        return r
+
+    @qd.kernel
+    def k(n: NDArray[qd.i32, 1], out: NDArray[qd.i32, 1]):
+        for i in range(n.shape[0]):
+            out[i] = chain(3, n[i])
+
+    def chain_py(c, n):
+        r = c * 100 + n
+        if c > 0 and n > 0:
+            r = chain_py(c - 1, n - 1) * 2 + chain_py(c, n - 1)
+        return r
+
+    n = rng.integers(0, 10, 32).astype(np.int32)
+    out = np.zeros_like(n)
+    k(n, out)
+    np.testing.assert_array_equal(out, [chain_py(3, int(v)) for v in n])
+
+
+def test_template_ndarray_parameter():
+    @qd.real_func
+    def total(a: qd.template(), n: qd.i32) -> qd.f32:
+        r = 0.0
+        if n >= 0:
+            r = total(a, n - 1) + a[n]
+        return r
+
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 1]) -> qd.f32:
+        return total(x, x.shape[0] - 1)
+
+    x = rng.standard_normal(23).astype(np.float32)
+    np.testing.assert_allclose(k(x), x.sum(dtype=np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_template_argument_known_only_at_run_time_is_refused():
+    @qd.real_func
+    def f(s: qd.template(), n: qd.i32) -> qd.i32:
+        r = s
+        if n > 0:
+            r = f(s, n - 1) + 1  # runtime template argument
+        return r
+
+    @qd.kernel
+    def k(x: qd.i32) -> qd.i32:
+        return f(x, 4)
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as e:
+        k(3)
+    assert (
+        "recursive @qd.real_func f: the argument of template parameter 's' must be known at "
+        "compile time (a Python value, a field or an ndarray), not a runtime value"
+    ) in str(e.value)
+    assert _line_of("# runtime template argument") in str(e.value)
+
+
+def test_template_argument_changing_at_every_call_is_refused():
+    @qd.real_func
+    def h(c: qd.template(), n: qd.i32) -> qd.i32:
+        r = c
+        if n > 0:
+            r = h(c + 1, n - 1)  # a new instance per call
         return r
 
     @qd.kernel
     def k() -> qd.i32:
-        return f(1, 3)
+        return h(1, 3)
 
     with pytest.raises(qd.QuadrantsSyntaxError) as e:
         k()
-    assert (
-        "recursive @qd.real_func f: the type of parameter 's' must be a scalar, vector, matrix or "
-        "struct type (or an ndarray, for a parameter); templates are not supported in recursion"
-    ) in str(e.value)
-    assert _line_of("# template parameter") in str(e.value)
+    assert "recursive @qd.real_func h: more than 100 instances lowered one inside another" in str(
+        e.value
+    )
+    assert _line_of("# a new instance per call") in str(e.value)
+
+
+def test_template_parameter_is_immutable_inside_recursion():
+    @qd.real_func
+    def f(s: qd.template(), n: qd.i32) -> qd.i32:
+        r = 0
+        if n > 0:
+            r = f(s, n - 1)
+        if n == 1:
+            s = 5  # assigned inside the recursive function
+        return r
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return f(2, 3)
+
+    with pytest.raises(qd.QuadrantsSyntaxError) as e:
+        k()
+    assert 'Kernel argument "s" is immutable in the kernel' in str(e.value)
+    assert _line_of("# assigned inside the recursive function") in str(e.value)
 
 
 def test_vector_result():
