@@ -225,6 +225,44 @@ layouts_equal(PyObject *a, PyObject *b)
     return true;
 }
 
+/* numpy.integer and numpy.floating (strong), looked up when the first scalar slot is made
+ * (numpy_scalar_types_init); NULL before. */
+static PyObject *numpy_integer, *numpy_floating;
+
+static int
+numpy_scalar_types_init(void)
+{
+    if (numpy_integer) {
+        return 0;
+    }
+    PyObject *np = PyImport_ImportModule("numpy");
+    if (!np) {
+        return -1;
+    }
+    PyObject *integer = PyObject_GetAttrString(np, "integer");
+    PyObject *floating = integer ? PyObject_GetAttrString(np, "floating") : NULL;
+    Py_DECREF(np);
+    if (!floating || !PyType_Check(integer) || !PyType_Check(floating)) {
+        Py_XDECREF(integer);
+        Py_XDECREF(floating);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    numpy_integer = integer;
+    numpy_floating = floating;
+    return 0;
+}
+
+/* Whether arg is a NumPy integer (or, with is_real, also floating) scalar: values the Python
+ * launch takes for such a parameter, converting them as the packer does (__index__ /
+ * __float__, NumPy's own C code). numpy.bool_ is neither: the Python path refuses it for u1. */
+static bool
+is_numpy_scalar(PyObject *arg, bool is_real)
+{
+    return numpy_integer &&
+           (PyObject_TypeCheck(arg, (PyTypeObject *)numpy_integer) ||
+            (is_real && PyObject_TypeCheck(arg, (PyTypeObject *)numpy_floating)));
+}
+
 /* Whether leaf `arg` (borrowed) matches `slot`. Runs no Python code and leaves no exception
  * set. */
 static bool
@@ -244,9 +282,9 @@ slot_matches(const DispatcherObject *self, const Slot *slot, PyObject *arg)
             }
             return true;
         }
-        return false;
+        return is_numpy_scalar(arg, true);
     case SLOT_INT:
-        return PyLong_CheckExact(arg) || PyBool_Check(arg);
+        return PyLong_CheckExact(arg) || PyBool_Check(arg) || is_numpy_scalar(arg, false);
     case SLOT_NUMPY:
         return (PyObject *)Py_TYPE(arg) == self->numpy_type &&
                numpy_matches(arg, slot->object, slot->ndim, &slot->element);
@@ -704,6 +742,9 @@ slot_init(DispatcherObject *self, Slot *slot, char kind, PyObject *arg, PyObject
     case SLOT_REAL:
     case SLOT_INT:
         /* The argument must be one the fast path takes; its value does not matter. */
+        if (numpy_scalar_types_init() < 0) {
+            return -1;
+        }
         ok = slot_matches(self, slot, arg);
         break;
     case SLOT_NUMPY:

@@ -92,17 +92,57 @@ def test_scalars_every_dtype(name, slow_calls):
             assert cls is TypeError and "does not fit the 64-bit" in msg, (v, cls, msg)
 
 
-def test_scalar_numpy_values_take_the_python_path(slow_calls):
-    @qd.kernel
-    def add(a: qd.f32, b: qd.i32) -> qd.f64:
-        return a + b
+NUMPY_INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+NUMPY_FLOATS = [np.float16, np.float32, np.float64, np.longdouble]
 
-    assert add(1.5, 2) == 3.5
+
+def numpy_scalars(dtype):
+    """NumPy scalars of every integer type (and float type, for a real dtype) with random values
+    over the type's range, plus edge values."""
+    values = []
+    for t in NUMPY_INTS:
+        info = np.iinfo(t)
+        values += list(np.random.default_rng().integers(info.min, info.max, 3, dtype=t, endpoint=True))
+        values += [t(info.min), t(info.max)]
+    if dtype.is_real:
+        for t in NUMPY_FLOATS:
+            values += [t(v) for v in np.random.default_rng().standard_normal(3) * 1e3]
+        values += [np.float64(1e300), np.float32("nan"), np.float64("-inf")]
+    return values
+
+
+def outcome(call):
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 -- the class and message are what is compared
+        return (type(exc), str(exc))
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_numpy_scalars_every_dtype(name, slow_calls):
+    """NumPy integer scalars (and floating ones, for a real parameter) launch from C, with the
+    results and errors of the Python path; numpy.bool_, and floats for an integer parameter,
+    take the Python path, which refuses them."""
+    global scalar_dtype
+    dtype = scalar_dtype = getattr(qd, name)
+
+    @qd.kernel
+    def echo(v: scalar_dtype) -> scalar_dtype:
+        return v
+
+    echo(1)
+    values = numpy_scalars(dtype)
     del slow_calls[:]
-    assert add(np.float32(1.5), np.int64(2)) == 3.5
-    assert add(np.float64(0.25), 1) == 1.25
-    assert len(slow_calls) == 2
-    assert add._dispatch_size() == 1
+    fast = [outcome(lambda: echo(v)) for v in values]
+    assert slow_calls == []
+    for value, got in zip(values, fast):
+        want = outcome(lambda: slow(echo, value))
+        assert got == want or (same_number(got, want)), (value, got, want)
+    refused = [np.bool_(True)] + ([np.float32(1.0), np.float64(2.0)] if not dtype.is_real else [])
+    for v in refused:
+        got, want = outcome(lambda: echo(v)), outcome(lambda: slow(echo, v))
+        assert got == want and isinstance(got, tuple), (v, got)
+    assert echo._dispatch_size() == 1
 
 
 def test_several_return_values():
