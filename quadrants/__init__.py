@@ -120,6 +120,7 @@ from quadrants._logging import (
 )
 from quadrants import algorithms  # noqa: E402  (its funcs use the names above)
 from quadrants import experimental, tools  # noqa: E402
+from quadrants import profiler  # noqa: E402
 
 
 def outer(a, b):

@@ -101,6 +101,7 @@ REF = "ref"  # a qd.ref(T) func parameter
 BUFFER_VIEW = "buffer_view"  # qd.BufferView: an ndarray window (quadrants/_buffer_view.py)
 
 _live_kernels = weakref.WeakSet()
+_profile_kernels = 0  # kernels numbered for the kernel profiler so far (Kernel._name_tasks)
 
 
 class Param:
@@ -478,6 +479,8 @@ class Kernel(_core.Dispatcher, _Source):
         self.graph = bool(graph)
         self.checkpoints = bool(checkpoints)
         self._compiled = {}
+        self._profile_id = None  # kernel profiler: number of this kernel, set at its first compile
+        self._profile_specializations = 0  # kernel profiler: specializations compiled so far
         self._init_source(function)
         functools.update_wrapper(self, function)
         _live_kernels.add(self)
@@ -648,9 +651,24 @@ class Kernel(_core.Dispatcher, _Source):
             compiled = _core.compile_kernel(
                 self._function, funcdef, funcdef.filename, descs, name, options, source_key
             )
+        self._name_tasks(compiled, name)
         entry = (compiled, tuple(pins))
         self._compiled[key] = entry
         return entry
+
+    def _name_tasks(self, compiled, name):
+        """Names the tasks of a new specialization for the kernel profiler
+        (quadrants/profiler/kernel_profiler.py): ``<name>_c<kernel id>_<specialization>_kernel_<task
+        index>_<kind>``."""
+        global _profile_kernels
+        if self._profile_id is None:
+            self._profile_id = _profile_kernels
+            _profile_kernels += 1
+        prefix = f"{name}_c{self._profile_id}_{self._profile_specializations}"
+        self._profile_specializations += 1
+        compiled.profile_names = tuple(
+            f"{prefix}_kernel_{t}_{kind}" for t, kind in enumerate(compiled.task_kinds)
+        )
 
 
 def _scalar_leaf(where, annotation, value):

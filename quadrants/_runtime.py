@@ -490,6 +490,9 @@ def init(
     _logging.set_logging_level(special.log_level)
     _state.src_ll_cache = bool(src_ll_cache)
     _state.print_non_pure = bool(print_non_pure)
+    from quadrants.profiler import kernel_profiler
+
+    kernel_profiler.get_default_kernel_profiler().set_kernel_profiler_mode(bool(cfg.kernel_profiler))
     return None
 
 

@@ -64,6 +64,7 @@ cuda_traverse(CudaKernelObject *self, visitproc visit, void *arg)
     Py_VISIT(self->module);
     Py_VISIT(self->qir_frontend);
     Py_VISIT(self->qir);
+    Py_VISIT(self->profile_names);
     return 0;
 }
 
@@ -73,6 +74,7 @@ cuda_clear(CudaKernelObject *self)
     Py_CLEAR(self->module);
     Py_CLEAR(self->qir_frontend);
     Py_CLEAR(self->qir);
+    Py_CLEAR(self->profile_names);
     return 0;
 }
 
@@ -199,32 +201,48 @@ qd_py_cuda_element_axes(PyObject *ck, uint32_t i)
     return self->params[i].element;
 }
 
-/* The launches of every task, in order. */
+/* The launch of task t (none for an empty range). */
 static int
-launch_tasks(CudaKernelObject *self, QdCtx *ctx, unsigned char *packed)
+launch_task(CudaKernelObject *self, QdCtx *ctx, unsigned char *packed, uint32_t t)
+{
+    const CudaTask *task = &self->tasks[t];
+    uint32_t blocks = task->is_serial ? 1 : task->open_blocks;
+    if (task->bounds != NULL) {
+        QdLaunchCtx host_ctx;
+        int64_t bounds[2] = {0, 0};
+        host_ctx.args = packed;
+        host_ctx.results = NULL;
+        host_ctx.tmps = NULL;
+        task->bounds(&host_ctx, bounds);
+        if (bounds[1] == bounds[0]) {
+            return 0; /* nothing to run (an empty range has end = begin) */
+        }
+        uint64_t n = (uint64_t)bounds[1] - (uint64_t)bounds[0];
+        blocks = qd_cuda_grid_blocks(n, task->block_dim, task->max_blocks);
+    }
+    return qd_cuda_launch(ctx, task->function, blocks, task->block_dim, packed, task->name);
+}
+
+/* The launches of every task, in order. With `seconds` (the kernel profiler is on) the device
+ * is synchronized before the first task and after each one, and seconds[t] receives the
+ * wall-clock time from the launch of task t to the end of its synchronization. */
+static int
+launch_tasks(CudaKernelObject *self, QdCtx *ctx, unsigned char *packed, double *seconds)
 {
     if (self->code.layout.tmps_size &&
         qd_cuda_memset_async(ctx, self->tmps, 0, self->code.layout.tmps_size) < 0) {
         return -1;
     }
+    if (seconds) {
+        RETURN_IF_ERROR(qd_cuda_sync(ctx));
+    }
     for (uint32_t t = 0; t < self->code.layout.ntasks; t++) {
-        const CudaTask *task = &self->tasks[t];
-        uint32_t blocks = task->is_serial ? 1 : task->open_blocks;
-        if (task->bounds != NULL) {
-            QdLaunchCtx host_ctx;
-            int64_t bounds[2] = {0, 0};
-            host_ctx.args = packed;
-            host_ctx.results = NULL;
-            host_ctx.tmps = NULL;
-            task->bounds(&host_ctx, bounds);
-            if (bounds[1] == bounds[0]) {
-                continue; /* nothing to run (an empty range has end = begin) */
-            }
-            uint64_t n = (uint64_t)bounds[1] - (uint64_t)bounds[0];
-            blocks = qd_cuda_grid_blocks(n, task->block_dim, task->max_blocks);
+        double start = seconds ? qd_py_profiler_clock() : 0.0;
+        RETURN_IF_ERROR(launch_task(self, ctx, packed, t));
+        if (seconds) {
+            RETURN_IF_ERROR(qd_cuda_sync(ctx));
+            seconds[t] = qd_py_profiler_clock() - start;
         }
-        RETURN_IF_ERROR(
-            qd_cuda_launch(ctx, task->function, blocks, task->block_dim, packed, task->name));
     }
     return 0;
 }
@@ -371,7 +389,27 @@ cuda_call(CudaKernelObject *self, PyObject *const *args, size_t nargsf, PyObject
         goto done;
     }
     state->cuda_launched = true;
-    if (launch_tasks(self, &ctx, packed) < 0) {
+    uint32_t ntasks = self->code.layout.ntasks;
+    double *seconds = NULL; /* the kernel profiler's task times (NULL: profiler off) */
+    if (state->profiler_records) {
+        seconds = PyMem_Malloc(sizeof(double) * (ntasks ? ntasks : 1));
+        if (!seconds) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (uint32_t t = 0; t < ntasks; t++) {
+            seconds[t] = -1.0;
+        }
+    }
+    int launched = launch_tasks(self, &ctx, packed, seconds);
+    if (seconds) {
+        int recorded = qd_py_profiler_record(state, self->profile_names, ntasks, seconds);
+        PyMem_Free(seconds);
+        if (recorded < 0) {
+            goto done;
+        }
+    }
+    if (launched < 0) {
         qd_py_raise_diag(self->module, &ctx.diag);
         goto done;
     }
@@ -425,6 +463,23 @@ cuda_get_ntasks(CudaKernelObject *self, void *closure)
 }
 
 static PyObject *
+cuda_get_task_kinds(CudaKernelObject *self, void *closure)
+{
+    (void)closure;
+    uint32_t n = self->code.layout.ntasks;
+    PyObject *kinds = PyTuple_New(n);
+    for (uint32_t t = 0; kinds && t < n; t++) {
+        PyObject *kind = PyUnicode_FromString(self->tasks[t].is_serial ? "serial" : "range_for");
+        if (!kind) {
+            Py_CLEAR(kinds);
+            break;
+        }
+        PyTuple_SET_ITEM(kinds, t, kind);
+    }
+    return kinds;
+}
+
+static PyObject *
 cuda_get_args_size(CudaKernelObject *self, void *closure)
 {
     (void)closure;
@@ -466,6 +521,7 @@ static PyGetSetDef cuda_getset[] = {
     {"qir_frontend", (getter)cuda_get_qir, NULL, "QIR from the frontend (with keep_qir)",
      (void *)1},
     {"ntasks", (getter)cuda_get_ntasks, NULL, "number of offloaded tasks", NULL},
+    {"task_kinds", (getter)cuda_get_task_kinds, NULL, "'serial' or 'range_for' per task", NULL},
     {"args_size", (getter)cuda_get_args_size, NULL, "bytes of packed arguments per launch", NULL},
     {"tasks", (getter)cuda_get_tasks, NULL, "(name, block_dim, max_blocks, host_bounds)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -475,6 +531,8 @@ static PyMemberDef cuda_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(CudaKernelObject, vectorcall), READONLY, NULL},
     {"from_cache", T_BOOL, offsetof(CudaKernelObject, from_cache), READONLY,
      "whether the machine code came from the offline cache"},
+    {"profile_names", T_OBJECT, offsetof(CudaKernelObject, profile_names), 0,
+     "tuple: the kernel profiler's name of each task (None: kernel_<task>)"},
     {NULL, 0, 0, 0, NULL},
 };
 

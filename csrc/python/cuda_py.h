@@ -67,6 +67,7 @@ typedef struct CudaKernelObject {
     double ms_link;            /* compile: PTX -> cubin with the driver's linker */
     double ms_load;            /* compile: cuModuleLoadData */
     bool from_cache;           /* the cubin came from the offline cache */
+    PyObject *profile_names;   /* tuple: the kernel profiler's name of each task, or NULL */
 } CudaKernelObject;
 
 /* A new CudaKernel of `module` (_core) with its vectorcall set and nothing compiled; NULL with

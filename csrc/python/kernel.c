@@ -40,6 +40,7 @@ typedef struct CompiledKernelObject {
     PyObject *qir_frontend;   /* str: QIR after the frontend (options["keep_qir"]), or NULL */
     PyObject *qir;            /* str: QIR after the passes, or NULL */
     bool from_cache;          /* the machine code came from the offline cache */
+    PyObject *profile_names;  /* tuple: the kernel profiler's name of each task, or NULL */
 } CompiledKernelObject;
 
 static int finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state,
@@ -181,6 +182,7 @@ ck_traverse(CompiledKernelObject *self, visitproc visit, void *arg)
     Py_VISIT(self->module);
     Py_VISIT(self->qir_frontend);
     Py_VISIT(self->qir);
+    Py_VISIT(self->profile_names);
     return 0;
 }
 
@@ -190,6 +192,7 @@ ck_clear(CompiledKernelObject *self)
     Py_CLEAR(self->module);
     Py_CLEAR(self->qir_frontend);
     Py_CLEAR(self->qir);
+    Py_CLEAR(self->profile_names);
     return 0;
 }
 
@@ -276,12 +279,32 @@ ck_call(CompiledKernelObject *self, PyObject *const *args, size_t nargsf, PyObje
         PyMem_Free(lc);
         goto done;
     }
+    double *seconds = NULL; /* the kernel profiler's task times (NULL: profiler off) */
+    if (state->profiler_records) {
+        seconds = PyMem_Malloc(sizeof(double) * (self->code.ntasks ? self->code.ntasks : 1));
+        if (!seconds) {
+            PyErr_NoMemory();
+            PyMem_Free(lc);
+            goto done;
+        }
+        for (uint32_t t = 0; t < self->code.ntasks; t++) {
+            seconds[t] = -1.0;
+        }
+    }
     qd_py_runtime_enter(state);
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = qd_cpu_launch(state->pool, self->tasks, self->code.ntasks, lc);
+    rc = qd_cpu_launch(state->pool, self->tasks, self->code.ntasks, lc, seconds);
     qd_py_runtime_leave(state);
     Py_END_ALLOW_THREADS
+    if (seconds) {
+        int recorded = qd_py_profiler_record(state, self->profile_names, self->code.ntasks, seconds);
+        PyMem_Free(seconds);
+        if (recorded < 0) {
+            PyMem_Free(lc);
+            goto done;
+        }
+    }
     if (rc < 0) {
         PyErr_SetString(state->error_classes[QD_ERR_ASSERTION], lc->assert_message);
         PyMem_Free(lc);
@@ -385,6 +408,22 @@ ck_get_ntasks(CompiledKernelObject *self, void *closure)
 }
 
 static PyObject *
+ck_get_task_kinds(CompiledKernelObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *kinds = PyTuple_New(self->code.ntasks);
+    for (uint32_t t = 0; kinds && t < self->code.ntasks; t++) {
+        PyObject *kind = PyUnicode_FromString(self->tasks[t].bounds ? "range_for" : "serial");
+        if (!kind) {
+            Py_CLEAR(kinds);
+            break;
+        }
+        PyTuple_SET_ITEM(kinds, t, kind);
+    }
+    return kinds;
+}
+
+static PyObject *
 ck_get_args_size(CompiledKernelObject *self, void *closure)
 {
     (void)closure;
@@ -411,6 +450,7 @@ static PyGetSetDef ck_getset[] = {
     {"qir", (getter)ck_get_qir, NULL, "QIR given to the code generator (with keep_qir)", NULL},
     {"qir_frontend", (getter)ck_get_qir, NULL, "QIR from the frontend (with keep_qir)", (void *)1},
     {"ntasks", (getter)ck_get_ntasks, NULL, "number of offloaded tasks", NULL},
+    {"task_kinds", (getter)ck_get_task_kinds, NULL, "'serial' or 'range_for' per task", NULL},
     {"args_size", (getter)ck_get_args_size, NULL, "bytes of packed arguments per launch", NULL},
     {"compile_ms", (getter)ck_get_compile_ms, NULL, "milliseconds per codegen stage", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -420,6 +460,8 @@ static PyMemberDef ck_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(CompiledKernelObject, vectorcall), READONLY, NULL},
     {"from_cache", T_BOOL, offsetof(CompiledKernelObject, from_cache), READONLY,
      "whether the machine code came from the offline cache"},
+    {"profile_names", T_OBJECT, offsetof(CompiledKernelObject, profile_names), 0,
+     "tuple: the kernel profiler's name of each task (None: kernel_<task>)"},
     {NULL, 0, 0, 0, NULL},
 };
 

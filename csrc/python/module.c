@@ -446,7 +446,7 @@ core_exec(PyObject *module)
     if (!state->compiled_kernel_type || !state->fields ||
         PyModule_AddObjectRef(module, "CompiledKernel", state->compiled_kernel_type) < 0 ||
         PyModule_AddFunctions(module, core_methods) < 0 || qd_py_cuda_add(module) < 0 ||
-        qd_py_cache_add(module) < 0) {
+        qd_py_cache_add(module) < 0 || qd_py_profiler_add(module) < 0) {
         return -1;
     }
     return 0;
@@ -465,6 +465,7 @@ core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(state->device_buffer_type);
     Py_VISIT(state->cuda_kernel_type);
     Py_VISIT(state->cuda_fields);
+    Py_VISIT(state->profiler_records);
     return 0;
 }
 
@@ -481,6 +482,7 @@ core_clear(PyObject *module)
     Py_CLEAR(state->device_buffer_type);
     Py_CLEAR(state->cuda_kernel_type);
     Py_CLEAR(state->cuda_fields);
+    Py_CLEAR(state->profiler_records);
     return 0;
 }
 

@@ -45,6 +45,8 @@ typedef struct QdPyState {
     uint64_t cuda_runtime_state;    /* device buffer of the assert flag (0: not made yet) */
     bool cuda_launched;             /* a CUDA launch since the last reset: the reset syncs */
     struct QdCache *cache;          /* the offline cache (cache.c), NULL until first used */
+    /* kernel profiler (profiler.c): list of (task name, ms), NULL while the profiler is off */
+    PyObject *profiler_records;
 } QdPyState;
 
 /* The state of the _core module. `module` is borrowed and must be quadrants._core. */
@@ -86,6 +88,18 @@ void qd_py_cache_free(QdPyState *state);
 int qd_py_source_key(PyObject *obj, struct QdDigest *out);
 /* Adds cache_stat, cache_clear and cache_counters to the module. */
 int qd_py_cache_add(PyObject *module);
+
+/***** profiler.c *****/
+
+/* Adds kernel_profiler_enable, kernel_profiler_records and kernel_profiler_clear to the module. */
+int qd_py_profiler_add(PyObject *module);
+/* Seconds of the monotonic clock. */
+double qd_py_profiler_clock(void);
+/* Appends one record per task t < ntasks with seconds[t] >= 0 (the others did not run), named
+ * by names[t] (a tuple, borrowed; NULL or short: "kernel_<t>"). A no-op while the profiler is
+ * off. 0, or -1 with an exception set. */
+int qd_py_profiler_record(QdPyState *state, PyObject *names, uint32_t ntasks,
+                          const double *seconds);
 
 /***** kernel.c *****/
 

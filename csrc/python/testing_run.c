@@ -297,7 +297,7 @@ program_launch(PyObject *core, Program *p, PyObject *const *args, Py_ssize_t nar
     }
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = qd_cpu_launch(p->pool, p->tasks, k->ntasks, &ctx);
+    status = qd_cpu_launch(p->pool, p->tasks, k->ntasks, &ctx, NULL);
     Py_END_ALLOW_THREADS
     if (status < 0) {
         QdDiag diag = {.kind = QD_ERR_ASSERTION};

@@ -63,8 +63,10 @@ void qd_cpu_pool_unlock(QdCpuPool *pool);
 /* Runs tasks[0 .. ntasks) in order with ctx (pool NULL: everything on the calling thread).
  * Zeroes ctx->tmps and clears the assert state first. Stops after the first task in which an assert
  * failed. Returns 0, or -1 when an assert failed (ctx->assert_message says which). Thread-safe:
- * concurrent launches on one pool run one after the other. */
-int qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLaunchCtx *ctx);
+ * concurrent launches on one pool run one after the other. task_seconds (NULL: not timed), for
+ * the kernel profiler, receives the wall-clock seconds of each task that ran. */
+int qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLaunchCtx *ctx,
+                  double *task_seconds);
 
 /***** simt.c *****/
 

@@ -13,10 +13,16 @@
  *
  * A lock per pool serializes whole launches, so kernels launched from several Python threads
  * never interleave their tasks on the pool.
+ *
+ * Profiling (qd.init(kernel_profiler=True)): with a task_seconds array the wall-clock time of
+ * every task that ran, bounds and pool barrier included, is written to it (CLOCK_MONOTONIC);
+ * a task that did not run (the launch stopped at a failed assert) keeps what the caller put
+ * there. Without one the loop reads no clock.
  */
 #include "cpu.h"
 
 #include <string.h>
+#include <time.h>
 
 /* The range_for chunks of one task, shared with the pool's threads. */
 typedef struct RangeJob {
@@ -65,8 +71,17 @@ run_range(QdCpuPool *pool, const QdCpuTask *task, QdLaunchCtx *ctx)
     qd_cpu_pool_run(pool, run_chunk, &job, threads);
 }
 
+static double
+now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int
-qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLaunchCtx *ctx)
+qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLaunchCtx *ctx,
+              double *task_seconds)
 {
     int rc = 0;
 
@@ -77,10 +92,14 @@ qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLaunch
         memset(ctx->tmps, 0, ctx->tmps_size);
     }
     for (uint32_t i = 0; i < ntasks; i++) {
+        double start = task_seconds ? now_seconds() : 0.0;
         if (tasks[i].bounds == NULL) {
             tasks[i].run(ctx, 0, 1);
         } else {
             run_range(pool, &tasks[i], ctx);
+        }
+        if (task_seconds) {
+            task_seconds[i] = now_seconds() - start;
         }
         if (__atomic_load_n(&ctx->assert_failed, __ATOMIC_ACQUIRE)) {
             rc = -1;
