@@ -32,6 +32,7 @@ from quadrants import _builtins, _hints, _linalg
 from quadrants._field import (
     Field,
     ScalarField,
+    SNode,
     axes,
     field,
     i,

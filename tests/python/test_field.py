@@ -595,3 +595,15 @@ def test_kernel_reads_and_writes_field_template(name):
 
     copy(target, source)
     np.testing.assert_array_equal(target.to_numpy(), data)
+
+
+def test_snode_class_is_public():
+    """qd.SNode is the class of the layout levels: dense children of qd.root and the level of
+    every field, whether placed by hand or made with shape=."""
+    x = qd.field(qd.f32)
+    block = qd.root.dense(qd.i, 8)
+    block.place(x)
+    y = qd.field(qd.f32, shape=(4, 5))
+    assert isinstance(block, qd.SNode)
+    assert isinstance(x.snode, qd.SNode) and isinstance(y.snode, qd.SNode)
+    assert y.snode.shape == (4, 5) and block.shape == (8,)
