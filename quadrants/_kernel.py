@@ -661,13 +661,16 @@ class Kernel(_core.Dispatcher, _Source):
         (quadrants/profiler/kernel_profiler.py): ``<name>_c<kernel id>_<specialization>_kernel_<task
         index>_<kind>``."""
         global _profile_kernels
+        kinds = getattr(compiled, "task_kinds", None)
+        if kinds is None:
+            return  # not a compiled kernel of the core (a stand-in)
         if self._profile_id is None:
             self._profile_id = _profile_kernels
             _profile_kernels += 1
         prefix = f"{name}_c{self._profile_id}_{self._profile_specializations}"
         self._profile_specializations += 1
         compiled.profile_names = tuple(
-            f"{prefix}_kernel_{t}_{kind}" for t, kind in enumerate(compiled.task_kinds)
+            f"{prefix}_kernel_{t}_{kind}" for t, kind in enumerate(kinds)
         )
 
 
