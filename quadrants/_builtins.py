@@ -15,6 +15,7 @@ call by that attribute and compiles it. Called in Python scope:
 
 import builtins as _py
 import functools as _functools
+import inspect as _inspect
 import itertools as _itertools
 import math as _math
 import types as _pytypes
@@ -35,12 +36,18 @@ def _builtin(name):
     return mark
 
 
-def _kernel_only(name, doc):
+def _kernel_only(name, doc, signature="*args, **kwargs"):
+    """A builtin that only kernels can call; `signature` is its parameter list (the reference's),
+    which calls in kernels are checked against."""
+
     def builtin(*args, **kwargs) -> _Any:
         raise _QuadrantsSyntaxError(
             f"qd.{name}() can only be called inside Quadrants kernels and functions"
         )
 
+    namespace = {}
+    exec(f"def f({signature}): pass", {"_py": _py}, namespace)  # noqa: S102 (a fixed parameter list)
+    builtin.__signature__ = _inspect.signature(namespace["f"])
     builtin.__name__ = builtin.__qualname__ = name
     builtin.__doc__ = (
         doc + "\n\nKernel scope only: calling it in Python scope raises QuadrantsSyntaxError."
@@ -191,17 +198,18 @@ def _source_dtype(x):
 
 
 @_builtin("cast")
-def cast(x, dtype) -> _Any:
-    """`x` converted to `dtype` (float -> int truncates toward zero); elementwise on vectors and
+def cast(obj, dtype) -> _Any:
+    """`obj` converted to `dtype` (float -> int truncates toward zero); elementwise on vectors and
     matrices."""
-    if isinstance(x, _matrix.Matrix):
-        return x.cast(dtype)
-    return _types.to_dtype_value(x, _types.cook_dtype(dtype)).item()
+    if isinstance(obj, _matrix.Matrix):
+        return obj.cast(dtype)
+    return _types.to_dtype_value(obj, _types.cook_dtype(dtype)).item()
 
 
 @_builtin("bit_cast")
-def bit_cast(x, dtype) -> _Any:
-    """The bits of `x` reinterpreted as `dtype` (same width only)."""
+def bit_cast(obj, dtype) -> _Any:
+    """The bits of `obj` reinterpreted as `dtype` (same width only)."""
+    x = obj
     source = _source_dtype(x)
     target = _types.cook_dtype(dtype)
     if source.bits != target.bits:
@@ -269,11 +277,11 @@ abs = _math1("abs", _py.abs, _np.abs, "Absolute value.")  # noqa: A001 (qd.abs)
 
 
 @_builtin("atan2")
-def atan2(y, x) -> _Any:
-    """The angle of the point (x, y): arc tangent of y / x in the right quadrant."""
-    if _has_matrix((y, x)):
-        return _elementwise(_np.arctan2, y, x)
-    return _math.atan2(y, x)
+def atan2(x1, x2) -> _Any:
+    """The angle of the point (x2, x1): arc tangent of x1 / x2 in the right quadrant."""
+    if _has_matrix((x1, x2)):
+        return _elementwise(_np.arctan2, x1, x2)
+    return _math.atan2(x1, x2)
 
 
 @_builtin("floor")
@@ -305,9 +313,9 @@ def round(x, dtype=None) -> _Any:  # noqa: A001 (qd.round)
 
 
 @_builtin("pow")
-def pow(x, n) -> _Any:  # noqa: A001 (qd.pow)
-    """`x` to the power `n`."""
-    return x**n
+def pow(base, exponent) -> _Any:  # noqa: A001 (qd.pow)
+    """`base` to the power `exponent`."""
+    return base**exponent
 
 
 @_builtin("min")
@@ -333,12 +341,12 @@ def max(*args) -> _Any:  # noqa: A001 (qd.max)
 
 
 @_builtin("select")
-def select(cond, a, b) -> _Any:
-    """`a` where `cond` is true, else `b` (both are evaluated); elementwise when `cond` is a
+def select(cond, x1, x2) -> _Any:
+    """`x1` where `cond` is true, else `x2` (both are evaluated); elementwise when `cond` is a
     vector or matrix."""
     if isinstance(cond, _matrix.Matrix):
-        return _elementwise(lambda c, x, y: _np.where(c, _np.asarray(x), _np.asarray(y)), cond, a, b)
-    return a if cond else b
+        return _elementwise(lambda c, x, y: _np.where(c, _np.asarray(x), _np.asarray(y)), cond, x1, x2)
+    return x1 if cond else x2
 
 
 def _is_int(x):
@@ -346,8 +354,9 @@ def _is_int(x):
 
 
 @_builtin("raw_div")
-def raw_div(a, b) -> _Any:
+def raw_div(x1, x2) -> _Any:
     """C division: integers truncate toward zero."""
+    a, b = x1, x2
     if _is_int(a) and _is_int(b):
         quotient = _py.abs(int(a)) // _py.abs(int(b))
         return quotient if (a < 0) == (b < 0) else -quotient
@@ -355,16 +364,19 @@ def raw_div(a, b) -> _Any:
 
 
 @_builtin("raw_mod")
-def raw_mod(a, b) -> _Any:
+def raw_mod(x1, x2) -> _Any:
     """C remainder: the result has the sign of the dividend."""
+    a, b = x1, x2
     if _is_int(a) and _is_int(b):
         return int(a) - raw_div(a, b) * int(b)
     return _math.fmod(a, b)
 
 
 @_builtin("bit_shr")
-def bit_shr(x, n) -> _Any:
-    """Logical right shift (zeros shifted in, also for signed types), in the type of `x`."""
+def bit_shr(x1, x2) -> _Any:
+    """Logical right shift of `x1` by `x2` (zeros shifted in, also for signed types), in the type
+    of `x1`."""
+    x, n = x1, x2
     dtype = _source_dtype(x)
     if dtype.is_real:
         raise TypeError("qd.bit_shr needs an integer")
@@ -392,36 +404,33 @@ def one(x) -> _Any:
 
 # --- kernel scope only ---
 
-atomic_add = _kernel_only("atomic_add", "Atomically adds y to x; returns the old value of x.")
-atomic_sub = _kernel_only(
-    "atomic_sub", "Atomically subtracts y from x; returns the old value of x."
-)
-atomic_mul = _kernel_only("atomic_mul", "Atomically multiplies x by y; returns the old value of x.")
-atomic_min = _kernel_only(
-    "atomic_min", "Atomically sets x to min(x, y); returns the old value of x."
-)
-atomic_max = _kernel_only(
-    "atomic_max", "Atomically sets x to max(x, y); returns the old value of x."
-)
-atomic_and = _kernel_only("atomic_and", "Atomically sets x to x & y; returns the old value of x.")
-atomic_or = _kernel_only("atomic_or", "Atomically sets x to x | y; returns the old value of x.")
-atomic_xor = _kernel_only("atomic_xor", "Atomically sets x to x ^ y; returns the old value of x.")
-atomic_exchange = _kernel_only(
-    "atomic_exchange", "Atomically sets x to y; returns the old value of x."
-)
+atomic_add = _kernel_only("atomic_add", "Atomically adds y to x; returns the old value of x.", "x, y")
+atomic_sub = _kernel_only("atomic_sub", "Atomically subtracts y from x; returns the old value of x.", "x, y")
+atomic_mul = _kernel_only("atomic_mul", "Atomically multiplies x by y; returns the old value of x.", "x, y")
+atomic_min = _kernel_only("atomic_min", "Atomically sets x to min(x, y); returns the old value of x.", "x, y")
+atomic_max = _kernel_only("atomic_max", "Atomically sets x to max(x, y); returns the old value of x.", "x, y")
+atomic_and = _kernel_only("atomic_and", "Atomically sets x to x & y; returns the old value of x.", "x, y")
+atomic_or = _kernel_only("atomic_or", "Atomically sets x to x | y; returns the old value of x.", "x, y")
+atomic_xor = _kernel_only("atomic_xor", "Atomically sets x to x ^ y; returns the old value of x.", "x, y")
+atomic_exchange = _kernel_only("atomic_exchange", "Atomically sets x to y; returns the old value of x.", "x, y")
 atomic_cas = _kernel_only(
     "atomic_cas",
     "atomic_cas(x, expected, desired): sets x to desired if x == expected; returns the old x.",
+    "x, expected, desired",
 )
 random = _kernel_only(
-    "random", "random(dtype=float): floats uniform in [0, 1), integers over all bit patterns."
+    "random",
+    "random(dtype=float): floats uniform in [0, 1), integers over all bit patterns.",
+    "dtype=_py.float",
 )
-randn = _kernel_only("randn", "randn(dt=None): a normally distributed float (default_fp).")
-global_thread_idx = _kernel_only("global_thread_idx", "The global id of the running thread.")
+randn = _kernel_only(
+    "randn", "randn(dt=None): a normally distributed float (default_fp).", "dt=None"
+)
+global_thread_idx = _kernel_only("global_thread_idx", "The global id of the running thread.", "")
 volatile_load = _kernel_only(
-    "volatile_load", "A volatile read of a global element (for spin-waits)."
+    "volatile_load", "A volatile read of a global element (for spin-waits).", "target"
 )
-clock_counter = _kernel_only("clock_counter", "A cycle counter of the device.")
+clock_counter = _kernel_only("clock_counter", "A cycle counter of the device.", "")
 loop_config = _kernel_only(
     "loop_config",
     "loop_config(*, block_dim=None, serialize=False, parallelize=None, block_dim_adaptive=True, "
@@ -435,3 +444,82 @@ __all__ = [
     for name, flags in _core.BUILTINS
     if "exported" in flags and "hint" not in flags and "linalg" not in flags
 ]
+
+
+# --- argument binding, for the compiler ---
+
+
+def _bind_arguments(function, signature, cache, npos, kwnames):
+    """How a kernel's call `function(<npos values>, <kwnames>=...)` binds, by the builtin's
+    parameter list (the reference's): the TypeError message the reference gives when it does not
+    bind ("TypeError when calling `sqrt`: sqrt() missing 1 required positional argument: 'x'."),
+    or, when keywords name required parameters, (positional, keywords): the indices into the
+    call's values (positional ones first, then keyword ones) of the new positional arguments and
+    of the keywords kept; None when the call stays as it is. Called by csrc/frontend/lower_call.c
+    for every builtin call; the answers are cached per (npos, kwnames)."""
+    key = (npos, kwnames)
+    if key in cache:
+        return cache[key]
+    try:
+        _stand_in(function.__name__, signature)(*range(npos), **dict.fromkeys(kwnames))
+    except TypeError as exc:
+        answer = f"TypeError when calling `{function.__name__}`: {exc}."
+    else:
+        params = signature.parameters.values()
+        positional = (_inspect.Parameter.POSITIONAL_ONLY, _inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        required = [p.name for p in params if p.kind in positional and p.default is p.empty]
+        moved = [name for name in kwnames if name in required]
+        if not moved:
+            answer = None
+        else:
+            order = list(range(npos)) + [npos + kwnames.index(name) for name in required[npos:]]
+            keep = tuple(npos + i for i, name in enumerate(kwnames) if name not in moved)
+            answer = (tuple(order), keep)
+    cache[key] = answer
+    return answer
+
+
+def _stand_in(name, signature):
+    """A Python function named `name` with `signature`'s parameters and an empty body: calling it
+    raises the TypeError Python gives for a call that does not bind, in Python's own words."""
+    kinds = _inspect.Parameter
+    parts, starred, slash = [], False, False
+    for p in signature.parameters.values():
+        if p.kind is kinds.POSITIONAL_ONLY:
+            slash = True
+        elif slash:
+            parts.append("/")
+            slash = False
+        if p.kind is kinds.VAR_POSITIONAL:
+            parts.append("*" + p.name)
+            starred = True
+        elif p.kind is kinds.VAR_KEYWORD:
+            parts.append("**" + p.name)
+        else:
+            if p.kind is kinds.KEYWORD_ONLY and not starred:
+                parts.append("*")
+                starred = True
+            parts.append(p.name + ("" if p.default is p.empty else "=None"))
+    if slash:
+        parts.append("/")
+    namespace = {}
+    exec(f"def {name}({', '.join(parts)}): pass", {}, namespace)  # noqa: S102 (names of our own)
+    return namespace[name]
+
+
+def _add_binders():
+    """Gives each builtin with a fixed parameter list its `_qd_bind(npos, kwnames)`."""
+    for value in list(globals().values()):
+        if not callable(value) or not isinstance(getattr(value, "_qd_builtin", None), str):
+            continue
+        try:
+            signature = _inspect.signature(value)
+        except (TypeError, ValueError):
+            continue
+        kinds = {p.kind for p in signature.parameters.values()}
+        if _inspect.Parameter.VAR_KEYWORD in kinds and _inspect.Parameter.VAR_POSITIONAL in kinds:
+            continue  # takes anything: the lowering checks the call itself
+        value._qd_bind = _functools.partial(_bind_arguments, value, signature, {})
+
+
+_add_binders()

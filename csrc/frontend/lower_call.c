@@ -132,6 +132,66 @@ call_python(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)
     return lw_from_handle(lw, c->node, h, out);
 }
 
+/* A builtin call checked against the builtin's parameter list (its Python `_qd_bind`, which
+ * builtins with a fixed list have): a call that does not bind is the reference's
+ * QuadrantsTypeError ("TypeError when calling `sqrt`: sqrt() missing 1 required positional
+ * argument: 'x'."), and keywords naming required parameters (`qd.sqrt(x=v)`) become positional
+ * arguments, which is how the lowerings take those. */
+static int
+bind_builtin_args(Lowerer *lw, const Expr *fn, CallArgs *c)
+{
+    QdHandle bind, npos, names, answer;
+    if (!fn->h) {
+        return 0;
+    }
+    int rc = lw->host->getattr(lw->host->self, lw->ctx, fn->h, "_qd_bind", &bind);
+    if (rc != 0) {
+        return rc < 0 ? -1 : 0;
+    }
+    QdHandle *kw = QD_NEW_ARRAY(lw->arena, QdHandle, c->nkw + 1);
+    if (!kw) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t i = 0; i < c->nkw; i++) {
+        RETURN_IF_ERROR(lw->host->make_str(lw->host->self, lw->ctx, c->kw[i]->name, &kw[i]));
+    }
+    RETURN_IF_ERROR(lw->host->make_int(lw->host->self, lw->ctx, c->npos, &npos));
+    RETURN_IF_ERROR(lw->host->make_tuple(lw->host->self, lw->ctx, kw, c->nkw, &names));
+    QdHandle args[2] = {npos, names};
+    RETURN_IF_ERROR(lw->host->call(lw->host->self, lw->ctx, bind, args, 2, &answer));
+    Expr a;
+    RETURN_IF_ERROR(lw_from_handle(lw, c->node, answer, &a));
+    if (a.kind == EX_STR) {
+        return lw_error(lw, c->node, QD_ERR_TYPE, "%s", a.str);
+    }
+    if (a.kind != EX_TUPLE || a.nitems != 2 || a.items[0].kind != EX_TUPLE ||
+        a.items[1].kind != EX_TUPLE) {
+        return 0; /* None: the call stays as it is */
+    }
+    const Expr *order = &a.items[0], *keep = &a.items[1];
+    Expr *values = QD_NEW_ARRAY(lw->arena, Expr, order->nitems + keep->nitems + 1);
+    const QdAst **kept = QD_NEW_ARRAY(lw->arena, const QdAst *, keep->nitems + 1);
+    if (!values || !kept) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t j = 0; j < order->nitems + keep->nitems; j++) {
+        const Expr *ix = j < order->nitems ? &order->items[j] : &keep->items[j - order->nitems];
+        if (ix->kind != EX_INT || ix->ival < 0 || ix->ival >= (int64_t)(c->npos + c->nkw)) {
+            return qd_error(lw->ctx, lw->loc, QD_ERR_INTERNAL, "bad argument binding");
+        }
+        values[j] = c->pos[ix->ival]; /* keyword values follow the positional ones */
+        if (j >= order->nitems) {
+            kept[j - order->nitems] = c->kw[ix->ival - c->npos];
+        }
+    }
+    c->pos = values;
+    c->npos = order->nitems;
+    c->kwv = values + order->nitems;
+    c->kw = kept;
+    c->nkw = keep->nitems;
+    return 0;
+}
+
 int
 lw_call(Lowerer *lw, const QdAst *node, Expr *out)
 {
@@ -148,6 +208,7 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
     lw_set_loc(lw, node);
     switch (fn.kind) {
     case EX_BUILTIN: {
+        RETURN_IF_ERROR(bind_builtin_args(lw, &fn, &c));
         if (strncmp(fn.str, "simt.", 5) == 0) {
             MatrixCall mc = {c.pos, c.npos, c.kw, c.kwv, c.nkw};
             return lw_simt_call(lw, node, fn.str + 5, &mc, out);

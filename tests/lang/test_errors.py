@@ -833,3 +833,52 @@ def test_annotation_without_value_is_rejected():
         k()
     assert 'Unsupported node "NoneType"' in str(ei.value)
     check_location(ei.value, "<E-ann-novalue>", "x_a")
+
+
+# --- builtin calls that do not bind (the reference's QuadrantsTypeError and wording) ---
+
+
+def test_builtin_argument_errors():
+    @qd.kernel
+    def missing() -> qd.f32:
+        return qd.atan2(1.0)  # <E-bind-missing>
+
+    @qd.kernel
+    def too_many() -> qd.f32:
+        return qd.sqrt(1.0, 2.0)  # <E-bind-many>
+
+    @qd.kernel
+    def unknown_keyword() -> qd.f32:
+        return qd.exp(1.0, y=2)  # <E-bind-kw>
+
+    @qd.kernel
+    def twice() -> qd.f32:
+        return qd.pow(2.0, base=3.0)  # <E-bind-twice>
+
+    cases = [
+        (missing, "missing", "qd.atan2",
+         "TypeError when calling `atan2`: atan2() missing 1 required positional argument: 'x2'."),
+        (too_many, "many", "qd.sqrt",
+         "TypeError when calling `sqrt`: sqrt() takes 1 positional argument but 2 were given."),
+        (unknown_keyword, "kw", "qd.exp",
+         "TypeError when calling `exp`: exp() got an unexpected keyword argument 'y'."),
+        (twice, "twice", "qd.pow",
+         "TypeError when calling `pow`: pow() got multiple values for argument 'base'."),
+    ]
+    for kernel, suffix, token, message in cases:
+        with pytest.raises(qd.QuadrantsTypeError) as ei:
+            kernel()
+        assert message in str(ei.value)
+        check_location(ei.value, "<E-bind-" + suffix + ">", token)
+
+
+def test_builtin_required_parameters_by_keyword():
+    @qd.kernel
+    def k(a: qd.f32, b: qd.f32) -> qd.f32:
+        return qd.sqrt(x=a) + qd.atan2(x2=b, x1=a) + qd.pow(a, exponent=2.0) + qd.select(cond=a > b, x1=a, x2=b)
+
+    a, b = (float(np.float32(v)) for v in np.random.default_rng().uniform(0.5, 4.0, 2))
+    want = np.float32(np.sqrt(a)) + np.float32(np.arctan2(a, b)) + np.float32(a * a) + np.float32(max(a, b))
+    assert abs(k(a, b) - want) <= 1e-5 * abs(want)
+    # the same parameter names in Python scope, as the reference's
+    assert qd.atan2(x1=1.0, x2=0.0) == np.arctan2(1.0, 0.0) and qd.pow(base=2, exponent=3) == 8
