@@ -722,27 +722,38 @@ lw_builtin_is_elementwise(const char *name)
     return (lw_builtin_flags(name) & BI_ELEMENTWISE) != 0;
 }
 
-/* Builtins of the Python API with no kernel lowering yet. */
-static int
-unsupported(Lowerer *lw, const CallArgs *c, const char *name)
-{
-    return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.%s is not supported in kernels yet", name);
-}
-
+/* qd.volatile_load(x[i]): the element, read by a load that is never merged, moved or removed. */
 int
 lw_builtin_volatile_load(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
 {
     (void)op;
-    (void)out;
-    return unsupported(lw, c, "volatile_load");
+    RETURN_IF_ERROR(lw_expect_args(lw, c, "volatile_load", 1, 1));
+    const Expr *target = &c->pos[0];
+    if (target->kind != EX_LVALUE || target->space != QD_SPACE_GLOBAL) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX,
+                        "qd.volatile_load takes an element of a field or ndarray (x[i])");
+    }
+    uint32_t id = lw_emit_value(lw, QD_OP_LOAD_VOLATILE, target->ty, target->id, 0);
+    if (id == QD_NO_VALUE) {
+        return -1;
+    }
+    *out = lw_value(id, target->ty);
+    return 0;
 }
 
+/* qd.clock_counter(): the processor's cycle counter, an i64. */
 int
 lw_builtin_clock_counter(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
 {
     (void)op;
-    (void)out;
-    return unsupported(lw, c, "clock_counter");
+    RETURN_IF_ERROR(lw_expect_args(lw, c, "clock_counter", 0, 0));
+    const QdType *ty = qd_type_scalar(QD_TY_I64);
+    uint32_t id = lw_emit_value(lw, QD_OP_CLOCK, ty, QD_NO_VALUE, QD_NO_VALUE);
+    if (id == QD_NO_VALUE) {
+        return -1;
+    }
+    *out = lw_value(id, ty);
+    return 0;
 }
 
 /***** vectors and matrices *****/

@@ -655,3 +655,28 @@ def test_fast_math_f32_approximations(op, unary, fast, accurate):
         assert accurate in slow
     # sqrt stays correctly rounded either way
     assert "sqrt.rn" in ptx_of(_f32_op_kernel("sqrt", True), "k")["ptx"]
+
+
+def test_volatile_load_and_clock():
+    text = """\
+kernel @k(%x: ndarray<i32, 1>, %t: ndarray<i64, 1>) {
+  task range_for {
+    %zero = const 0 : i32
+    %n = shape %x, 0 : i32
+    parallel_for %i = %zero to %n {
+      %p = elem_ptr %x, %i : ptr<i32, global>
+      %a = load_volatile %p : i32
+      %b = load_volatile %p : i32
+      %s = add %a, %b : i32
+      store %p, %s
+      %c = clock : i64
+      %q = elem_ptr %t, %i : ptr<i64, global>
+      store %q, %c
+    }
+  }
+}
+"""
+    ptx = ptx_of(text, "k")["ptx"]
+    loads = len(re.findall(r"ld\.volatile(\.global)?\.u32", ptx))
+    clocks = len(re.findall(r"%clock64", ptx))
+    assert clocks >= 1 and loads == 2 * clocks, ptx  # two loads per iteration: neither merged

@@ -227,9 +227,16 @@ qd_llvm_emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop)
     case QD_OP_ARRAY_PTR:
     case QD_OP_SHAPE:
     case QD_OP_LOAD:
+    case QD_OP_LOAD_VOLATILE:
     case QD_OP_STORE:
     case QD_OP_KERNEL_RET:
         return qd_llvm_emit_mem(e, inst);
+    case QD_OP_CLOCK:
+        /* the CPU's time-stamp counter; %clock64 on NVPTX */
+        e->values[inst->result] = qd_llvm_intrinsic(
+            e, qd_llvm_is_gpu(e) ? "llvm.nvvm.read.ptx.sreg.clock64" : "llvm.readcyclecounter",
+            NULL, 0, NULL, 0);
+        return e->values[inst->result] ? 0 : -1;
     default: {
         QdSig sig = qd_op_info[op].sig;
         if (sig == SIG_ATOMIC || sig == SIG_ATOMIC_INT || sig == SIG_CAS) {

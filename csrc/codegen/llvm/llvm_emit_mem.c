@@ -481,6 +481,14 @@ qd_llvm_emit_mem(Emitter *e, const QdInst *inst)
         e->values[inst->result] = qd_llvm_load(e, inst->type, qd_llvm_value(e, inst->args[0]));
         join_access_group(e, inst, e->values[inst->result]);
         return 0;
+    case QD_OP_LOAD_VOLATILE: {
+        LLVMValueRef v = LLVMBuildLoad2(e->b, qd_llvm_mem_type(e, inst->type),
+                                        qd_llvm_value(e, inst->args[0]), "");
+        LLVMSetAlignment(v, qd_llvm_scalar_size(inst->type));
+        LLVMSetVolatile(v, 1);
+        e->values[inst->result] = qd_llvm_from_mem(e, inst->type, v);
+        return 0;
+    }
     case QD_OP_STORE: {
         const QdType *ty = qd_value_type(e->kernel, inst->args[1]);
         qd_llvm_store(e, ty, qd_llvm_value(e, inst->args[0]), qd_llvm_value(e, inst->args[1]));
