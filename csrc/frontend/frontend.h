@@ -39,7 +39,8 @@ typedef enum QdAstConstKind {
     QD_CONST_INT,      /* ival; is_big when it does not fit in int64 (sval: its decimal text) */
     QD_CONST_FLOAT,    /* fval */
     QD_CONST_STR,      /* sval (NUL-terminated, may contain no NUL) */
-    QD_CONST_OTHER,    /* bytes, complex, Ellipsis: unsupported in kernels */
+    QD_CONST_ELLIPSIS, /* ...: a statement that does nothing */
+    QD_CONST_OTHER,    /* bytes, complex: unsupported in kernels */
 } QdAstConstKind;
 
 typedef struct QdAst QdAst;

@@ -595,8 +595,9 @@ lw_stmt(Lowerer *lw, const QdAst *node)
     lw_set_loc(lw, node);
     switch (node->kind) {
     case QD_AST_EXPR_STMT: {
-        if (node->x->kind == QD_AST_CONSTANT && node->x->cst.kind == QD_CONST_STR) {
-            return 0; /* a docstring */
+        if (node->x->kind == QD_AST_CONSTANT &&
+            (node->x->cst.kind == QD_CONST_STR || node->x->cst.kind == QD_CONST_ELLIPSIS)) {
+            return 0; /* a docstring, or `...` */
         }
         Expr e;
         return lw_expr(lw, node->x, &e);

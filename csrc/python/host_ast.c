@@ -219,6 +219,8 @@ convert_constant(Converter *c, PyObject *node, QdAst *a)
         if (!a->cst.sval) {
             rc = py_error(c);
         }
+    } else if (v == Py_Ellipsis) {
+        a->cst.kind = QD_CONST_ELLIPSIS;
     } else {
         a->cst.kind = QD_CONST_OTHER;
     }

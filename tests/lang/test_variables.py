@@ -354,6 +354,28 @@ def test_list_comprehension():
     assert k(3) == 18
 
 
+def test_ellipsis_statement_does_nothing():
+    @qd.kernel
+    def k(a: qd.i32) -> qd.i32:
+        ...
+        b = a * 2
+        if b > 0:
+            ...
+        return b
+
+    @qd.func
+    def stub(): ...
+
+    @qd.kernel
+    def calls_stub(a: qd.i32) -> qd.i32:
+        stub()
+        return a
+
+    a = int(rng.integers(-1000, 1000))
+    assert k(a) == 2 * a
+    assert calls_stub(a) == a
+
+
 def test_list_element_assignment_is_local():
     @qd.kernel
     def k(a: qd.i32) -> qd.i32:
