@@ -288,10 +288,71 @@ struct_cast(Lowerer *lw, const QdAst *node, QdHandle type, const Expr *value, Ex
     return 0;
 }
 
+/* A member value of an anonymous struct: a dict a nested struct, a list or tuple a vector
+ * (a list of lists a matrix), anything else as given. */
+static int anonymous_struct(Lowerer *lw, const QdAst *node, const Expr *dict, uint32_t n,
+                            const Expr *values, const QdAst *const *kws, Expr *out);
+
+static int
+anonymous_member(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out)
+{
+    if (value->kind == EX_DICT) {
+        return anonymous_struct(lw, node, value, value->nitems, value->items, NULL, out);
+    }
+    if (value->kind == EX_TUPLE) {
+        const Expr *m = value;
+        Expr tmp;
+        RETURN_IF_ERROR(lw_matrix_operand(lw, node, &m, &tmp));
+        *out = *m;
+        return 0;
+    }
+    *out = *value;
+    return 0;
+}
+
+/* qd.Struct({name: value, ...}) / qd.Struct(name=value, ...): a struct value of no declared type
+ * whose members are the values (names from dict's keys, or from the keywords kws). */
+static int
+anonymous_struct(Lowerer *lw, const QdAst *node, const Expr *dict, uint32_t n, const Expr *values,
+                 const QdAst *const *kws, Expr *out)
+{
+    Expr s;
+    RETURN_IF_ERROR(new_struct(lw, 0, n, &s));
+    for (uint32_t i = 0; i < n; i++) {
+        const char *name = kws ? kws[i]->name : NULL;
+        if (dict) {
+            if (dict->keys[i].kind != EX_STR) {
+                return lw_error(lw, node, QD_ERR_SYNTAX, "struct member names are identifiers");
+            }
+            name = dict->keys[i].str;
+        }
+        set_key(&s, i, name);
+        RETURN_IF_ERROR(anonymous_member(lw, node, &values[i], &s.items[i]));
+    }
+    *out = s;
+    return 0;
+}
+
 int
 lw_struct_construct(Lowerer *lw, const QdAst *call, const Expr *type, const Expr *args,
                     uint32_t npos, uint32_t nkw, Expr *out)
 {
+    QdHandle probe;
+    int rc = lw->host->getattr(lw->host->self, lw->ctx, type->h, "_qd_member_names", &probe);
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc > 0) { /* qd.Struct itself */
+        if (npos == 1 && nkw == 0 && args[0].kind == EX_DICT) {
+            return anonymous_struct(lw, call, &args[0], args[0].nitems, args[0].items, NULL, out);
+        }
+        if (npos == 0) {
+            return anonymous_struct(lw, call, NULL, nkw, args, (const QdAst *const *)call->b.items, out);
+        }
+        return lw_error(lw, call, QD_ERR_SYNTAX,
+                        "Custom structs need to be initialized using either dictionary or keyword "
+                        "arguments");
+    }
     StructInfo si;
     RETURN_IF_ERROR(struct_info(lw, call, type->h, &si));
     if (npos > si.n) {

@@ -306,6 +306,9 @@ describe_object(QdPyHost *h, QdCtx *ctx, PyObject *obj, QdHostValue *out)
         if ((m = marker(obj, markers[i].attr))) {
             Py_DECREF(m);
             out->kind = markers[i].kind;
+            if (out->kind == QD_HOST_STRUCT && PyType_Check(obj)) {
+                out->kind = QD_HOST_STRUCT_TYPE; /* qd.Struct: the class of anonymous structs */
+            }
             return 0;
         }
     }

@@ -37,6 +37,35 @@ def test_struct_nested_values_and_lists():
     }
 
 
+def test_struct_from_dict_and_keywords_in_kernel():
+    @qd.func
+    def twice_a_plus_b(s: qd.template()) -> qd.f32:
+        return s.a * 2 + s.b.sum()
+
+    @qd.kernel
+    def k(x: qd.f32, y: qd.f32) -> qd.f32:
+        s = qd.Struct({"a": x, "b": [y, 2.0], "c": {"d": 3}})
+        s.a += 1.0
+        s.b[1] = y
+        t = qd.Struct(a=y, m=[[1.0, 2.0], [3.0, 4.0]])
+        u = t  # a copy
+        u.a = 10.0
+        return s.a + s.b.sum() * 10 + s.c.d * 100 + twice_a_plus_b(s) * 1000 + t.a + u.a + t.m[1, 0]
+
+    x, y = (float(v) for v in np.float32(rng.integers(-64, 64, 2) / 4))
+    a = x + 1
+    assert k(x, y) == a + 2 * y * 10 + 300 + (2 * a + 2 * y) * 1000 + y + 10 + 3
+
+    @qd.kernel
+    def mixed(x: qd.f32) -> qd.f32:
+        s = qd.Struct({"a": x}, b=1)
+        return s.a
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="either dictionary or keyword arguments") as e:
+        mixed(1.0)
+    assert 's = qd.Struct({"a": x}, b=1)' in str(e.value)
+
+
 def test_struct_value_methods():
     s = qd.Struct(a=1.0, b=qd.Vector([1, 2]))
     assert s.keys == ["a", "b"]
