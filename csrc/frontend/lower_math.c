@@ -30,7 +30,8 @@ lw_builtin_unary_math(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     }
     if (float_only && !qd_type_is_float(ty)) {
         if (!int_to_fp) {
-            return lw_error(lw, c->node, QD_ERR_TYPE, "'%s' takes real inputs only, got %s", name, lw_type_name(ty));
+            return lw_error(lw, c->node, QD_ERR_TYPE, "'%s' takes real inputs only, however '%s' is provided.",
+                            name, lw_type_name(ty));
         }
         ty = qd_type_scalar(lw->opt->default_fp);
     }

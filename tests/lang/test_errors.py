@@ -371,6 +371,18 @@ def test_integral_unary_of_float(op, name):
     assert f"{path}:6" in text, text
 
 
+@pytest.mark.parametrize("name", ["floor", "ceil", "round", "sin", "cos", "tan", "asin", "acos", "tanh"])
+def test_real_unary_of_int(name):
+    @qd.kernel
+    def k2(a: qd.i32) -> qd.f32:
+        return qd.static(getattr(qd, name))(a)  # <E-real-unary2>
+
+    with pytest.raises(qd.QuadrantsTypeError) as ei:
+        k2(1)
+    assert f"'{name}' takes real inputs only, however 'i32' is provided." in str(ei.value)
+    check_location(ei.value, "<E-real-unary2>", "qd.static(getattr(qd, name))(a)")
+
+
 def test_primitive_type_takes_one_expression():
     @qd.kernel
     def k(a: qd.f32) -> qd.f32:
