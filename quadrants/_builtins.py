@@ -97,8 +97,10 @@ def static_print(*args, **kwargs) -> _Any:
 
 
 def _bound(value):
-    if isinstance(value, (bool, _np.bool_)) or not isinstance(value, (int, _np.integer)):
-        raise _QuadrantsTypeError(f"qd.ndrange bounds must be integers, got {value!r}")
+    if not isinstance(value, (int, _np.integer)):
+        raise _QuadrantsTypeError(
+            "Every argument of ndrange should be an integer scalar or a tuple/list of (int, int)"
+        )
     return int(value)
 
 
@@ -115,7 +117,7 @@ class _NDRange:
             if isinstance(dim, (list, tuple)):
                 if len(dim) != 2:
                     raise _QuadrantsSyntaxError(
-                        "Every argument of qd.ndrange must be an int or a (begin, end) pair"
+                        "Every argument of ndrange should be a scalar or a tuple/list like (begin, end)"
                     )
                 begin, end = _bound(dim[0]), _bound(dim[1])
             else:
@@ -126,13 +128,20 @@ class _NDRange:
             axes = tuple(range(len(bounds)))
         else:
             axes = tuple(axes)
+            n = len(bounds)
+            if len(axes) != n:
+                raise _QuadrantsSyntaxError(
+                    f"qd.ndrange(axes={axes!r}) has {len(axes)} entries but ndrange was called "
+                    f"with {n} dimension argument(s); they must match"
+                )
             for axis in axes:
                 if isinstance(axis, (bool, _np.bool_)) or not isinstance(axis, (int, _np.integer)):
-                    raise _QuadrantsTypeError(f"qd.ndrange axes must be ints, got {axes!r}")
-            if sorted(axes) != list(range(len(bounds))):
-                raise _QuadrantsSyntaxError(
-                    f"qd.ndrange axes must be a permutation of 0..{len(bounds) - 1}, got {axes!r}"
-                )
+                    raise _QuadrantsTypeError(
+                        f"qd.ndrange(axes={axes!r}) entries must be Python ints; "
+                        f"got {type(axis).__name__} ({axis!r})"
+                    )
+            if sorted(axes) != list(range(n)):
+                raise _QuadrantsSyntaxError(f"qd.ndrange(axes={axes!r}) is not a permutation of range({n})")
         self.axes = tuple(int(axis) for axis in axes)
         self.dimensions = [end - begin for begin, end in self.bounds]
 

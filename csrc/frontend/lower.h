@@ -317,6 +317,9 @@ void lw_pop_scope(Lowerer *lw);
 Var *lw_lookup_local(Lowerer *lw, const char *name);
 int lw_bind(Lowerer *lw, const char *name, const Expr *e, Var **out);
 
+/* Python's repr of a float (the shortest text that reads back as the same double). */
+void lw_put_float_repr(QdSbuf *sb, double v);
+
 /* Lowers a statement list / a @qd.func call. */
 int lw_stmts(Lowerer *lw, const QdAstList *body);
 int lw_call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint32_t nargs,

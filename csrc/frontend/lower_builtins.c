@@ -149,7 +149,8 @@ static int
 check_bound(Lowerer *lw, const QdAst *node, const Expr *e, const char *what)
 {
     bool is_range = strcmp(what, "range") == 0; /* range truncates float bounds (lower_loop.c) */
-    if (e->kind == EX_FLOAT && !is_range) {
+    const QdType *ty = e->kind == EX_INT || e->kind == EX_BOOL ? NULL : lw_dtype_of(lw, e);
+    if (!is_range && (e->kind == EX_FLOAT || (ty && !qd_type_is_int(ty)))) {
         return lw_error(lw, node, QD_ERR_TYPE,
                         "TypeError when calling `ndrange`: Every argument of ndrange should be an "
                         "integer scalar or a tuple/list of (int, int).");
@@ -157,7 +158,6 @@ check_bound(Lowerer *lw, const QdAst *node, const Expr *e, const char *what)
     if (e->kind == EX_INT || e->kind == EX_BOOL) {
         return e->is_big ? lw_check_literal(lw, node, e) : 0; /* bounds are 64-bit at most */
     }
-    const QdType *ty = lw_dtype_of(lw, e);
     if (!ty) {
         return lw_error(lw, node, QD_ERR_SYNTAX, "invalid %s bound", what);
     }
@@ -195,6 +195,84 @@ lw_builtin_range(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     return 0;
 }
 
+#define QD_SBUF_TEXT(sb) ((sb).data ? (sb).data : "?")
+
+/* The Python repr of compile-time value e (an axes entry), and its Python type name. */
+static const char *
+put_axis_repr(QdSbuf *sb, const Expr *e)
+{
+    switch (e->kind) {
+    case EX_INT:
+        qd_sbuf_printf(sb, "%lld", (long long)e->ival);
+        return "int";
+    case EX_BOOL:
+        qd_sbuf_puts(sb, e->ival ? "True" : "False");
+        return "bool";
+    case EX_FLOAT:
+        lw_put_float_repr(sb, e->fval);
+        return "float";
+    case EX_STR:
+        qd_sbuf_printf(sb, "'%s'", e->str);
+        return "str";
+    case EX_NONE:
+        qd_sbuf_puts(sb, "None");
+        return "NoneType";
+    default:
+        qd_sbuf_puts(sb, "<qd.Expr>");
+        return "Expr";
+    }
+}
+
+/* axes=(...) of qd.ndrange: a permutation of range(ndim), checked with the reference's messages. */
+static int
+ndrange_axes(Lowerer *lw, const CallArgs *c, const Expr *axes, IterSpec *it, Expr *out)
+{
+    uint32_t n = axes->kind == EX_TUPLE ? axes->nitems : 1;
+    const Expr *items = axes->kind == EX_TUPLE ? axes->items : axes;
+    QdSbuf text;
+    qd_sbuf_init(&text);
+    qd_sbuf_putc(&text, '(');
+    for (uint32_t k = 0; k < n; k++) {
+        qd_sbuf_puts(&text, k ? ", " : "");
+        put_axis_repr(&text, &items[k]);
+    }
+    qd_sbuf_puts(&text, n == 1 ? ",)" : ")");
+    int rc = 0;
+    bool seen[16] = {false};
+    if (n != c->npos) {
+        rc = lw_error(lw, c->node, QD_ERR_SYNTAX,
+                      "qd.ndrange(axes=%s) has %u entries but ndrange was called with %u dimension "
+                      "argument(s); they must match", QD_SBUF_TEXT(text), n, c->npos);
+    }
+    for (uint32_t k = 0; k < n && rc == 0; k++) {
+        if (items[k].kind != EX_INT) {
+            QdSbuf got;
+            qd_sbuf_init(&got);
+            const char *type = put_axis_repr(&got, &items[k]);
+            rc = lw_error(lw, c->node, QD_ERR_TYPE,
+                          "TypeError when calling `ndrange`: qd.ndrange(axes=%s) entries must be "
+                          "Python ints; got %s (%s).", QD_SBUF_TEXT(text), type, QD_SBUF_TEXT(got));
+            qd_sbuf_free(&got);
+        }
+    }
+    for (uint32_t k = 0; k < n && rc == 0; k++) {
+        int64_t a = items[k].ival;
+        if (a < 0 || a >= (int64_t)c->npos || seen[a]) {
+            rc = lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.ndrange(axes=%s) is not a permutation of range(%u)",
+                          QD_SBUF_TEXT(text), c->npos);
+            break;
+        }
+        seen[a] = true;
+        it->axes[k] = (uint32_t)a;
+    }
+    qd_sbuf_free(&text);
+    RETURN_IF_ERROR(rc);
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_ITER;
+    out->iter = it;
+    return 0;
+}
+
 int
 lw_builtin_ndrange(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
 {
@@ -224,21 +302,7 @@ lw_builtin_ndrange(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     }
     const Expr *axes = lw_call_keyword(c, "axes");
     if (axes && axes->kind != EX_NONE) {
-        if (axes->kind != EX_TUPLE || axes->nitems != c->npos) {
-            return lw_error(lw, c->node, QD_ERR_SYNTAX, "axes must be a permutation of range(%u)", c->npos);
-        }
-        bool seen[16] = {false};
-        for (uint32_t k = 0; k < c->npos; k++) {
-            const Expr *a = &axes->items[k];
-            if (a->kind != EX_INT) {
-                return lw_error(lw, c->node, QD_ERR_TYPE, "axes entries must be integers");
-            }
-            if (a->ival < 0 || a->ival >= (int64_t)c->npos || seen[a->ival]) {
-                return lw_error(lw, c->node, QD_ERR_SYNTAX, "axes must be a permutation of range(%u)", c->npos);
-            }
-            seen[a->ival] = true;
-            it->axes[k] = (uint32_t)a->ival;
-        }
+        return ndrange_axes(lw, c, axes, it, out);
     }
     memset(out, 0, sizeof(*out));
     out->kind = EX_ITER;

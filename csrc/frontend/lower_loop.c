@@ -221,8 +221,9 @@ bind_targets(Lowerer *lw, const QdAst *node, const IterSpec *it, const uint32_t 
     uint32_t ntargets = target->kind == QD_AST_TUPLE || target->kind == QD_AST_LIST ? target->a.len : 1;
     if (ntargets != it->ndim) {
         return lw_error(lw, target, QD_ERR_SYNTAX,
-                        "Ndrange for loop with number of targets (%u) not equal to number of "
-                        "dimensions (%u)", ntargets, it->ndim);
+                        "Ndrange for loop with number of the loop variables not equal to the "
+                        "dimension of the ndrange is not supported. Please check if the number of "
+                        "arguments of qd.ndrange() is equal to the number of the loop variables.");
     }
     for (uint32_t d = 0; d < ntargets; d++) {
         const QdAst *t = ntargets == 1 && target->kind == QD_AST_NAME ? target : target->a.items[d];

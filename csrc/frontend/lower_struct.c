@@ -849,9 +849,8 @@ str_attr(Lowerer *lw, QdHandle h, const char *attr)
     return hv.str;
 }
 
-/* Python's repr of a float (the shortest text that reads back as the same double). */
-static void
-put_float(QdSbuf *sb, double v)
+void
+lw_put_float_repr(QdSbuf *sb, double v)
 {
     char text[64];
     for (int digits = 1; digits <= 17; digits++) {
@@ -880,7 +879,7 @@ describe_value(Lowerer *lw, const Expr *v, bool nested, QdSbuf *sb)
         qd_sbuf_puts(sb, v->ival ? "True" : "False");
         return;
     case EX_FLOAT:
-        put_float(sb, v->fval);
+        lw_put_float_repr(sb, v->fval);
         return;
     case EX_NONE:
         qd_sbuf_puts(sb, "None");

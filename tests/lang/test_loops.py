@@ -977,3 +977,72 @@ def test_ndrange_float_bound_is_an_error():
 
     with pytest.raises(qd.QuadrantsTypeError, match=r"Every argument of ndrange should be an integer scalar"):
         k()
+
+
+def _ndrange_kernel(dims, axes, nvars):
+    """A kernel looping over qd.ndrange(*dims, axes=axes) with nvars loop variables."""
+    if nvars == 2:
+
+        @qd.kernel
+        def k(x: qd.f32) -> qd.i32:
+            s = 0
+            for i, j in qd.ndrange(*[x if qd.static(d == "x") else d for d in qd.static(dims)], axes=qd.static(axes)):
+                s += i + j
+            return s
+
+    else:
+
+        @qd.kernel
+        def k(x: qd.f32) -> qd.i32:
+            s = 0
+            for i, j, l in qd.ndrange(*[x if qd.static(d == "x") else d for d in qd.static(dims)], axes=qd.static(axes)):
+                s += i + j + l
+            return s
+
+    return k
+
+
+NDRANGE_ERRORS = [
+    ((2, 3), (0,), 2, qd.QuadrantsSyntaxError,
+     "qd.ndrange(axes=(0,)) has 1 entries but ndrange was called with 2 dimension argument(s); they must match"),
+    ((2, 3), (0, 0), 2, qd.QuadrantsSyntaxError, "qd.ndrange(axes=(0, 0)) is not a permutation of range(2)"),
+    ((2, 3), (0, 1.0), 2, qd.QuadrantsTypeError,
+     "TypeError when calling `ndrange`: qd.ndrange(axes=(0, 1.0)) entries must be Python ints; got float (1.0)."),
+    ((2, "x"), None, 2, qd.QuadrantsTypeError,
+     "TypeError when calling `ndrange`: Every argument of ndrange should be an integer scalar or a tuple/list of "
+     "(int, int)."),
+    ((2, 3), None, 3, qd.QuadrantsSyntaxError,
+     "Ndrange for loop with number of the loop variables not equal to the dimension of the ndrange is not "
+     "supported. Please check if the number of arguments of qd.ndrange() is equal to the number of the loop "
+     "variables."),
+]
+
+
+@pytest.mark.parametrize("dims, axes, nvars, cls, message", NDRANGE_ERRORS)
+def test_ndrange_errors_in_reference_words(dims, axes, nvars, cls, message):
+    k = _ndrange_kernel(dims, axes, nvars)
+    with pytest.raises(cls) as ei:
+        k(1.0)
+    text = str(ei.value)
+    assert message in text, text
+    assert "for i, j" in text and "in qd.ndrange(" in text, text  # the source line is shown
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, cls, message",
+    [
+        (((1, 2, 3),), {}, qd.QuadrantsSyntaxError,
+         "Every argument of ndrange should be a scalar or a tuple/list like (begin, end)"),
+        ((2.5,), {}, qd.QuadrantsTypeError,
+         "Every argument of ndrange should be an integer scalar or a tuple/list of (int, int)"),
+        ((2, 3), {"axes": (0,)}, qd.QuadrantsSyntaxError,
+         "qd.ndrange(axes=(0,)) has 1 entries but ndrange was called with 2 dimension argument(s); they must match"),
+        ((2, 3), {"axes": (1, 1)}, qd.QuadrantsSyntaxError, "qd.ndrange(axes=(1, 1)) is not a permutation of range(2)"),
+        ((2, 3), {"axes": (0, "a")}, qd.QuadrantsTypeError,
+         "qd.ndrange(axes=(0, 'a')) entries must be Python ints; got str ('a')"),
+    ],
+)
+def test_ndrange_errors_in_python_scope(args, kwargs, cls, message):
+    with pytest.raises(cls) as ei:
+        qd.ndrange(*args, **kwargs)
+    assert message in str(ei.value)
