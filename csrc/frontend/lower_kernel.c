@@ -388,7 +388,8 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     /* Arguments are evaluated in the caller; parameters are bound in the callee's frame. */
     uint32_t nparams = def->a.len;
     if (npos > nparams) {
-        return lw_error(lw, call, QD_ERR_SYNTAX, "%s() takes %u positional arguments but %u were given",
+        return lw_error(lw, call, QD_ERR_SYNTAX,
+                        "Too many arguments. %s() takes %u positional arguments but %u were given.",
                         def->name, nparams, npos);
     }
     if (frame.is_real && lw_is_recursive_call(lw, def)) {
@@ -400,13 +401,15 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
     }
     for (uint32_t k = npos; k < nargs; k++) {
         const QdAst *kw = call->b.items[k - npos];
-        bool known = false;
-        for (uint32_t i = 0; i < nparams; i++) {
-            known |= kw->name && strcmp(kw->name, def->a.items[i]->name) == 0;
+        uint32_t i = 0;
+        while (i < nparams && !(kw->name && strcmp(kw->name, def->a.items[i]->name) == 0)) {
+            i++;
         }
-        if (!known) {
-            return lw_error(lw, kw, QD_ERR_SYNTAX, "%s() got an unexpected keyword argument '%s'",
-                            def->name, kw->name ? kw->name : "**");
+        if (i == nparams) {
+            return lw_error(lw, kw, QD_ERR_SYNTAX, "Unexpected argument '%s'.", kw->name ? kw->name : "**");
+        }
+        if (i < npos) {
+            return lw_error(lw, kw, QD_ERR_SYNTAX, "Multiple values for argument '%s'.", kw->name);
         }
     }
     FuncFrame *caller = lw->frame;
@@ -428,8 +431,7 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
             }
         } else {
             lw->frame = caller;
-            rc = lw_error(lw, call, QD_ERR_SYNTAX, "%s() missing required argument '%s'",
-                          def->name, param->name);
+            rc = lw_error(lw, call, QD_ERR_SYNTAX, "Missing argument '%s'.", param->name);
             lw->frame = &frame;
             break;
         }

@@ -844,8 +844,7 @@ lw_real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, c
             lw->frame = frame.parent;
             RETURN_IF_ERROR(rc);
         } else {
-            return lw_error(lw, call, QD_ERR_SYNTAX, "%s() missing required argument '%s'",
-                            def->name, param->name);
+            return lw_error(lw, call, QD_ERR_SYNTAX, "Missing argument '%s'.", param->name);
         }
     }
     uint32_t index = 0;

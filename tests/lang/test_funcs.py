@@ -725,3 +725,63 @@ def test_real_func_early_return_of_vector_matrix_struct_tuple():
         s = (below[-1], row[below[-1]]) if below else (-1, 0.0)
         m = row[0] * 10 if row[0] > 0 else 1.0
         np.testing.assert_allclose(out[i], [*v, *s, m, row[1]], rtol=1e-6)
+
+
+def _two_param_func(real):
+    if real:
+
+        @qd.real_func
+        def f(a: qd.i32, b: qd.i32) -> qd.i32:
+            return a * 10 + b
+
+    else:
+
+        @qd.func
+        def f(a, b):
+            return a * 10 + b
+
+    return f
+
+
+@pytest.mark.parametrize("real", [False, True])
+def test_func_argument_errors_in_reference_words(real):
+    f = _two_param_func(real)
+
+    @qd.kernel
+    def missing(x: qd.i32) -> qd.i32:
+        return f(x)  # <missing>
+
+    @qd.kernel
+    def unexpected(x: qd.i32) -> qd.i32:
+        return f(x, c=2)  # <unexpected>
+
+    @qd.kernel
+    def twice(x: qd.i32) -> qd.i32:
+        return f(x, a=2)  # <twice>
+
+    @qd.kernel
+    def too_many(x: qd.i32) -> qd.i32:
+        return f(x, 2, 3)  # <too-many>
+
+    for k, message, line in [
+        (missing, "Missing argument 'b'.", "return f(x)  # <missing>"),
+        (unexpected, "Unexpected argument 'c'.", "return f(x, c=2)  # <unexpected>"),
+        (twice, "Multiple values for argument 'a'.", "return f(x, a=2)  # <twice>"),
+        (too_many, "Too many arguments.", "return f(x, 2, 3)  # <too-many>"),
+    ]:
+        with pytest.raises(qd.QuadrantsSyntaxError) as e:
+            k(1)
+        assert message in str(e.value), str(e.value)
+        assert line in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("real", [False, True])
+def test_func_keyword_arguments_bind(real):
+    f = _two_param_func(real)
+
+    @qd.kernel
+    def k(x: qd.i32, y: qd.i32) -> qd.i32:
+        return f(b=x, a=y) + f(y, b=x) * 1000
+
+    x, y = (int(v) for v in rng.integers(-9, 9, 2))
+    assert k(x, y) == (y * 10 + x) * 1001
