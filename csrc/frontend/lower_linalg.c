@@ -174,8 +174,8 @@ linalg_call(Lowerer *lw, const QdAst *node, LinalgRoutine routine, const char *n
         bool svd = routine == LA_SVD;
         if (!square || n < 2 || n > 3) {
             return lw_error(lw, node, QD_ERR_COMPILATION,
-                            svd ? "SVD only supports 2x2 and 3x3 matrices."
-                                : "Polar decomposition only supports 2x2 and 3x3 matrices.");
+                            svd ? "SVD only supports 2\u00d72 and 3\u00d73 matrices."
+                                : "Polar decomposition only supports 2\u00d72 and 3\u00d73 matrices.");
         }
         RETURN_IF_ERROR(routine_type(lw, node, c, 1, &ty));
         snprintf(tname, sizeof(tname), svd ? "linalg_svd%u" : "linalg_polar%u", n);
@@ -190,7 +190,7 @@ linalg_call(Lowerer *lw, const QdAst *node, LinalgRoutine routine, const char *n
     }
     if (routine == LA_EIG) {
         if (!square || n != 2) {
-            return lw_error(lw, node, QD_ERR_COMPILATION, "Eigen solver only supports 2x2 matrices.");
+            return lw_error(lw, node, QD_ERR_COMPILATION, "Eigen solver only supports 2\u00d72 matrices.");
         }
         RETURN_IF_ERROR(routine_type(lw, node, c, 1, &ty));
         LwTemplateArg t = {ty, 0};
@@ -204,7 +204,7 @@ linalg_call(Lowerer *lw, const QdAst *node, LinalgRoutine routine, const char *n
         bool eig = routine == LA_SYM_EIG;
         if (!square || n < 1 || n > 6) {
             return lw_error(lw, node, QD_ERR_COMPILATION,
-                            "Symmetric eigen solver currently supports sizes up to 6x6.");
+                            "Symmetric eigen solver currently supports sizes up to 6\u00d76.");
         }
         RETURN_IF_ERROR(routine_type(lw, node, c, 1, &ty));
         LwTemplateArg targs[2] = {{ty, 0}, {NULL, n}};
@@ -223,7 +223,7 @@ linalg_call(Lowerer *lw, const QdAst *node, LinalgRoutine routine, const char *n
     /* solve(A, b) */
     const Expr *b = lw_matrix_arg(c, 1, "b");
     if (!square || n < 2 || n > 3) {
-        return lw_error(lw, node, QD_ERR_COMPILATION, "Solver only supports 2x2 and 3x3 matrices.");
+        return lw_error(lw, node, QD_ERR_COMPILATION, "Solver only supports 2\u00d72 and 3\u00d73 matrices.");
     }
     if (b == NULL || b->kind != EX_MATRIX || !b->is_vector || b->rows != n) {
         return lw_error(lw, node, QD_ERR_COMPILATION,

@@ -189,12 +189,12 @@ def test_results_in_dt():
 @pytest.mark.parametrize(
     "which, n, message",
     [
-        ("svd", 4, "SVD only supports 2x2 and 3x3 matrices."),
-        ("polar_decompose", 4, "Polar decomposition only supports 2x2 and 3x3 matrices."),
-        ("eig", 3, "Eigen solver only supports 2x2 matrices."),
-        ("sym_eig", 7, "Symmetric eigen solver currently supports sizes up to 6x6."),
-        ("make_spd", 7, "Symmetric eigen solver currently supports sizes up to 6x6."),
-        ("solve", 4, "Solver only supports 2x2 and 3x3 matrices."),
+        ("svd", 4, "SVD only supports 2×2 and 3×3 matrices."),
+        ("polar_decompose", 4, "Polar decomposition only supports 2×2 and 3×3 matrices."),
+        ("eig", 3, "Eigen solver only supports 2×2 matrices."),
+        ("sym_eig", 7, "Symmetric eigen solver currently supports sizes up to 6×6."),
+        ("make_spd", 7, "Symmetric eigen solver currently supports sizes up to 6×6."),
+        ("solve", 4, "Solver only supports 2×2 and 3×3 matrices."),
     ],
 )
 def test_size_errors(which, n, message):
