@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from quadrants import _types
-from quadrants._core import QuadrantsSyntaxError, QuadrantsTypeError
+from quadrants._core import QuadrantsRuntimeError, QuadrantsSyntaxError, QuadrantsTypeError
 
 MAX_ENTRIES = 144
 
@@ -187,6 +187,8 @@ class Matrix(metaclass=_MatrixMeta):
         values = _flatten_args([value]) if not isinstance(value, numbers.Number) else [value]
         if len(values) == 1:
             values = values * len(indices)
+        elif len(values) != len(indices):
+            raise QuadrantsRuntimeError(f"value len does not match the swizzle pattern={name}")
         for i, v in zip(indices, values):
             self.entries[i] = v
 

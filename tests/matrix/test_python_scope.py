@@ -73,6 +73,16 @@ def test_swizzles():
         qd.Vector([1.0, 2.0]).z
 
 
+def test_swizzle_assignment_length_must_match():
+    x = rng.random(3)
+    v = qd.Vector(list(x))
+    v.zx = qd.Vector([x[1], x[2]])
+    assert list(v) == [x[2], x[1], x[1]]
+    with pytest.raises(qd.QuadrantsRuntimeError, match="value len does not match the swizzle pattern=xy"):
+        v.xy = (1.0, 2.0, 3.0)
+    assert list(v) == [x[2], x[1], x[1]]  # unchanged
+
+
 def test_type_objects():
     vec4f = qd.types.vector(4, qd.f32)
     mat2f = qd.types.matrix(2, 2, qd.f32)
