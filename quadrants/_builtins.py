@@ -440,6 +440,12 @@ volatile_load = _kernel_only(
     "volatile_load", "A volatile read of a global element (for spin-waits).", "target"
 )
 clock_counter = _kernel_only("clock_counter", "A cycle counter of the device.", "")
+get_addr = _kernel_only(
+    "get_addr",
+    "get_addr(f, indices): the memory address (a u64) of field element f[indices]; of component 0 "
+    "for a vector/matrix field.",
+    "f, indices",
+)
 loop_config = _kernel_only(
     "loop_config",
     "loop_config(*, block_dim=None, serialize=False, parallelize=None, block_dim_adaptive=True, "

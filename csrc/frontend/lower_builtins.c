@@ -805,6 +805,33 @@ lw_builtin_volatile_load(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
     return 0;
 }
 
+/* qd.get_addr(f, indices): the address of element f[indices] (indices: an int, a list or tuple,
+ * or an integer vector), as a u64; for a vector/matrix field, of the element's component 0. */
+int
+lw_builtin_get_addr(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
+{
+    (void)op;
+    RETURN_IF_ERROR(lw_expect_args(lw, c, "get_addr", 2, 2));
+    Expr elem = {0};
+    if (c->node->a.len == 2) {
+        RETURN_IF_ERROR(lw_subscript(lw, c->node, &c->pos[0], c->node->a.items[1], &elem));
+    }
+    if (elem.kind == EX_MATRIX && elem.nitems > 0) {
+        elem = elem.items[0];
+    }
+    if (elem.kind != EX_LVALUE || elem.space != QD_SPACE_GLOBAL) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX,
+                        "qd.get_addr takes a field and the indices of one of its elements");
+    }
+    const QdType *ty = qd_type_scalar(QD_TY_U64);
+    uint32_t id = lw_emit_value(lw, QD_OP_PTR_TO_INT, ty, elem.id, 0);
+    if (id == QD_NO_VALUE) {
+        return -1;
+    }
+    *out = lw_value(id, ty);
+    return 0;
+}
+
 /* qd.clock_counter(): the processor's cycle counter, an i64. */
 int
 lw_builtin_clock_counter(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)

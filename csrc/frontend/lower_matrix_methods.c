@@ -333,7 +333,8 @@ lw_matrix_call(Lowerer *lw, const QdAst *node, const Expr *fn, const MatrixCall 
     for (uint32_t i = 0; i < c->npos && !shape; i++) {
         shape = c->pos[i].kind == EX_MATRIX ? &c->pos[i] : NULL;
     }
-    if (!shape || strcmp(fn->str, "print") == 0 || strcmp(fn->str, "rescale_index") == 0) {
+    if (!shape || strcmp(fn->str, "print") == 0 || strcmp(fn->str, "rescale_index") == 0 ||
+        strcmp(fn->str, "get_addr") == 0) {
         return 1;
     }
     if (c->npos == 1 && (strcmp(fn->str, "any") == 0 || strcmp(fn->str, "all") == 0)) {

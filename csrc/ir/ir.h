@@ -157,6 +157,7 @@ typedef enum QdSig {
     SIG_KERNEL_RET, /* scalar operand; immediate result index */
     SIG_I32,        /* () -> i32 */
     SIG_I64,        /* () -> i64 */
+    SIG_PTR_TO_INT, /* ptr<T> -> u64 */
     SIG_SYNC_PRED,  /* integer -> i32 */
     SIG_SHUFFLE,    /* (T, i32) -> T, T scalar */
     SIG_BALLOT,     /* integer -> u32 */

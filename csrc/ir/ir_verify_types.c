@@ -31,7 +31,7 @@ static const int8_t sig_has_result[] = {
     [SIG_ELEM_PTR] = 1,   [SIG_ARRAY_PTR] = 1, [SIG_SHAPE] = 1,      [SIG_LOAD] = 1,
     [SIG_STORE] = 0,      [SIG_ATOMIC] = 1,    [SIG_ATOMIC_INT] = 1, [SIG_CAS] = 1,
     [SIG_IF] = 0,         [SIG_FOR] = 1,       [SIG_CALL] = -1,      [SIG_RET] = 0,
-    [SIG_KERNEL_RET] = 0, [SIG_I32] = 1,       [SIG_I64] = 1,       [SIG_SYNC_PRED] = 1,  [SIG_SHUFFLE] = 1,
+    [SIG_KERNEL_RET] = 0, [SIG_I32] = 1,       [SIG_I64] = 1,       [SIG_PTR_TO_INT] = 1,       [SIG_SYNC_PRED] = 1,  [SIG_SHUFFLE] = 1,
     [SIG_BALLOT] = 1,     [SIG_VOTE] = 1,      [SIG_PRINT] = 0,      [SIG_ASSERT] = 0,
     [SIG_PARTIAL] = 1,    [SIG_PARTIAL_INT] = 1,
 };
@@ -529,6 +529,11 @@ check_sig(Verifier *v, const QdInst *inst)
         return need_kind(v, inst, "result type", res, QD_TY_I32);
     case SIG_I64:
         return need_kind(v, inst, "result type", res, QD_TY_I64);
+    case SIG_PTR_TO_INT:
+        if (scalar_pointee(v, inst, a) == NULL) {
+            return -1;
+        }
+        return need_kind(v, inst, "result type", res, QD_TY_U64);
     case SIG_SYNC_PRED:
     case SIG_BALLOT:
     case SIG_VOTE:

@@ -64,3 +64,22 @@ def test_clock_counter_is_an_increasing_i64():
 
     ticks = k(100000)
     assert isinstance(ticks, int) and ticks > 0
+
+
+def test_get_addr_of_field_elements():
+    f = qd.field(qd.f64, shape=(5, 3))
+    m = qd.Vector.field(2, qd.i32, shape=4)
+
+    @qd.kernel
+    def k(i: qd.i32, j: qd.i32, out: NDArray[qd.u64, 1]):
+        out[0] = qd.get_addr(f, [i, j]) - qd.get_addr(f, [0, 0])
+        out[1] = qd.get_addr(f, qd.Vector([i, j])) - qd.get_addr(f, (0, 0))
+        out[2] = qd.get_addr(m, i) - qd.get_addr(m, 0)
+        out[3] = qd.get_addr(f, [0, 0])
+
+    i, j = int(rng.integers(0, 5)), int(rng.integers(0, 3))
+    out = np.zeros(4, np.uint64)
+    k(i, j, out)
+    assert out[0] == out[1] == (i * 3 + j) * 8  # row-major f64
+    assert out[2] == i * 4  # component 0 of each element: one i32 field
+    assert out[3] != 0 and out[3] % 8 == 0

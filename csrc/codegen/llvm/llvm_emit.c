@@ -231,6 +231,10 @@ qd_llvm_emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop)
     case QD_OP_STORE:
     case QD_OP_KERNEL_RET:
         return qd_llvm_emit_mem(e, inst);
+    case QD_OP_PTR_TO_INT:
+        e->values[inst->result] =
+            LLVMBuildPtrToInt(e->b, qd_llvm_value(e, inst->args[0]), e->t_i64, "");
+        return 0;
     case QD_OP_CLOCK:
         /* the CPU's time-stamp counter; %clock64 on NVPTX */
         e->values[inst->result] = qd_llvm_intrinsic(
