@@ -8,7 +8,7 @@ import pytest
 
 import quadrants as qd
 
-from .helpers import ALL_TYPES, FLOAT_TYPES, INT_TYPES, NP, is_float, name, rand, rng
+from .helpers import ALL_TYPES, FLOAT_TYPES, INT_TYPES, NP, is_float, marker_line, name, rand, rng
 
 NDArray = qd.types.NDArray
 
@@ -548,12 +548,6 @@ def test_vector_valued_index():
 # --- field.fill() inside kernels ---
 
 
-def _line_of(marker):
-    with open(__file__) as f:
-        hits = [n for n, text in enumerate(f, 1) if marker in text and "_line_of(" not in text]
-    assert len(hits) == 1, (marker, hits)
-    return f"{__file__}:{hits[0]}"
-
 
 def test_fill_in_a_kernel_runs_at_every_call():
     f = qd.field(qd.f32, shape=(5, 3))
@@ -612,7 +606,7 @@ def test_python_scope_field_methods_are_refused_in_kernels():
 
     with pytest.raises(qd.QuadrantsSyntaxError, match="fill cannot be called in Quadrants-scope") as e:
         struct_fill(1.0)
-    assert _line_of("# <struct fill>") in str(e.value)
+    assert marker_line(__file__, "# <struct fill>") in str(e.value)
 
     @qd.kernel
     def to_numpy():
@@ -620,4 +614,4 @@ def test_python_scope_field_methods_are_refused_in_kernels():
 
     with pytest.raises(qd.QuadrantsSyntaxError, match="to_numpy cannot be called in Quadrants-scope") as e:
         to_numpy()
-    assert _line_of("# <to_numpy>") in str(e.value)
+    assert marker_line(__file__, "# <to_numpy>") in str(e.value)

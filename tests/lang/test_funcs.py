@@ -8,7 +8,7 @@ import pytest
 
 import quadrants as qd
 
-from .helpers import rng
+from .helpers import marker_line, rng
 
 NDArray = qd.types.NDArray
 
@@ -531,12 +531,6 @@ def test_func_same_name_as_caller_local():
     assert k(1) == 102
 
 
-def _line_of(marker):
-    with open(__file__) as f:
-        hits = [n for n, text in enumerate(f, 1) if marker in text and "_line_of(" not in text]
-    assert len(hits) == 1, (marker, hits)
-    return f"{__file__}:{hits[0]}"
-
 
 def test_func_with_return_type_and_no_return_is_syntax_error():
     @qd.func
@@ -551,7 +545,7 @@ def test_func_with_return_type_and_no_return_is_syntax_error():
         qd.QuadrantsSyntaxError, match="Function has a return type but does not have a return statement"
     ) as e:
         k()
-    assert _line_of("# call of f without return") in str(e.value)
+    assert marker_line(__file__, "# call of f without return") in str(e.value)
 
 
 def test_real_func_returning_a_value_needs_a_return_annotation():
@@ -569,7 +563,7 @@ def test_real_func_returning_a_value_needs_a_return_annotation():
         "A function with a return value must be annotated with a return type, e.g. def func() -> qd.f32"
         in str(e.value)
     )
-    assert _line_of("# unannotated real_func return") in str(e.value)
+    assert marker_line(__file__, "# unannotated real_func return") in str(e.value)
 
 
 def test_func_returning_none_annotation_needs_no_return():
@@ -666,7 +660,7 @@ def test_real_func_parameters_are_immutable():
             f'Kernel argument "{name}" is immutable in the kernel. If you want to change its '
             "value, please create a new variable."
         ) in str(e.value)
-        assert _line_of(marker) in str(e.value)
+        assert marker_line(__file__, marker) in str(e.value)
 
 
 _Found = qd.types.struct(j=qd.i32, v=qd.f32)

@@ -8,16 +8,10 @@ import pytest
 
 import quadrants as qd
 
-from .helpers import rng
+from .helpers import marker_line, rng
 
 NDArray = qd.types.NDArray
 
-
-def _line_of(marker):
-    with open(__file__) as f:
-        hits = [n for n, text in enumerate(f, 1) if marker in text and "_line_of(" not in text]
-    assert len(hits) == 1, (marker, hits)
-    return f"{__file__}:{hits[0]}"
 
 
 def _fib(n):
@@ -474,7 +468,7 @@ def test_template_argument_known_only_at_run_time_is_refused():
         "recursive @qd.real_func f: the argument of template parameter 's' must be known at "
         "compile time (a Python value, a field or an ndarray), not a runtime value"
     ) in str(e.value)
-    assert _line_of("# runtime template argument") in str(e.value)
+    assert marker_line(__file__, "# runtime template argument") in str(e.value)
 
 
 def test_template_argument_changing_at_every_call_is_refused():
@@ -494,7 +488,7 @@ def test_template_argument_changing_at_every_call_is_refused():
     assert "recursive @qd.real_func h: more than 100 instances lowered one inside another" in str(
         e.value
     )
-    assert _line_of("# a new instance per call") in str(e.value)
+    assert marker_line(__file__, "# a new instance per call") in str(e.value)
 
 
 def test_template_parameter_is_immutable_inside_recursion():
@@ -514,7 +508,7 @@ def test_template_parameter_is_immutable_inside_recursion():
     with pytest.raises(qd.QuadrantsSyntaxError) as e:
         k()
     assert 'Kernel argument "s" is immutable in the kernel' in str(e.value)
-    assert _line_of("# assigned inside the recursive function") in str(e.value)
+    assert marker_line(__file__, "# assigned inside the recursive function") in str(e.value)
 
 
 def test_vector_result():
