@@ -445,6 +445,9 @@ int lw_python_number_op(Lowerer *lw, const QdAst *node, const char *op, const Ex
 /***** lower_call.c: call dispatch *****/
 
 int lw_call(Lowerer *lw, const QdAst *node, Expr *out);
+/* Binds `self` (copied, by reference) as the first argument of @qd.func `func` (EX_FUNC): a
+ * struct's method, or a field method's kernel form. lw_call passes it first. */
+int lw_bind_self(Lowerer *lw, const Expr *self, Expr *func);
 
 /***** lower_builtins.c: the kernel-scope builtins *****/
 

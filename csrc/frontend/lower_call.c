@@ -102,6 +102,19 @@ eval_args(Lowerer *lw, const QdAst *node, CallArgs *c)
     return 0;
 }
 
+int
+lw_bind_self(Lowerer *lw, const Expr *self, Expr *func)
+{
+    Expr *copy = QD_NEW(lw->arena, Expr);
+    if (!copy) {
+        return lw_nomem(lw);
+    }
+    *copy = *self;
+    func->items = copy;
+    func->nitems = 1;
+    return 0;
+}
+
 /* A trace-time call of a plain Python callable: every argument must be compile-time. */
 static int
 call_python(Lowerer *lw, const Expr *fn, const CallArgs *c, Expr *out)

@@ -706,14 +706,7 @@ field_method(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
     if (rc == 0) {
         RETURN_IF_ERROR(lw_from_handle(lw, node, h, out));
         if (out->kind == EX_FUNC) {
-            Expr *self = QD_NEW(lw->arena, Expr);
-            if (!self) {
-                return lw_nomem(lw);
-            }
-            *self = *base;
-            out->items = self;
-            out->nitems = 1;
-            return 0;
+            return lw_bind_self(lw, base, out);
         }
     }
     rc = lw->host->getattr(lw->host->self, lw->ctx, base->h, node->name, &h);

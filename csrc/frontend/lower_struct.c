@@ -592,15 +592,7 @@ struct_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
     }
     RETURN_IF_ERROR(lw_from_handle(lw, node, h, out));
     if (out->kind == EX_FUNC) {
-        /* A @qd.func method: `self` is this struct, by reference. */
-        Expr *self = QD_NEW(lw->arena, Expr);
-        if (!self) {
-            return lw_nomem(lw);
-        }
-        *self = *base;
-        out->items = self;
-        out->nitems = 1;
-        return 0;
+        return lw_bind_self(lw, base, out); /* a @qd.func method: `self` is this struct */
     }
     if (out->kind == EX_PYOBJ && out->hkind == QD_HOST_CALLABLE) {
         return lw_error(lw, node, QD_ERR_SYNTAX,
