@@ -95,3 +95,10 @@ def marker_line(path, marker):
         hits = [n for n, text in enumerate(f, 1) if marker in text and "marker_line(" not in text]
     assert len(hits) == 1, (marker, hits)
     return f"{path}:{hits[0]}"
+
+
+def approx_f32_math(dtype):
+    """Whether f32 division, rsqrt, log, sin and cos of `dtype` are the GPU's approximate
+    instructions: f32 on CUDA under fast_math (the default), as in the reference
+    (docs/language.md gives the bounds)."""
+    return dtype is qd.f32 and qd.cfg.arch is qd.cuda and qd.cfg.fast_math

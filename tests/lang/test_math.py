@@ -7,7 +7,7 @@ import pytest
 
 import quadrants as qd
 
-from .helpers import INT_TYPES, NP, name, rand, rng
+from .helpers import INT_TYPES, NP, approx_f32_math, name, rand, rng
 
 NDArray = qd.types.NDArray
 
@@ -52,7 +52,7 @@ def test_unary_math(fname, fn, ref, dom, t):
     rtol = RTOL[t] * (4 if fname in ("tan", "exp", "acos") else 1)
     if fname == "acos":
         atol = {qd.f32: 1e-6, qd.f64: 1e-14}[t]
-    if fname in ("sin", "cos") and t is qd.f32 and qd.cfg.arch is qd.cuda and qd.cfg.fast_math:
+    if fname in ("sin", "cos") and approx_f32_math(t):
         # sin.approx / cos.approx on CUDA under fast_math, as in the reference: absolute error at
         # most 2**-21.41 in [-pi, pi], growing in proportion to |x| beyond (docs/language.md)
         atol = 2.0**-21 * (1.0 + np.abs(x.astype(np.float64)))
