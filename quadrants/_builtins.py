@@ -449,7 +449,8 @@ get_addr = _kernel_only(
 loop_config = _kernel_only(
     "loop_config",
     "loop_config(*, block_dim=None, serialize=False, parallelize=None, block_dim_adaptive=True, "
-    "bit_vectorize=False, name=None): directives for the next top-level loop.",
+    "bit_vectorize=False, name=None, min_blocks_per_sm=None): directives for the next top-level "
+    "loop.",
 )
 
 # The qd.<name> builtins defined here: the rows of csrc/frontend/builtins.def flagged exported

@@ -139,6 +139,7 @@ typedef struct Var {
 typedef struct LoopConfig {
     bool set;           /* a loop_config is pending */
     uint32_t block_dim; /* 0 = default */
+    uint32_t min_blocks_per_sm; /* 0 = no request */
     bool serialize;     /* run the loop on one thread */
     const char *name;   /* task name or NULL */
 } LoopConfig;

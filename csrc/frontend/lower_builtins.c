@@ -381,6 +381,14 @@ lw_builtin_loop_config(Lowerer *lw, const CallArgs *c, QdOp op, Expr *out)
                 return lw_error(lw, c->node, QD_ERR_SYNTAX, "block_dim must be an integer from 1 to 1024");
             }
             cfg.block_dim = (uint32_t)v->ival;
+        } else if (strcmp(k, "min_blocks_per_sm") == 0) {
+            if (v->kind == EX_NONE) {
+                continue;
+            }
+            if (v->kind != EX_INT || v->ival <= 0 || v->ival > 32) {
+                return lw_error(lw, c->node, QD_ERR_SYNTAX, "min_blocks_per_sm must be an integer from 1 to 32");
+            }
+            cfg.min_blocks_per_sm = (uint32_t)v->ival;
         } else if (strcmp(k, "serialize") == 0) {
             cfg.serialize = (v->kind == EX_BOOL || v->kind == EX_INT) && v->ival != 0;
         } else if (strcmp(k, "parallelize") == 0) {

@@ -314,6 +314,7 @@ open_loop_task(Lowerer *lw)
     }
     task->imm.task.kind = QD_TASK_RANGE_FOR;
     task->imm.task.block_dim = lw->loop_config.block_dim;
+    task->imm.task.min_blocks = lw->loop_config.min_blocks_per_sm;
     task->imm.task.name = lw->loop_config.name;
     task->loc = lw->loc;
     qd_region_append(lw->f->body, task);

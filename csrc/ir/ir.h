@@ -268,6 +268,8 @@ typedef struct QdTask {
     QdTaskKind kind;     /* serial or range_for */
     const char *name;    /* name for kernels and profiles (interned), or NULL */
     uint32_t block_dim;  /* threads per block; 0 = the backend's default */
+    uint32_t min_blocks; /* GPU: blocks an SM must be able to hold at once (registers are
+                          * budgeted for it, as CUDA's __launch_bounds__); 0 = no request */
 } QdTask;
 
 /* Bounds of an unroll (IMM_UNROLL): var runs over [lo, hi). */

@@ -888,6 +888,14 @@ parse_structured(Parser *p, QdOp op, const Token *at, QdInst **out)
             task.block_dim = (uint32_t)TOK->ival;
             lex_next(&p->lx);
         }
+        if (is_ident(p, "min_blocks_per_sm")) {
+            lex_next(&p->lx);
+            if (TOK->kind != T_INT || TOK->ival == 0 || TOK->ival > 32) {
+                return perror_at(p, TOK, "expected a block count from 1 to 32");
+            }
+            task.min_blocks = (uint32_t)TOK->ival;
+            lex_next(&p->lx);
+        }
     }
     inst = new_inst(p, op, &args, at);
     if (!inst) {

@@ -577,6 +577,9 @@ print_inst(Printer *p, const QdInst *inst, int depth)
         if (t->block_dim) {
             qd_sbuf_printf(sb, " block_dim %u", t->block_dim);
         }
+        if (t->min_blocks) {
+            qd_sbuf_printf(sb, " min_blocks_per_sm %u", t->min_blocks);
+        }
         qd_sbuf_puts(sb, " {");
         break;
     }

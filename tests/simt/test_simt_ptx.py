@@ -230,3 +230,33 @@ def test_one_lane_mask_per_block():
     ptx = ptx_of(k, qd.ndarray(qd.f32, 32))
     assert ptx.count("shfl.sync.idx.b32") == 8
     assert ptx.count("activemask.b32") == 1, ptx
+
+
+def test_min_blocks_per_sm():
+    # qd.loop_config(min_blocks_per_sm=k) is CUDA's __launch_bounds__(block_dim, k): ptxas budgets
+    # registers so that k blocks fit on an SM (65536 / (256 * 2) = 128 here)
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f32, ndim=1)):
+        qd.loop_config(block_dim=256, min_blocks_per_sm=2)
+        for i in range(x.shape[0]):
+            x[i] = x[i] * 2.0
+
+    ptx = ptx_of(k, qd.ndarray(qd.f32, 8))
+    assert ".maxntid 256, 1, 1" in ptx and ".minnctapersm 2" in ptx
+    for entry in k._compiled.values():
+        for item in entry if isinstance(entry, tuple) else (entry,):
+            if type(item).__name__ == "CompiledKernel":
+                assert "task range_for block_dim 256 min_blocks_per_sm 2 {" in item.qir_frontend
+                assert _testing.parse_print(item.qir_frontend) == item.qir_frontend
+
+
+@pytest.mark.parametrize("value", [0, 33, 1.5, "2"])
+def test_min_blocks_per_sm_errors(value):
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f32, ndim=1)):
+        qd.loop_config(min_blocks_per_sm=value)
+        for i in range(x.shape[0]):
+            x[i] = 1.0
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="min_blocks_per_sm must be an integer from 1 to 32"):
+        k(qd.ndarray(qd.f32, 4))

@@ -640,14 +640,17 @@ annotate(Emitter *e, LLVMValueRef fn, const char *key, uint32_t value)
  * of registers only part of the blocks fit at once and the launch takes two waves (the tile
  * Cholesky demo: 920 us with 79 registers, 629 us with 64 and a few spills, on an H100). */
 static void
-annotate_block_dim(Emitter *e, const char *name, uint32_t threads, bool is_serial)
+annotate_block_dim(Emitter *e, const char *name, uint32_t threads, bool is_serial,
+                   uint32_t min_blocks)
 {
     LLVMValueRef fn = LLVMGetNamedFunction(e->mod, name);
     if (fn == NULL) {
         return;
     }
     annotate(e, fn, "maxntidx", threads);
-    if (!is_serial && threads <= 32 && e->max_blocks_per_sm > 0) {
+    if (!is_serial && min_blocks > 0) { /* qd.loop_config(min_blocks_per_sm=) */
+        annotate(e, fn, "minctasm", min_blocks);
+    } else if (!is_serial && threads <= 32 && e->max_blocks_per_sm > 0) {
         annotate(e, fn, "minctasm", e->max_blocks_per_sm);
     }
 }
@@ -679,7 +682,7 @@ qd_llvm_emit_task(Emitter *e, const QdInst *inst, uint32_t index, const char *sy
     RETURN_IF_ERROR(is_serial ? emit_serial_task(e, inst, name, task)
                               : emit_range_task(e, inst, name, task));
     if (qd_llvm_is_gpu(e)) {
-        annotate_block_dim(e, name, task->block_dim, is_serial);
+        annotate_block_dim(e, name, task->block_dim, is_serial, inst->imm.task.min_blocks);
     }
     return 0;
 }
