@@ -1,31 +1,46 @@
 """qd.algorithms.sort: a stable LSB radix sort of 32- or 64-bit keys, with optional values.
 
-Each digit pass (8 bits) is three phases over tiles of 256 keys:
+The keys are cut into tiles of TILE keys (16 per thread of a 256-thread block, or 8 when a key
+and its value take more than 8 bytes). Each digit pass (8 bits) is three phases, each one
+top-level loop (the phase boundaries are the grid-wide barriers):
 1. histogram: the count of each digit in each tile, stored digit-major in the u32 scratch
-   (``scratch[d * num_tiles + t]``), so that
-2. one exclusive scan of scratch[0 : 256 * num_tiles] (the staircase of _common.py, its partials
-   after the histograms) gives every (digit, tile) pair the output position of its first key;
-3. scatter: every key goes to that position plus its rank among the tile's keys of the same digit
-   (keys of a tile keep their order, so the sort is stable). On a GPU the rank comes from
-   ``qd.simt.block.radix_rank_match_atomic_or``; on the plain CPU the tile's thread walks its
-   keys in order and advances the positions in the scratch.
-Passes alternate keys -> tmp_keys -> keys, so an even number of passes leaves the result in keys.
+   (``scratch[d * num_tiles + t]``);
+2. rows: on a GPU one inclusive scan per digit over the tiles (``scratch[d * num_tiles + t]``
+   becomes the count of digit d in tiles 0..t, so ``scratch[d * num_tiles + num_tiles - 1]`` is
+   the total of digit d); on the plain CPU one thread scans the whole table (exclusive), which
+   gives every (digit, tile) pair the output position of its first key;
+3. scatter: tile t's first key of digit d goes to (the totals of the digits below d) + (the
+   keys of digit d in tiles before t); a key's rank among the tile's keys of its digit comes on
+   top. On a GPU each subgroup ranks its share of the tile 32 keys at a time (lanes of equal
+   digit found with ballots), the tile is put in digit order in shared memory, and consecutive
+   threads write consecutive positions; on the plain CPU the tile's thread walks its keys in
+   order and advances the positions in the table.
+Keys of a tile keep their order, so the sort is stable. Passes alternate keys -> tmp_keys ->
+keys, so an even number of passes leaves the result in keys.
 
-Signed and float keys are mapped in place to unsigned bit patterns that sort in the same order
-before the first pass and mapped back after the last: signed keys flip the sign bit; floats flip
-the sign bit of non-negative values and every bit of negative ones (NaNs with the sign bit clear
-sort after +inf, as in NumPy).
+Signed and float keys sort as unsigned bit patterns in the same order: the first pass maps
+each key as it reads it (signed keys flip the sign bit; floats flip the sign bit of
+non-negative values and every bit of negative ones, so NaNs with the sign bit clear sort after
++inf, as in NumPy) and the last pass maps it back as it writes it.
+
+The count is read from ``n[()]`` inside every phase (loop bounds included), so a sort launches
+exactly three tasks per pass.
 """
 
 import quadrants as qd
 from quadrants.algorithms import _common as c
 from quadrants.simt import _block_collectives as _bc
 from quadrants.simt import block as _blk
+from quadrants.simt import subgroup as _sg
 
 B = c.BLOCK_DIM
 RADIX_BITS = 8
+_W = 32  # lanes per subgroup
 _ADD, _ADD_KIND = c.OPS["add"]
 KEY_DTYPES = c.SCALAR_DTYPES_32 + c.SCALAR_DTYPES_64
+# Blocks of the scatter phase an SM holds at once: ptxas keeps the phase within 128 registers
+# (more blocks cost spills and were slower on an H200).
+_SCATTER_BLOCKS = 2
 
 
 def _key_bits(key_dtype):
@@ -56,92 +71,250 @@ def _twiddled(key_dtype):
     return key_dtype in (qd.i32, qd.i64, qd.f32, qd.f64)
 
 
+def _tile_keys(key_dtype, values, has_values):
+    """Keys per tile: 16 per thread, or 8 when a key and its value take more than 8 bytes (a
+    tile's keys and values are staged in shared memory)."""
+    nbytes = _key_bits(key_dtype) // 8
+    if has_values:
+        nbytes += 8 if values.dtype in c.SCALAR_DTYPES_64 else 4
+    return B * (16 if nbytes <= 8 else 8)
+
+
 @qd.func
-def _twiddle(keys: qd.template(), n, key_dtype: qd.template(), forward: qd.template()):
-    ut = qd.static(_unsigned(key_dtype))
-    bits = qd.static(_key_bits(key_dtype))
-    for i in range(n):
-        u = qd.bit_cast(keys[i], ut)
-        sign = qd.cast(1, ut) << (bits - 1)
+def _map(u, key_dtype: qd.template(), forward: qd.template()):
+    """A key's bits (unsigned) to bits that sort in the key's order (forward) and back."""
+    r = u
+    if qd.static(_twiddled(key_dtype)):
+        ut = qd.static(_unsigned(key_dtype))
+        sign = qd.cast(1, ut) << qd.static(_key_bits(key_dtype) - 1)
         if qd.static(key_dtype in (qd.f32, qd.f64)):
             negative = (u & sign) != 0
             if qd.static(not forward):
                 negative = (u & sign) == 0  # a mapped negative has the sign bit clear
-            if negative:
-                u = ~u
-            else:
-                u = u ^ sign
+            r = ~u if negative else u ^ sign
         else:
-            u = u ^ sign
-        keys[i] = qd.bit_cast(u, key_dtype)
+            r = u ^ sign
+    return r
 
 
 @qd.func
-def _digit(key, bit_start: qd.template(), key_dtype: qd.template()):
-    u = qd.bit_cast(key, qd.static(_unsigned(key_dtype)))
+def _read(src: qd.template(), i, key_dtype: qd.template(), first: qd.template()):
+    """Key i of the pass's input as sortable bits (mapped as it is read in the first pass)."""
+    u = qd.bit_cast(src[i], qd.static(_unsigned(key_dtype)))
+    if qd.static(first):
+        u = _map(u, key_dtype, True)
+    return u
+
+
+@qd.func
+def _write(dst: qd.template(), i, u, key_dtype: qd.template(), last: qd.template()):
+    if qd.static(last):
+        u = _map(u, key_dtype, False)
+    dst[i] = qd.bit_cast(u, key_dtype)
+
+
+@qd.func
+def _digit(u, bit_start: qd.template()):
     return qd.cast((u >> bit_start) & (B - 1), qd.i32)
 
 
 @qd.func
-def _histogram(src: qd.template(), scratch: qd.template(), n, num_tiles,
-               bit_start: qd.template(), key_dtype: qd.template()):
+def _num_tiles(n: qd.template(), tile_n: qd.template()):
+    return (n[()] + (tile_n - 1)) // tile_n
+
+
+@qd.func
+def _histogram(src: qd.template(), scratch: qd.template(), n: qd.template(),
+               bit_start: qd.template(), key_dtype: qd.template(), first: qd.template(),
+               tile_n: qd.template()):
+    """scratch[d * num_tiles + t] = the count of digit d among the keys of tile t."""
+    kpt = qd.static(tile_n // B)
     if qd.static(c.simt()):
         qd.loop_config(block_dim=B)
-        for i in range(num_tiles * B):
+        for i in range(_num_tiles(n, tile_n) * B):
+            count = n[()]
+            num_tiles = _num_tiles(n, tile_n)
             hist = _blk.SharedArray((B,), qd.i32)
             t = _blk.thread_idx()
+            tile = i // B
             hist[t] = 0
+            digits = qd.Vector.zero(qd.i32, kpt)
+            for r in qd.static(range(kpt)):  # every load in flight before the first atomic
+                j = tile * tile_n + r * B + t
+                digits[r] = -1
+                if j < count:
+                    digits[r] = _digit(_read(src, j, key_dtype, first), bit_start)
             _blk.sync()
-            if i < n:
-                qd.atomic_add(hist[_digit(src[i], bit_start, key_dtype)], 1)
+            for r in qd.static(range(kpt)):
+                if digits[r] >= 0:
+                    qd.atomic_add(hist[digits[r]], 1)
             _blk.sync()
-            scratch[t * num_tiles + i // B] = qd.cast(hist[t], qd.u32)
+            scratch[t * num_tiles + tile] = qd.cast(hist[t], qd.u32)
     else:
-        for tile in range(num_tiles):
+        for tile in range(_num_tiles(n, tile_n)):
+            count = n[()]
+            num_tiles = _num_tiles(n, tile_n)
             for d in range(B):
                 scratch[d * num_tiles + tile] = qd.u32(0)
-            for i in range(tile * B, qd.min(tile * B + B, n)):
-                scratch[_digit(src[i], bit_start, key_dtype) * num_tiles + tile] += qd.u32(1)
+            for i in range(tile * tile_n, qd.min(tile * tile_n + tile_n, count)):
+                d = _digit(_read(src, i, key_dtype, first), bit_start)
+                scratch[d * num_tiles + tile] += qd.u32(1)
+
+
+@qd.func
+def _rows(scratch: qd.template(), n: qd.template(), tile_n: qd.template()):
+    """Inclusive scan of each digit's row of tile counts, in place."""
+    if qd.static(c.simt()):
+        qd.loop_config(block_dim=B)
+        for i in range(B * B):  # block d scans row d, B tiles at a time
+            num_tiles = _num_tiles(n, tile_n)
+            total = _blk.SharedArray((1,), qd.i32)
+            t = _blk.thread_idx()
+            row = (i // B) * num_tiles
+            carry = 0
+            for chunk in range((num_tiles + (B - 1)) // B):
+                j = chunk * B + t
+                v = 0
+                if j < num_tiles:
+                    v = qd.cast(scratch[row + j], qd.i32)
+                incl = _bc.inclusive_scan(v, B, _ADD, qd.i32) + carry
+                if j < num_tiles:
+                    scratch[row + j] = qd.cast(incl, qd.u32)
+                if t == B - 1:
+                    total[0] = incl
+                _blk.sync()
+                carry = total[0]
+                _blk.sync()
+    else:
+        for _ in range(1):  # one thread: the flat exclusive scan of the digit-major table
+            acc = qd.u32(0)
+            for j in range(_num_tiles(n, tile_n) * B):
+                v = scratch[j]
+                scratch[j] = acc
+                acc += v
+
+
+@qd.func
+def _peers(d):
+    """The lanes of this subgroup whose digit equals this lane's d (8 ballots)."""
+    peers = qd.u32(0xFFFFFFFF)
+    for b in qd.static(range(RADIX_BITS)):
+        bit = (d >> b) & 1
+        vote = qd.cast(_sg.ballot(bit), qd.u32)
+        if bit != 0:
+            peers &= vote
+        else:
+            peers &= ~vote
+    return peers
 
 
 @qd.func
 def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: qd.template(),
-             scratch: qd.template(), n, num_tiles, bit_start: qd.template(),
-             key_dtype: qd.template(), has_values: qd.template()):
+             scratch: qd.template(), n: qd.template(), bit_start: qd.template(),
+             key_dtype: qd.template(), has_values: qd.template(), first: qd.template(),
+             last: qd.template(), tile_n: qd.template()):
+    """Every key to its place for this pass (the module docstring, phase 3)."""
     if qd.static(c.simt()):
-        qd.loop_config(block_dim=B)
-        for i in range(num_tiles * B):
-            bins = _blk.SharedArray((B,), qd.i32)
-            excl = _blk.SharedArray((B,), qd.i32)
-            d = B - 1  # threads past the end rank after every key of the tile
-            if i < n:
-                d = _digit(src[i], bit_start, key_dtype)
-            rank = _bc.radix_rank_match_atomic_or(d, B, RADIX_BITS, 0, RADIX_BITS, bins, excl)
-            if i < n:
-                pos = qd.cast(scratch[d * num_tiles + i // B], qd.i32) + rank - excl[d]
-                dst[pos] = src[i]
+        kpt = qd.static(tile_n // B)
+        nw = qd.static(B // _W)
+        ut = qd.static(_unsigned(key_dtype))
+        vn = qd.static(tile_n if has_values else 1)  # values staged beside their keys
+        vdt = qd.static(vsrc.dtype if has_values else qd.i32)
+        qd.loop_config(block_dim=B, min_blocks_per_sm=_SCATTER_BLOCKS)
+        for i in range(_num_tiles(n, tile_n) * B):
+            count = n[()]
+            num_tiles = _num_tiles(n, tile_n)
+            counts = _blk.SharedArray((nw, B), qd.i32)  # per subgroup and digit
+            gofs = _blk.SharedArray((B,), qd.i32)  # output position of the tile's digit d, less
+            dstart = _blk.SharedArray((B,), qd.i32)  # its first position in the sorted tile
+            staged = _blk.SharedArray((tile_n,), ut)
+            vstaged = _blk.SharedArray((vn,), vdt)
+            t = _blk.thread_idx()
+            lane = t % _W
+            warp = t // _W
+            tile = i // B
+            base = tile * tile_n
+            valid = qd.min(tile_n, count - base)
+            for w in qd.static(range(nw)):
+                counts[w, t] = 0
+            # subgroup w ranks the keys [w * 32 * kpt, (w + 1) * 32 * kpt) of the tile, 32 at a
+            # time in order, so the ranks are stable; keys past the end take the last digit and
+            # so land after every key of the tile
+            keys = qd.Vector.zero(ut, kpt)
+            ranks = qd.Vector.zero(qd.i32, kpt)
+            for r in qd.static(range(kpt)):
+                j = warp * (_W * kpt) + r * _W + lane
+                keys[r] = ~qd.cast(0, ut)
+                if j < valid:
+                    keys[r] = _read(src, base + j, key_dtype, first)
+            _blk.sync()
+            for r in qd.static(range(kpt)):
+                d = _digit(keys[r], bit_start)
+                peers = _peers(d)
+                below = qd.math.popcnt(peers & _sg.lanemask_lt(lane))
+                before = counts[warp, d]
+                ranks[r] = before + below
+                _sg.sync()
+                if below == 0:
+                    counts[warp, d] = before + qd.math.popcnt(peers)
+                _sg.sync()
+            _blk.sync()
+            mine = 0  # digit t: the subgroups' prefixes and the tile's count
+            for w in qd.static(range(nw)):
+                cw = counts[w, t]
+                counts[w, t] = mine
+                mine += cw
+            upto = qd.cast(scratch[t * num_tiles + tile], qd.i32)  # digit t in tiles 0..tile
+            total = qd.cast(scratch[t * num_tiles + num_tiles - 1], qd.i32)
+            start = _bc._exclusive_kind(mine, B, _ADD, _ADD_KIND, qd.i32)
+            below_t = _bc._exclusive_kind(total, B, _ADD, _ADD_KIND, qd.i32)
+            own = mine  # the tile's keys of digit t, less those past the end (the last digit)
+            if t == B - 1:
+                own -= tile_n - valid
+            dstart[t] = start
+            gofs[t] = below_t + upto - own - start
+            _blk.sync()
+            for r in qd.static(range(kpt)):  # the tile in digit order, in shared memory
+                d = _digit(keys[r], bit_start)
+                pos = dstart[d] + counts[warp, d] + ranks[r]
+                staged[pos] = keys[r]
                 if qd.static(has_values):
-                    vdst[pos] = vsrc[i]
+                    j = warp * (_W * kpt) + r * _W + lane
+                    if j < valid:
+                        vstaged[pos] = vsrc[base + j]
+            _blk.sync()
+            for r in qd.static(range(kpt)):  # consecutive threads write consecutive positions
+                j = r * B + t
+                if j < valid:
+                    u = staged[j]
+                    p = gofs[_digit(u, bit_start)] + j
+                    _write(dst, p, u, key_dtype, last)
+                    if qd.static(has_values):
+                        vdst[p] = vstaged[j]
+            _blk.sync()  # the block's next tile reuses the shared arrays
     else:
-        for tile in range(num_tiles):
-            for i in range(tile * B, qd.min(tile * B + B, n)):
-                slot = _digit(src[i], bit_start, key_dtype) * num_tiles + tile
-                pos = qd.cast(scratch[slot], qd.i32)
-                scratch[slot] = qd.cast(pos + 1, qd.u32)
-                dst[pos] = src[i]
+        for tile in range(_num_tiles(n, tile_n)):
+            count = n[()]
+            num_tiles = _num_tiles(n, tile_n)
+            for i in range(tile * tile_n, qd.min(tile * tile_n + tile_n, count)):
+                u = _read(src, i, key_dtype, first)
+                slot = _digit(u, bit_start) * num_tiles + tile
+                p = qd.cast(scratch[slot], qd.i32)
+                scratch[slot] = qd.cast(p + 1, qd.u32)
+                _write(dst, p, u, key_dtype, last)
                 if qd.static(has_values):
-                    vdst[pos] = vsrc[i]
+                    vdst[p] = vsrc[i]
 
 
 @qd.func
 def _pass(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: qd.template(),
-          scratch: qd.template(), n, num_tiles, bit_start: qd.template(), key_dtype: qd.template(),
-          has_values: qd.template(), log256_max_n: qd.template()):
-    _histogram(src, scratch, n, num_tiles, bit_start, key_dtype)
-    hist_len = num_tiles * B
-    c.exclusive_scan_into(scratch, 0, True, scratch, 0, True, scratch, hist_len, hist_len,
-                          log256_max_n, _ADD, _ADD_KIND, qd.u32)
-    _scatter(src, dst, vsrc, vdst, scratch, n, num_tiles, bit_start, key_dtype, has_values)
+          scratch: qd.template(), n: qd.template(), bit_start: qd.template(),
+          key_dtype: qd.template(), has_values: qd.template(), first: qd.template(),
+          last: qd.template(), tile_n: qd.template()):
+    _histogram(src, scratch, n, bit_start, key_dtype, first, tile_n)
+    _rows(scratch, n, tile_n)
+    _scatter(src, dst, vsrc, vdst, scratch, n, bit_start, key_dtype, has_values, first, last,
+             tile_n)
 
 
 @qd.func(requires_top_level=True)
@@ -154,16 +327,11 @@ def sort(keys: qd.template(), tmp_keys: qd.template(), values: qd.template(),
     same size, scratch a u32 buffer of sort_scratch_slots(N, log256_max_n) slots."""
     qd.static(c.check_depth(log256_max_n))
     passes = qd.static(_check_end_bit(end_bit, key_dtype))
-    count = n[()]
-    num_tiles = c.ceil_tiles(count)
-    if qd.static(_twiddled(key_dtype)):
-        _twiddle(keys, count, key_dtype, True)
+    tile_n = qd.static(_tile_keys(key_dtype, values, has_values))
     for p in qd.static(range(passes)):
         if qd.static(p % 2 == 0):
-            _pass(keys, tmp_keys, values, tmp_values, scratch, count, num_tiles, p * RADIX_BITS,
-                  key_dtype, has_values, log256_max_n)
+            _pass(keys, tmp_keys, values, tmp_values, scratch, n, p * RADIX_BITS, key_dtype,
+                  has_values, p == 0, p == passes - 1, tile_n)
         else:
-            _pass(tmp_keys, keys, tmp_values, values, scratch, count, num_tiles, p * RADIX_BITS,
-                  key_dtype, has_values, log256_max_n)
-    if qd.static(_twiddled(key_dtype)):
-        _twiddle(keys, count, key_dtype, False)
+            _pass(tmp_keys, keys, tmp_values, values, scratch, n, p * RADIX_BITS, key_dtype,
+                  has_values, p == 0, p == passes - 1, tile_n)

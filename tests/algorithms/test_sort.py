@@ -231,3 +231,24 @@ def test_sort_then_reduce_by_key(rng):
     assert r == len(uniq)
     assert_equal_exact(keys_out[:r], uniq, "per-key sums: keys")
     assert_equal_exact(values_out[:r], sums.astype(np.int32), "per-key sums: values")
+
+
+@pytest.mark.parametrize("end_bit", [16, 32])
+def test_three_parallel_tasks_per_pass(end_bit, keep_qir, rng):
+    """The count is read inside every phase: a sort is exactly three parallel loops per 8-bit
+    digit, with no serial task between them."""
+    @qd.kernel
+    def k(keys: qd.types.ndarray(qd.u32, 1), tmp: qd.types.ndarray(qd.u32, 1),
+          scratch: qd.types.ndarray(qd.u32, 1), n: qd.types.ndarray(qd.i32, 0)):
+        qd.algorithms.sort(keys, tmp, keys, tmp, scratch, n, qd.u32, False, end_bit, 2)
+
+    a = rng.integers(0, 2**16, 5000, dtype=np.uint32)
+    keys = a.copy()
+    k(keys, np.zeros_like(a), np.zeros(qd.algorithms.sort_scratch_slots(5000, 2), np.uint32),
+      np.array(5000, np.int32))
+    np.testing.assert_array_equal(keys, np.sort(a))
+    (entry,) = k._compiled.values()
+    compiled = [x for x in (entry if isinstance(entry, tuple) else (entry,))
+                if type(x).__name__ in ("CompiledKernel", "CudaKernel")][0]
+    tasks = [line.split()[1] for line in compiled.qir.splitlines() if line.startswith("  task ")]
+    assert tasks == ["range_for"] * (3 * end_bit // 8)
