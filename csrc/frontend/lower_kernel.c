@@ -364,6 +364,112 @@ ref_param(Lowerer *lw, const QdAst *call, const QdAst *param, const Expr *ann, c
 
 /* Inlines a call; the first `nbound` entries of args are bound arguments (self) that precede
  * the call's positional arguments. */
+/* Whether target (of an assignment, a for loop, `with ... as`, `:=`) binds `name`. */
+static bool
+target_binds(const QdAst *t, const char *name)
+{
+    if (t == NULL) {
+        return false;
+    }
+    if (t->kind == QD_AST_NAME) {
+        return t->name != NULL && strcmp(t->name, name) == 0;
+    }
+    if (t->kind == QD_AST_STARRED) {
+        return target_binds(t->x, name);
+    }
+    if (t->kind == QD_AST_TUPLE || t->kind == QD_AST_LIST) {
+        for (uint32_t i = 0; i < t->a.len; i++) {
+            if (target_binds(t->a.items[i], name)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Whether any statement or expression under node assigns the plain name `name`. */
+static bool
+assigns_name(const QdAst *node, const char *name)
+{
+    if (node == NULL) {
+        return false;
+    }
+    switch (node->kind) {
+    case QD_AST_ASSIGN:
+        for (uint32_t i = 0; i < node->a.len; i++) {
+            if (target_binds(node->a.items[i], name)) {
+                return true;
+            }
+        }
+        break;
+    case QD_AST_AUG_ASSIGN:
+    case QD_AST_ANN_ASSIGN:
+    case QD_AST_FOR:
+    case QD_AST_NAMED_EXPR:
+    case QD_AST_COMPREHENSION:
+        if (target_binds(node->x, name)) {
+            return true;
+        }
+        break;
+    case QD_AST_WITH_ITEM:
+        if (target_binds(node->y, name)) {
+            return true;
+        }
+        break;
+    default:
+        break;
+    }
+    const QdAst *kids[3] = {node->x, node->y, node->z};
+    for (uint32_t k = 0; k < 3; k++) {
+        if (assigns_name(kids[k], name)) {
+            return true;
+        }
+    }
+    const QdAstList *lists[2] = {&node->a, &node->b};
+    for (uint32_t k = 0; k < 2; k++) {
+        for (uint32_t i = 0; i < lists[k]->len; i++) {
+            if (assigns_name(lists[k]->items[i], name)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Whether a runtime scalar argument can be read where it lives instead of copied into a fresh
+ * variable: it is one of the caller's variables (not an element of a field or an ndarray, which
+ * the callee may change), of the parameter's type, no other argument is the same variable, and
+ * the callee never assigns the parameter. At the top level of a kernel a copy is a serial task
+ * of its own, between the tasks of the loops around the call. */
+static bool
+binds_in_place(Lowerer *lw, const QdAst *def, const QdAst *param, const Expr *bound,
+               uint32_t nparams, uint32_t i, const QdType *ann)
+{
+    const Expr *v = &bound[i];
+    if (v->kind != EX_LVALUE || (ann && ann != v->ty)) {
+        return false;
+    }
+    bool is_variable = false;
+    for (uint32_t k = 0; k < lw->vars.len && !is_variable; k++) {
+        const Expr *e = &lw->vars.data[k].e;
+        is_variable = e->kind == EX_LVALUE && e->id == v->id;
+    }
+    for (uint32_t j = 0; j < nparams && is_variable; j++) {
+        if (j != i && bound[j].kind == EX_LVALUE && bound[j].id == v->id) {
+            return false;
+        }
+    }
+    if (!is_variable) {
+        return false;
+    }
+    for (uint32_t k = 0; k < def->b.len; k++) {
+        if (assigns_name(def->b.items[k], param->name)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static int
 call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint32_t nargs,
           uint32_t nbound, Expr *out)
@@ -477,6 +583,8 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         } else if ((value.kind == EX_STRUCT && i >= nbound) || value.kind == EX_MATRIX) {
             /* A struct is copied, except the bound `self` of a method. */
             rc = lw_struct_new_var(lw, param, &value, &value);
+        } else if (!frame.is_real && binds_in_place(lw, def, param, bound, nparams, i, ann)) {
+            /* the caller's variable, read in place */
         } else if (lw_is_runtime(&value) && value.kind != EX_NDARRAY) {
             Expr rv, slot;
             rc = lw_rvalue(lw, param, &value, &rv);

@@ -779,3 +779,76 @@ def test_func_keyword_arguments_bind(real):
 
     x, y = (int(v) for v in rng.integers(-9, 9, 2))
     assert k(x, y) == (y * 10 + x) * 1001
+
+
+def _compiled_qir(kernel):
+    for entry in kernel._compiled.values():
+        for item in entry if isinstance(entry, tuple) else (entry,):
+            if type(item).__name__ in ("CompiledKernel", "CudaKernel"):
+                return item.qir
+    raise AssertionError("no compiled kernel")
+
+
+@qd.func
+def _fill_upto(out: qd.template(), n, v):
+    for i in range(n):
+        out[i] = v
+
+
+@qd.func
+def _fill_then_count(out: qd.template(), n):
+    for i in range(out.shape[0]):
+        out[i] = 7
+    m = 0
+    for i in range(n):
+        m += 1
+    out[0] = m
+
+
+@qd.func
+def _bump_then_fill(out: qd.template(), n):
+    n += 2
+    for i in range(n):
+        out[i] = 1
+
+
+def test_top_level_scalar_variables_are_not_copied(keep_qir):
+    """A scalar variable passed to a func that never assigns its parameter is read where it
+    lives: at the top level no serial task copies it between the loops."""
+    @qd.kernel
+    def k(out: NDArray[qd.i32, 1], out2: NDArray[qd.i32, 1], c: NDArray[qd.i32, 1]):
+        n = c[0]
+        v = c[1] * 2
+        _fill_upto(out, n, v)
+        _fill_upto(out2, n, v)
+
+    out, out2 = np.zeros(8, np.int32), np.zeros(8, np.int32)
+    k(out, out2, np.array([5, 4], np.int32))
+    np.testing.assert_array_equal(out, [8, 8, 8, 8, 8, 0, 0, 0])
+    np.testing.assert_array_equal(out2, out)
+    tasks = [line.split()[1] for line in _compiled_qir(k).splitlines() if line.startswith("  task ")]
+    assert tasks == ["serial", "range_for", "range_for"]
+
+
+def test_argument_read_in_place_sees_no_later_change_of_an_element():
+    """An element of an ndarray is copied when passed (the callee changes the ndarray before
+    reading its parameter)."""
+    @qd.kernel
+    def k(out: NDArray[qd.i32, 1]):
+        _fill_then_count(out, out[1])
+
+    out = np.array([0, 3, 0, 0], np.int32)
+    k(out)
+    np.testing.assert_array_equal(out, [3, 7, 7, 7])
+
+
+def test_assigned_parameter_is_a_copy():
+    @qd.kernel
+    def k(out: NDArray[qd.i32, 1], c: NDArray[qd.i32, 1]) -> qd.i32:
+        n = c[0]
+        _bump_then_fill(out, n)
+        return n
+
+    out = np.zeros(6, np.int32)
+    assert k(out, np.array([2], np.int32)) == 2
+    np.testing.assert_array_equal(out, [1, 1, 1, 1, 0, 0])
