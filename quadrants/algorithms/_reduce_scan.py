@@ -1,7 +1,8 @@
 """qd.algorithms.reduce_{add,min,max} and exclusive_scan_{add,min,max}, and their scratch sizes.
 
 Both stage their per-tile partials in the caller's scratch buffer (u32 for 4-byte dtypes, u64 for
-8-byte ones, the partials bit-cast to and from the element dtype); see _common.py for the staircase.
+8-byte ones, the partials bit-cast to and from the element dtype); see _common.py for the staircase
+(the plain CPU), reduce_grid and scan_lookback (GPUs and cpu_simt).
 """
 
 import quadrants as qd
@@ -22,7 +23,10 @@ def _make_reduce(op_name):
                dtype: qd.template(), log256_max_n: qd.template()):
         qd.static(c.check_depth(log256_max_n))
         qd.static(_scratch_dtype_check(dtype, name))
-        c.reduce_into(arr, 0, False, out, scratch, 0, n, log256_max_n, op, kind, dtype)
+        if qd.static(c.simt()):
+            c.reduce_grid(arr, out, scratch, n, op, kind, dtype)
+        else:
+            c.reduce_into(arr, 0, False, out, scratch, 0, n, log256_max_n, op, kind, dtype)
 
     reduce.__name__ = reduce.__qualname__ = name
     return reduce
@@ -38,8 +42,11 @@ def _make_scan(op_name):
         qd.static(c.check_depth(log256_max_n))
         qd.static(_scratch_dtype_check(dtype, name))
         qd.static(c.check_distinct(arr, out, name))
-        c.exclusive_scan_into(arr, 0, False, out, 0, False, scratch, 0, n, log256_max_n, op, kind,
-                              dtype)
+        if qd.static(c.simt()):
+            c.scan_lookback(arr, out, scratch, n, op, kind, dtype)
+        else:
+            c.exclusive_scan_into(arr, 0, False, out, 0, False, scratch, 0, n, log256_max_n, op,
+                                  kind, dtype)
 
     exclusive_scan.__name__ = exclusive_scan.__qualname__ = name
     return exclusive_scan
