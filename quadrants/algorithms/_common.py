@@ -335,7 +335,8 @@ def top_level(n, depth: qd.template()):
 
 
 GRID_MAX = 1024  # blocks of the first phase: about what fills a large GPU (8 blocks per SM)
-RTILE = BLOCK_DIM * PER_THREAD  # elements a block loads per step of the first phase
+R_PER = 16  # loads in flight per thread in the first phase
+RTILE = BLOCK_DIM * R_PER  # elements a block loads per step of the first phase
 
 
 @qd.func
@@ -360,10 +361,10 @@ def reduce_grid(src: qd.template(), out: qd.template(), scratch: qd.template(), 
         for k in range((tiles - b + (g - 1)) // g):
             start = (b + k * g) * RTILE + t
             if start + RTILE - BLOCK_DIM < n:
-                for r in qd.static(range(PER_THREAD)):
+                for r in qd.static(range(R_PER)):
                     v = op(v, load(src, start + r * BLOCK_DIM, False, dtype))
             else:
-                for r in qd.static(range(PER_THREAD)):
+                for r in qd.static(range(R_PER)):
                     if start + r * BLOCK_DIM < n:
                         v = op(v, load(src, start + r * BLOCK_DIM, False, dtype))
         r = _bc.reduce_all(v, BLOCK_DIM, op, dtype)
@@ -403,18 +404,18 @@ def _padded(j):
 
 
 @qd.func
-def _lookback(scratch: qd.template(), tile, num_tiles, total, op: qd.template(),
+def _lookback(scratch: qd.template(), base, tile, num_tiles, total, op: qd.template(),
               kind: qd.template(), dtype: qd.template()):
     """Run by one subgroup of the block: publishes the tile's total, combines the totals or
     inclusive prefixes of the tiles before it, 32 at a time from the nearest, until one holds an
     inclusive prefix, and publishes the tile's own. Returns the exclusive prefix of the tile.
-    Scratch: [0] the tile counter, then per tile its state bits, its total and its inclusive
-    prefix (each written once, before the bit that publishes it)."""
+    Scratch from base: the tile counter, then per tile its state bits, its total and its
+    inclusive prefix (each written once, before the bit that publishes it)."""
     raw = qd.static(raw_dtype(dtype))
     lane = _blk.thread_idx() % 32
-    flags = 1
-    totals = 1 + num_tiles
-    prefixes = 1 + 2 * num_tiles
+    flags = base + 1
+    totals = base + 1 + num_tiles
+    prefixes = base + 1 + 2 * num_tiles
     excl = identity(kind, dtype)
     if tile > 0:
         if lane == 0:
@@ -454,14 +455,16 @@ def _lookback(scratch: qd.template(), tile, num_tiles, total, op: qd.template(),
 
 
 @qd.func
-def scan_lookback(src: qd.template(), dst: qd.template(), scratch: qd.template(), n,
-                  op: qd.template(), kind: qd.template(), dtype: qd.template()):
-    """dst[i] = op over src[0:i] for i < n in one pass (after zeroing the tile states): blocks
-    take tiles in order from a counter, so every tile a block waits for is being worked on."""
+def scan_lookback(src: qd.template(), src_raw: qd.template(), dst: qd.template(),
+                  dst_raw: qd.template(), scratch: qd.template(), base, n, op: qd.template(),
+                  kind: qd.template(), dtype: qd.template()):
+    """dst[i] = op over src[0:i] for i < n in one pass (after zeroing the tile states at
+    scratch[base:]; dst may be src): blocks take tiles in order from a counter, so every tile a
+    block waits for is being worked on."""
     per = qd.static(scan_per_thread(dtype))
     tile_n = qd.static(BLOCK_DIM * per)
     for j in range(qd.select(n > tile_n, 1 + (n + (tile_n - 1)) // tile_n, 0)):
-        scratch[j] = 0
+        scratch[base + j] = 0
     qd.loop_config(block_dim=BLOCK_DIM)
     for i in range((n + (tile_n - 1)) // tile_n * BLOCK_DIM):
         num_tiles = (n + (tile_n - 1)) // tile_n
@@ -472,7 +475,7 @@ def scan_lookback(src: qd.template(), dst: qd.template(), scratch: qd.template()
         if t == 0:
             ticket = 0
             if num_tiles > 1:
-                ticket = qd.cast(qd.atomic_add(scratch[0], qd.cast(1, qd.static(raw_dtype(dtype)))),
+                ticket = qd.cast(qd.atomic_add(scratch[base], qd.cast(1, qd.static(raw_dtype(dtype)))),
                                  qd.i32)
             shared[0] = ticket
         _blk.sync()
@@ -482,7 +485,7 @@ def scan_lookback(src: qd.template(), dst: qd.template(), scratch: qd.template()
             j = k * BLOCK_DIM + t
             v = identity(kind, dtype)
             if start + j < n:
-                v = load(src, start + j, False, dtype)
+                v = load(src, start + j, src_raw, dtype)
             staged[_padded(j)] = v
         _blk.sync()
         acc = identity(kind, dtype)  # each thread scans its `per` consecutive elements
@@ -495,7 +498,7 @@ def scan_lookback(src: qd.template(), dst: qd.template(), scratch: qd.template()
             carry[0] = op(e, acc)  # the tile's total
         _blk.sync()
         if t < 32:
-            prefix = _lookback(scratch, tile, num_tiles, carry[0], op, kind, dtype)
+            prefix = _lookback(scratch, base, tile, num_tiles, carry[0], op, kind, dtype)
             _sg.sync()
             if t == 0:
                 carry[0] = prefix
@@ -507,8 +510,22 @@ def scan_lookback(src: qd.template(), dst: qd.template(), scratch: qd.template()
         for k in qd.static(range(per)):
             j = k * BLOCK_DIM + t
             if start + j < n:
-                store(dst, start + j, staged[_padded(j)], False, dtype)
+                store(dst, start + j, staged[_padded(j)], dst_raw, dtype)
         _blk.sync()  # the block's next tile reuses the shared arrays
+
+
+@qd.func
+def exclusive_scan(src: qd.template(), src_raw: qd.template(), dst: qd.template(),
+                   dst_raw: qd.template(), scratch: qd.template(), base, n,
+                   depth: qd.template(), op: qd.template(), kind: qd.template(),
+                   dtype: qd.template()):
+    """dst[i] = op over src[0:i] for i < n, the partials or tile states at scratch[base:]: the
+    look-back scan on GPUs and with cpu_simt, the staircase on the plain CPU."""
+    if qd.static(simt()):
+        scan_lookback(src, src_raw, dst, dst_raw, scratch, base, n, op, kind, dtype)
+    else:
+        exclusive_scan_into(src, 0, src_raw, dst, 0, dst_raw, scratch, base, n, depth, op, kind,
+                            dtype)
 
 
 @qd.func

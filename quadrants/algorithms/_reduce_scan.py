@@ -42,11 +42,7 @@ def _make_scan(op_name):
         qd.static(c.check_depth(log256_max_n))
         qd.static(_scratch_dtype_check(dtype, name))
         qd.static(c.check_distinct(arr, out, name))
-        if qd.static(c.simt()):
-            c.scan_lookback(arr, out, scratch, n, op, kind, dtype)
-        else:
-            c.exclusive_scan_into(arr, 0, False, out, 0, False, scratch, 0, n, log256_max_n, op,
-                                  kind, dtype)
+        c.exclusive_scan(arr, False, out, False, scratch, 0, n, log256_max_n, op, kind, dtype)
 
     exclusive_scan.__name__ = exclusive_scan.__qualname__ = name
     return exclusive_scan

@@ -41,8 +41,8 @@ def select(arr: qd.template(), flags: qd.template(), out: qd.template(), num_out
     num_out[0] = k. flags is an i32 tensor of 0s and 1s; out's tail is not written."""
     qd.static(c.check_depth(log256_max_n))
     qd.static(c.check_distinct(arr, out, "select"))
-    c.exclusive_scan_into(flags, 0, False, scratch, 0, True, scratch, n, n, log256_max_n, _ADD,
-                          _ADD_KIND, qd.u32)
+    c.exclusive_scan(flags, False, scratch, True, scratch, n, n, log256_max_n, _ADD, _ADD_KIND,
+                     qd.u32)
     _scatter_flagged(arr, flags, out, scratch, n)
     _count_flagged(flags, num_out, scratch, n)
 
@@ -111,8 +111,8 @@ def reduce_by_key_add(keys_in: qd.template(), values_in: qd.template(), keys_out
     qd.static(c.check_depth(log256_max_n))
     qd.static(_check_rbk_dtype(value_dtype))
     _heads(keys_in, scratch, n)
-    c.exclusive_scan_into(scratch, 0, True, scratch, 0, True, scratch, n, n, log256_max_n, _ADD,
-                          _ADD_KIND, qd.u32)
+    c.exclusive_scan(scratch, True, scratch, True, scratch, n, n, log256_max_n, _ADD, _ADD_KIND,
+                     qd.u32)
     _zero_runs(keys_in, values_out, scratch, n, value_dtype)
     _add_runs(keys_in, values_in, keys_out, values_out, scratch, n)
     _count_runs(keys_in, num_runs, scratch, n)
