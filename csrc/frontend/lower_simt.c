@@ -45,6 +45,7 @@ typedef enum SimtKind {
     SK_VOTE,       /* vote_all / vote_any(pred) as i32 */
     SK_VOTE_M,     /* the same after a mask argument (warp.*_nonzero) */
     SK_UNIQUE,     /* warp.unique(mask, pred): all or none */
+    SK_MATCH_M,    /* warp.match_any(mask, value): the lanes of equal value */
     SK_ALL_EQUAL,  /* vote_all(v == shuffle(v, 0)) */
     SK_LANEMASK,   /* lanemask_{lt,le,eq,gt,ge}: ival 0..4 */
     SK_SHARED,     /* SharedArray(shape, dtype) */
@@ -367,6 +368,7 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
         [SK_CONST] = 0,    [SK_BALLOT] = 1,     [SK_BALLOT_N] = 2, [SK_BALLOT32] = 1,
         [SK_VOTE] = 1,     [SK_VOTE_M] = 2,     [SK_UNIQUE] = 2,  [SK_ALL_EQUAL] = 1,
         [SK_LANEMASK] = 1, [SK_SHARED] = 2,    [SK_IDENTITY] = 2, [SK_UNSUPPORTED] = 0,
+        [SK_MATCH_M] = 2,
     };
     uint32_t nwant = want[b->kind];
     if (b->kind == SK_BARRIER && b->ival == 1) {
@@ -457,6 +459,16 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
         }
         return 0;
     }
+    case SK_MATCH_M: /* the mask: the GPU code matches among the active lanes */
+        RETURN_IF_ERROR(arg_value(lw, node, &a[1], &val));
+        if (!qd_type_is_int(val.ty)) {
+            return lw_error(lw, node, QD_ERR_TYPE, "qd.simt.%s takes an integer value, got %s", name,
+                            qd_type_scalar_name(val.ty->kind));
+        }
+        if (qd_type_bits(val.ty) < 32) {
+            RETURN_IF_ERROR(lw_convert(lw, node, &val, i32, &val));
+        }
+        return emitted(lw, lw_emit_value(lw, b->op, u32, val.id, QD_NO_VALUE), u32, out);
     case SK_VOTE_M:
         a++;
         /* fall through */

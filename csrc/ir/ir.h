@@ -161,6 +161,7 @@ typedef enum QdSig {
     SIG_SYNC_PRED,  /* integer -> i32 */
     SIG_SHUFFLE,    /* (T, i32) -> T, T scalar */
     SIG_BALLOT,     /* integer -> u32 */
+    SIG_MATCH,      /* integer of 32 or 64 bits -> u32 */
     SIG_VOTE,       /* integer -> u1 */
     SIG_PRINT,      /* scalars -> nothing; immediate format string */
     SIG_ASSERT,     /* integer -> nothing; immediate message */

@@ -126,13 +126,13 @@ def test_ballot_first_n_needs_compile_time_n():
         k(qd.ndarray(qd.u32, 32), 3)
 
 
-def test_warp_match_is_not_supported():
+def test_warp_match_all_is_not_supported():
     @qd.kernel
     def k(y: qd.types.ndarray(qd.u32, ndim=1)):
         for i in range(32):
-            y[i] = qd.simt.warp.match_any(qd.u32(0xFFFFFFFF), i)
+            y[i] = qd.simt.warp.match_all(qd.u32(0xFFFFFFFF), i)
 
-    with pytest.raises(qd.QuadrantsSyntaxError, match="qd.simt.warp.match_any is not supported"):
+    with pytest.raises(qd.QuadrantsSyntaxError, match="qd.simt.warp.match_all is not supported"):
         k(qd.ndarray(qd.u32, 32))
 
 

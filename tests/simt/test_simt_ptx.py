@@ -260,3 +260,15 @@ def test_min_blocks_per_sm_errors(value):
 
     with pytest.raises(qd.QuadrantsSyntaxError, match="min_blocks_per_sm must be an integer from 1 to 32"):
         k(qd.ndarray(qd.f32, 4))
+
+
+def test_match_any_ptx():
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i32, ndim=1), y: qd.types.ndarray(qd.i64, ndim=1),
+          out: qd.types.ndarray(qd.u32, ndim=1)):
+        for i in range(x.shape[0]):
+            out[i] = qd.simt.warp.match_any(qd.u32(0xFFFFFFFF), x[i]) ^ \
+                qd.simt.warp.match_any(qd.u32(0xFFFFFFFF), y[i])
+
+    ptx = ptx_of(k, qd.ndarray(qd.i32, 8), qd.ndarray(qd.i64, 8), qd.ndarray(qd.u32, 8))
+    assert "match.any.sync.b32" in ptx and "match.any.sync.b64" in ptx

@@ -104,3 +104,41 @@ def test_warp_intrinsics(gpu):
                      np.repeat((x.reshape(-1, W) > 100).any(1), W),
                      np.ones(n)], 1).astype(np.int32)
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("dtype", [qd.i32, qd.u32, qd.i64, qd.u8])
+def test_warp_match_any(gpu, dtype):
+    """Bit l of match_any(mask, v) is set when lane l's v equals this lane's; lanes outside the
+    `if` are inactive and in nobody's mask."""
+    @qd.kernel
+    def k(x: qd.types.ndarray(dtype, 1), active: qd.types.ndarray(qd.i32, 1),
+          out: qd.types.ndarray(qd.u32, 1)):
+        qd.loop_config(block_dim=64)
+        for i in range(x.shape[0]):
+            if active[i] != 0:
+                out[i] = qd.simt.warp.match_any(qd.u32(0xFFFFFFFF), x[i])
+
+    n = 64 * int(rng.integers(1, 8))
+    np_dt = {qd.i32: np.int32, qd.u32: np.uint32, qd.i64: np.int64, qd.u8: np.uint8}[dtype]
+    x = rng.integers(0, 5, n).astype(np_dt)
+    if dtype == qd.i64:
+        x = x * np.int64(1 << 40)  # equal low halves: the whole 64 bits are compared
+    active = (rng.random(n) < 0.8).astype(np.int32)
+    out = np.zeros(n, np.uint32)
+    k(x, active, out)
+    for w in range(n // W):
+        lanes = slice(w * W, (w + 1) * W)
+        xw, aw = x[lanes], active[lanes]
+        for lane in np.nonzero(aw)[0]:
+            want = sum(1 << j for j in range(W) if aw[j] and xw[j] == xw[lane])
+            assert out[w * W + lane] == want, (w, lane)
+
+
+def test_warp_match_any_takes_integers(gpu):
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f32, 1), out: qd.types.ndarray(qd.u32, 1)):
+        for i in range(x.shape[0]):
+            out[i] = qd.simt.warp.match_any(qd.u32(0xFFFFFFFF), x[i])
+
+    with pytest.raises(qd.QuadrantsTypeError, match="match_any takes an integer value, got f32"):
+        k(np.zeros(32, np.float32), np.zeros(32, np.uint32))

@@ -7,6 +7,7 @@
  *   subgroup_sync                                   bar.warp.sync(activemask)
  *   shuffle{,_xor,_up,_down}                        shfl.sync.{idx,bfly,up,down}.i32
  *   ballot, vote_all, vote_any                      vote.{ballot,all,any}.sync
+ *   match_any                                       match.any.sync.{b32,b64}
  *   shared_alloc                                    an addrspace(3) global of the block
  *   fence_block / fence_device / fence_system       membar.cta / membar.gl / membar.sys
  * Subgroup operations take the mask of the lanes active at the call (activemask): in uniform
@@ -200,6 +201,13 @@ qd_llvm_emit_simt(Emitter *e, const QdInst *inst)
                                               : "llvm.nvvm.vote.any.sync",
                  args, 2);
         break;
+    case QD_OP_MATCH_ANY: { /* match.any.sync.b32 / .b64 (sm_70 and later) */
+        args[0] = qd_llvm_active_mask(e);
+        args[1] = qd_llvm_value(e, inst->args[0]);
+        bool wide = qd_type_bits(qd_value_type(e->kernel, inst->args[0])) == 64;
+        r = nvvm(e, wide ? "llvm.nvvm.match.any.sync.i64" : "llvm.nvvm.match.any.sync.i32", args, 2);
+        break;
+    }
     case QD_OP_SHARED_ALLOC:
         r = emit_shared_alloc(e, inst);
         break;

@@ -7,6 +7,7 @@
  *   subgroup_sync                                             qd_simt_subgroup_sync
  *   shuffle{,_xor,_up,_down}                                  qd_simt_shuffle(bits, arg, mode)
  *   ballot, vote_all, vote_any                                qd_simt_ballot(pred, mode)
+ *   match_any                                                 qd_simt_match_any(value)
  *   shared_alloc                                              qd_simt_shared(offset, size)
  * Shuffled values travel as 64-bit patterns (zero-extended integers, float bits). Each
  * shared_alloc of a task gets its own offset in the block's shared buffer (16-byte aligned).
@@ -128,6 +129,14 @@ qd_llvm_emit_simt_cpu(Emitter *e, const QdInst *inst)
             r = LLVMBuildICmp(e->b, LLVMIntNE, r, i32c(e, 0), "");
         }
         break;
+    case QD_OP_MATCH_ANY: {
+        LLVMValueRef v = qd_llvm_value(e, inst->args[0]);
+        if (qd_type_bits(qd_value_type(e->kernel, inst->args[0])) < 64) {
+            v = LLVMBuildZExt(e->b, v, e->t_i64, "");
+        }
+        r = call_rt(e, "qd_simt_match_any", e->t_i32, &v, 1);
+        break;
+    }
     case QD_OP_SHARED_ALLOC:
         r = emit_shared(e, inst);
         break;

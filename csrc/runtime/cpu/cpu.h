@@ -84,6 +84,7 @@ int32_t qd_simt_block_sync_pred(int32_t pred, int32_t mode);
 void qd_simt_subgroup_sync(void);
 uint64_t qd_simt_shuffle(uint64_t value, int32_t arg, int32_t mode);
 uint32_t qd_simt_ballot(int32_t pred, int32_t mode);
+uint32_t qd_simt_match_any(uint64_t value);
 void *qd_simt_shared(int64_t offset, int64_t size);
 
 /***** rt_print.c *****/

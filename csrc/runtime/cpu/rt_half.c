@@ -170,6 +170,7 @@ static const QdCpuSymbol runtime_symbols[] = {
     {"qd_simt_subgroup_sync", (AnyFunction)qd_simt_subgroup_sync},
     {"qd_simt_shuffle", (AnyFunction)qd_simt_shuffle},
     {"qd_simt_ballot", (AnyFunction)qd_simt_ballot},
+    {"qd_simt_match_any", (AnyFunction)qd_simt_match_any},
     {"qd_simt_shared", (AnyFunction)qd_simt_shared},
 #ifdef HAVE_HALF_HELPERS
     {"__truncsfhf2", (AnyFunction)rt_truncsfhf2},

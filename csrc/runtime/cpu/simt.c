@@ -52,6 +52,7 @@ typedef enum LaneOp {
     OP_SYNC,        /* barrier without a value */
     OP_SHUFFLE,     /* value from lane `arg` (mode in `mode`) */
     OP_BALLOT,      /* ballot / vote of `pred` (mode: 0 ballot, 1 all, 2 any) */
+    OP_MATCH,       /* the lanes whose `value` equals this lane's */
     OP_BLOCK_PRED,  /* block barrier with predicate (mode: 0 all, 1 any, 2 count) */
 } LaneOp;
 
@@ -298,6 +299,15 @@ release_subgroup(Block *b, int32_t lo, int32_t hi)
                         : l->mode == 1 ? (uint64_t)((ballot & active) == active)
                                        : (uint64_t)(ballot != 0);
             break;
+        case OP_MATCH:
+            l->result = 0;
+            for (int32_t j = lo; j < hi; j++) {
+                const Lane *o = &b->lanes[j];
+                if (o->state == LANE_WAIT_SUB && o->op == OP_MATCH && o->value == l->value) {
+                    l->result |= 1u << (j - lo);
+                }
+            }
+            break;
         default:
             l->result = 0;
             break;
@@ -517,6 +527,17 @@ qd_simt_shuffle(uint64_t value, int32_t arg, int32_t mode)
     l->value = value;
     lane_wait(b, LANE_WAIT_SUB);
     return b->lanes[b->cur].result;
+}
+
+uint32_t
+qd_simt_match_any(uint64_t value)
+{
+    Block *b = tls_block;
+    Lane *l = &b->lanes[b->cur];
+    l->op = OP_MATCH;
+    l->value = value;
+    lane_wait(b, LANE_WAIT_SUB);
+    return (uint32_t)b->lanes[b->cur].result;
 }
 
 uint32_t
