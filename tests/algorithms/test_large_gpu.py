@@ -52,3 +52,38 @@ def test_scan_many_tiles_per_block():
     run(a, out, scratch, np.array([N], np.int32))
     np.testing.assert_array_equal(out[1:], np.cumsum(a)[:-1])
     assert out[0] == 0
+
+
+def test_reduce_more_tiles_than_blocks():
+    """More than 1024 tiles of 4096: each block of the grid reduce combines several."""
+    n = 1024 * 4096 * 2 + 4099
+
+    @qd.kernel
+    def run(a: qd.types.ndarray(qd.f32, 1), out: qd.types.ndarray(qd.f32, 1),
+            scratch: qd.types.ndarray(qd.u32, 1), c: qd.types.ndarray(qd.i32, 1)):
+        qd.algorithms.reduce_add(a, out, scratch, c[0], qd.f32, D)
+
+    rng = np.random.default_rng()
+    a = rng.random(n, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    scratch = np.zeros(qd.algorithms.reduce_scratch_slots(n, D), np.uint32)
+    run(a, out, scratch, np.array([n], np.int32))
+    assert abs(float(out[0]) - a.astype(np.float64).sum()) <= 1e-5 * n
+
+
+def test_scan_i32_long_lookback():
+    """1025 tiles of 8192 i32 elements: look-backs across many windows of 32 tiles."""
+    n = 8192 * 1024 + 77
+
+    @qd.kernel
+    def run(a: qd.types.ndarray(qd.i32, 1), out: qd.types.ndarray(qd.i32, 1),
+            scratch: qd.types.ndarray(qd.u32, 1), c: qd.types.ndarray(qd.i32, 1)):
+        qd.algorithms.exclusive_scan_add(a, out, scratch, c[0], qd.i32, D)
+
+    rng = np.random.default_rng()
+    a = rng.integers(-100, 100, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    scratch = np.zeros(qd.algorithms.exclusive_scan_scratch_slots(n, D), np.uint32)
+    run(a, out, scratch, np.array([n], np.int32))
+    np.testing.assert_array_equal(out[1:], np.cumsum(a)[:-1].astype(np.int32))
+    assert out[0] == 0

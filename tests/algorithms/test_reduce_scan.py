@@ -65,7 +65,8 @@ def test_every_op_and_dtype(kind, op, dt, rng):
 
 CAPACITY = (
     [(1, n) for n in (0, 1, 255, 256, "rand")]
-    + [(2, n) for n in (0, 1, 255, 256, 257, 2048, 2049, 65535, 65536, "rand")]
+    + [(2, n) for n in (0, 1, 255, 256, 257, 2048, 2049, 4096, 4097, 8192, 8193, 16385, 65535,
+                        65536, "rand")]
     + [(3, n) for n in (0, 1, 5, 257, 65536, 65537, "rand", 200_000, 524_289)]
     + [(4, n) for n in (1, 5, 65537)]
 )
@@ -79,7 +80,9 @@ CAPACITY = (
     ids=["reduce_add-i32", "reduce_min-f64", "exclusive_scan_add-i64", "exclusive_scan_max-f32"],
 )
 def test_capacity_levels(kind, op, dt, D, n, mode, rng):
-    """Every capacity level at the counts around its tile boundaries, and over-specified depths
+    """Every capacity level at the counts around its tile boundaries (the staircase's tiles of 2048
+    and 256, the GPU reduce's 4096, the look-back scan's 8192 and 4096 for 8-byte types), and
+    over-specified depths
     (n much smaller than 256**D) with scratch sized exactly for the live n."""
     hi = min(256**D, SIMT_MAX_N if mode == "cpu-simt" else 300_000)
     n = pick_n(n, rng, hi)

@@ -94,7 +94,7 @@ def test_keys_only(kdt, rng):
 
 CAPACITY = (
     [(1, n) for n in (0, 1, 255, 256, "rand")]
-    + [(2, n) for n in (257, 65535, 65536, "rand")]
+    + [(2, n) for n in (257, 2047, 2048, 2049, 4095, 4096, 4097, 12289, 65535, 65536, "rand")]
     + [(3, n) for n in (1, 5, 65537, "rand", 200_000)]
     + [(4, n) for n in (5, 1000)]
 )
