@@ -109,6 +109,16 @@ qd_cexpr_eval(QdCtx *ctx, QdLoc loc, const QdCexpr *e, const QdCexprEnv *env, in
             }
             r = e->op == '/' ? a / b : a % b;
             break;
+        case QD_CEXPR_SHL:
+            if (b < 0 || b > 62 || a < 0 || a > (INT64_MAX >> b)) {
+                overflow = true;
+                break;
+            }
+            r = a << b;
+            break;
+        case QD_CEXPR_EQ:
+            r = a == b;
+            break;
         default:
             return qd_error(ctx, loc, QD_ERR_INTERNAL, "bad compile-time operator '%c'", e->op);
         }

@@ -77,11 +77,16 @@ bool qd_type_is_generic(const QdType *ty);
 /***** cexpr.c *****/
 
 /* Compile-time integer expressions of templates: array counts, unroll bounds, constants. */
+/* Operator codes of compile-time expressions beyond the one-character ones (+ - * / %). */
+#define QD_CEXPR_SHL 'L' /* a << b */
+#define QD_CEXPR_EQ 'E'  /* a == b: 1 or 0 */
+
 typedef enum QdCexprKind {
     QD_CEXPR_INT,   /* literal: value */
     QD_CEXPR_PARAM, /* template integer parameter: name */
     QD_CEXPR_VAR,   /* unroll variable: value id */
-    QD_CEXPR_BINOP, /* lhs op rhs, op one of + - * / % (C semantics on int64) */
+    QD_CEXPR_BINOP, /* lhs op rhs, op one of + - * / % (C semantics on int64), QD_CEXPR_SHL
+                     * (<<) or QD_CEXPR_EQ (==, 1 or 0) */
 } QdCexprKind;
 
 struct QdCexpr {

@@ -308,6 +308,11 @@ lex_next(Lexer *lx)
     } else if (c == '-' && lx->pos + 1 < lx->len && s[lx->pos + 1] == '>') {
         t->kind = T_ARROW;
         lx->pos += 2;
+    } else if ((c == '<' || c == '=') && lx->pos + 1 < lx->len && s[lx->pos + 1] == c) {
+        /* `<<` and `==` of compile-time expressions */
+        t->kind = T_PUNCT;
+        t->punct = c == '<' ? QD_CEXPR_SHL : QD_CEXPR_EQ;
+        lx->pos += 2;
     } else if (strchr("(){}<>[],:=+-*/%", c) && c != '\0') {
         t->kind = T_PUNCT;
         t->punct = c;

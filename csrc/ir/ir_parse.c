@@ -283,18 +283,43 @@ parse_cexpr_term(Parser *p)
 }
 
 static QdCexpr *
-parse_cexpr(Parser *p)
+parse_cexpr_sum(Parser *p)
 {
-    if (++p->depth > MAX_DEPTH) {
-        perror_at(p, TOK, "expression nested too deeply");
-        return NULL;
-    }
     QdCexpr *e = parse_cexpr_term(p);
     while (e && TOK->kind == T_PUNCT && (TOK->punct == '+' || TOK->punct == '-')) {
         char op = TOK->punct;
         lex_next(&p->lx);
         QdCexpr *rhs = parse_cexpr_term(p);
         e = rhs ? qd_cexpr_binop(p->m, op, e, rhs) : NULL;
+    }
+    return e;
+}
+
+/* Left-associative levels, loosest last: * / %, + -, <<, ==. */
+static QdCexpr *
+parse_cexpr_shift(Parser *p)
+{
+    QdCexpr *e = parse_cexpr_sum(p);
+    while (e && TOK->kind == T_PUNCT && TOK->punct == QD_CEXPR_SHL) {
+        lex_next(&p->lx);
+        QdCexpr *rhs = parse_cexpr_sum(p);
+        e = rhs ? qd_cexpr_binop(p->m, QD_CEXPR_SHL, e, rhs) : NULL;
+    }
+    return e;
+}
+
+static QdCexpr *
+parse_cexpr(Parser *p)
+{
+    if (++p->depth > MAX_DEPTH) {
+        perror_at(p, TOK, "expression nested too deeply");
+        return NULL;
+    }
+    QdCexpr *e = parse_cexpr_shift(p);
+    while (e && TOK->kind == T_PUNCT && TOK->punct == QD_CEXPR_EQ) {
+        lex_next(&p->lx);
+        QdCexpr *rhs = parse_cexpr_shift(p);
+        e = rhs ? qd_cexpr_binop(p->m, QD_CEXPR_EQ, e, rhs) : NULL;
     }
     p->depth--;
     return e;

@@ -200,9 +200,19 @@ static int
 cexpr_prec(const QdCexpr *e)
 {
     if (e->kind != QD_CEXPR_BINOP) {
-        return 3;
+        return 5;
     }
-    return (e->op == '+' || e->op == '-') ? 1 : 2;
+    switch (e->op) {
+    case QD_CEXPR_EQ:
+        return 1;
+    case QD_CEXPR_SHL:
+        return 2;
+    case '+':
+    case '-':
+        return 3;
+    default:
+        return 4;
+    }
 }
 
 static void
@@ -238,7 +248,11 @@ print_cexpr(QdSbuf *sb, const Printer *p, const QdCexpr *e)
         int prec = cexpr_prec(e);
         /* Left-associative: the right operand needs parentheses at equal precedence. */
         print_cexpr_operand(sb, p, e->lhs, cexpr_prec(e->lhs) < prec);
-        qd_sbuf_printf(sb, " %c ", e->op);
+        if (e->op == QD_CEXPR_SHL || e->op == QD_CEXPR_EQ) {
+            qd_sbuf_puts(sb, e->op == QD_CEXPR_SHL ? " << " : " == ");
+        } else {
+            qd_sbuf_printf(sb, " %c ", e->op);
+        }
         print_cexpr_operand(sb, p, e->rhs, cexpr_prec(e->rhs) <= prec);
         break;
     }
