@@ -1,7 +1,8 @@
 """qd.algorithms beside what a user would call instead, in one process.
 
 On a GPU (default when CUDA is present): 16M elements (--log2 24) in qd.ndarrays, device time per
-call (median, CUDA events on the default stream that quadrants launches on) of
+call (median of CUDA events around 10 calls queued back to back on the default stream that
+quadrants launches on) of
   reduce_add f32, exclusive_scan_add i32, sort i32 keys, sort f32 keys with i32 values, select
   f32, reduce_by_key_add i32 (runs of 4 on average)
 beside torch (sum, cumsum, sort), CuPy (cumsum, sort) and the copy bandwidth floor of each op
@@ -44,7 +45,9 @@ def wall_us(fn, warm=3, iters=15):
     return statistics.median(ts)
 
 
-def device_us(fn, warm=5, iters=30):
+def device_us(fn, warm=5, iters=30, reps=10):
+    """Device time per call: CUDA events around `reps` calls queued back to back (so the time
+    the host takes to launch them overlaps the GPU's work), median over `iters`."""
     import torch
 
     for _ in range(warm):
@@ -55,10 +58,11 @@ def device_us(fn, warm=5, iters=30):
     for _ in range(iters):
         st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         st.record()
-        fn()
+        for _ in range(reps):
+            fn()
         en.record()
         en.synchronize()
-        ts.append(st.elapsed_time(en) * 1e3)
+        ts.append(st.elapsed_time(en) * 1e3 / reps)
     return statistics.median(ts)
 
 

@@ -481,12 +481,17 @@ def scan_lookback(src: qd.template(), src_raw: qd.template(), dst: qd.template()
         _blk.sync()
         tile = shared[0]
         start = tile * tile_n
-        for k in qd.static(range(per)):  # coalesced loads into the stage
-            j = k * BLOCK_DIM + t
-            v = identity(kind, dtype)
-            if start + j < n:
-                v = load(src, start + j, src_raw, dtype)
-            staged[_padded(j)] = v
+        vals = qd.Vector.zero(dtype, per)  # coalesced loads, all in flight before the stage
+        if start + tile_n <= n:
+            for k in qd.static(range(per)):
+                vals[k] = load(src, start + k * BLOCK_DIM + t, src_raw, dtype)
+        else:
+            for k in qd.static(range(per)):
+                vals[k] = identity(kind, dtype)
+                if start + k * BLOCK_DIM + t < n:
+                    vals[k] = load(src, start + k * BLOCK_DIM + t, src_raw, dtype)
+        for k in qd.static(range(per)):
+            staged[_padded(k * BLOCK_DIM + t)] = vals[k]
         _blk.sync()
         acc = identity(kind, dtype)  # each thread scans its `per` consecutive elements
         for k in qd.static(range(per)):
