@@ -100,6 +100,45 @@ def test_count_into_kernel_variable():
     assert k(x) == int(np.sum(x % 3 == 0))
 
 
+@pytest.mark.parametrize("dtype", [qd.f32, qd.f64])
+@pytest.mark.parametrize("case", ["nan_runs", "all_nan", "infinities", "one_element"])
+def test_float_min_max_ignore_nans(dtype, case):
+    """Float min / max reductions keep the non-NaN operand whatever the order the elements are
+    combined in (the CPU combines them in vector lanes): NaNs anywhere, only NaNs (the target
+    keeps its value), infinities, a single element."""
+    lo = qd.field(dtype, shape=())
+    hi = qd.field(dtype, shape=())
+
+    @qd.kernel
+    def k(x: NDArray[dtype, 1]):
+        for i in range(x.shape[0]):
+            qd.atomic_min(lo[None], x[i])
+            qd.atomic_max(hi[None], x[i])
+
+    t = NP[dtype]
+    n = int(rng.integers(1000, 5000))
+    x = (rng.standard_normal(n) * 1e3).astype(t)
+    if case == "nan_runs":
+        x[rng.integers(0, n, n // 3)] = np.nan
+        x[:17] = np.nan
+        x[-9:] = np.nan
+    elif case == "all_nan":
+        x[:] = np.nan
+    elif case == "infinities":
+        x[rng.integers(0, n, 5)] = np.inf
+        x[rng.integers(0, n, 5)] = -np.inf
+        x[rng.integers(0, n, 50)] = np.nan
+    else:
+        x = np.array([rng.standard_normal()], t)
+    first_lo, first_hi = t(7.5), t(-7.5)
+    lo[None], hi[None] = first_lo, first_hi
+    k(x)
+    finite = x[~np.isnan(x)]
+    want_lo = min(finite.min(), first_lo) if finite.size else first_lo
+    want_hi = max(finite.max(), first_hi) if finite.size else first_hi
+    assert lo[None] == want_lo and hi[None] == want_hi
+
+
 @pytest.mark.parametrize("dtype", [qd.f32, qd.i32, qd.u64])
 def test_min_max(dtype):
     lo = qd.field(dtype, shape=())

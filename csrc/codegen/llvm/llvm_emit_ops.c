@@ -523,6 +523,50 @@ qd_llvm_cast(Emitter *e, const QdType *from, const QdType *to, LLVMValueRef v)
 
 /***** dispatch *****/
 
+/* Whether value id is a load of a partial_* accumulator of the task being emitted. */
+static bool
+is_partial_load(const Emitter *e, uint32_t id)
+{
+    const QdInst *def = e->kernel->values[id].def;
+    if (def == NULL || def->op != QD_OP_LOAD) {
+        return false;
+    }
+    for (uint32_t k = 0; k < e->partials.len; k++) {
+        if (e->partials.data[k]->result == def->args[0]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* CPU: the update `max %acc, %v` (min) of a float partial accumulator (aggregate_atomics makes
+ * one of every atomic_max / atomic_min on one address in a loop). A NaN v is replaced by the
+ * identity, which leaves the accumulator as maxnum would: no operand can then be a NaN (the
+ * accumulator starts at the identity), the maxnum carries nnan and nsz (maxnum's sign of equal
+ * zeros is unspecified anyway) and LLVM vectorizes the reduction. NULL when inst is not such an
+ * update. */
+static LLVMValueRef
+partial_min_max(Emitter *e, const QdInst *inst)
+{
+    if ((inst->op != QD_OP_MIN && inst->op != QD_OP_MAX) || !qd_type_is_float(inst->type) ||
+        qd_llvm_is_gpu(e)) {
+        return NULL;
+    }
+    int acc = is_partial_load(e, inst->args[0]) ? 0 : is_partial_load(e, inst->args[1]) ? 1 : -1;
+    if (acc < 0) {
+        return NULL;
+    }
+    LLVMValueRef a = qd_llvm_value(e, inst->args[acc]);
+    LLVMValueRef v = qd_llvm_value(e, inst->args[1 - acc]);
+    LLVMValueRef ident = LLVMConstReal(LLVMTypeOf(v), inst->op == QD_OP_MAX ? -1.0 / 0.0 : 1.0 / 0.0);
+    LLVMValueRef nan = LLVMBuildFCmp(e->b, LLVMRealUNO, v, v, "");
+    LLVMValueRef args[2] = {a, LLVMBuildSelect(e->b, nan, ident, v, "")};
+    LLVMValueRef r = intrinsic1(e, inst->op == QD_OP_MAX ? "llvm.maxnum" : "llvm.minnum", args, 2);
+    LLVMFastMathFlags flags = LLVMFastMathNoNaNs | LLVMFastMathNoSignedZeros;
+    LLVMSetFastMathFlags(r, e->opts->fast_math ? flags | fast_math_flags(e) : flags);
+    return r;
+}
+
 /* Dispatch on the typing rule of ops.def: the sig says how many operands there are and which
  * type decides the operation (the result's for arithmetic, the operand's for comparisons,
  * unary ops and casts). */
@@ -543,7 +587,10 @@ qd_llvm_emit_op(Emitter *e, const QdInst *inst)
     case SIG_ARITH:
     case SIG_INT2:
     case SIG_FLOAT2:
-        r = qd_llvm_binary(e, inst->op, inst->type, a, b);
+        r = partial_min_max(e, inst);
+        if (r == NULL) {
+            r = qd_llvm_binary(e, inst->op, inst->type, a, b);
+        }
         break;
     case SIG_SHIFT:
         r = qd_llvm_binary(e, inst->op, inst->type, a, resize_unsigned(e, b, LLVMTypeOf(a)));
