@@ -3,12 +3,14 @@
 The keys are cut into tiles of TILE keys (16 per thread of a 256-thread block, or 8 when a key
 and its value take more than 8 bytes). Each digit pass (8 bits) is three phases, each one
 top-level loop (the phase boundaries are the grid-wide barriers):
-1. histogram: the count of each digit in each tile, stored digit-major in the u32 scratch
-   (``scratch[d * num_tiles + t]``);
+1. histogram: the count of each digit in each tile in the u32 scratch, digit-major on a GPU
+   (``scratch[d * num_tiles + t]``), tile-major on the plain CPU (``scratch[t * 256 + d]``:
+   the counts a tile's thread updates are contiguous);
 2. rows: on a GPU one inclusive scan per digit over the tiles (``scratch[d * num_tiles + t]``
    becomes the count of digit d in tiles 0..t, so ``scratch[d * num_tiles + num_tiles - 1]`` is
-   the total of digit d); on the plain CPU one thread scans the whole table (exclusive), which
-   gives every (digit, tile) pair the output position of its first key;
+   the total of digit d); on the plain CPU one thread scans the whole table in digit-major
+   order (exclusive), which gives every (digit, tile) pair the output position of its first
+   key;
 3. scatter: tile t's first key of digit d goes to (the totals of the digits below d) + (the
    keys of digit d in tiles before t); a key's rank among the tile's keys of its digit comes on
    top. On a GPU each subgroup ranks its share of the tile 32 keys at a time (lanes of equal
@@ -153,12 +155,11 @@ def _histogram(src: qd.template(), scratch: qd.template(), n: qd.template(),
     else:
         for tile in range(_num_tiles(n, tile_n)):
             count = n[()]
-            num_tiles = _num_tiles(n, tile_n)
-            for d in range(B):
-                scratch[d * num_tiles + tile] = qd.u32(0)
+            for d in range(B):  # tile-major on the plain CPU: a tile's counts are contiguous
+                scratch[tile * B + d] = qd.u32(0)
             for i in range(tile * tile_n, qd.min(tile * tile_n + tile_n, count)):
-                d = _digit(_read(src, i, key_dtype, first), bit_start)
-                scratch[d * num_tiles + tile] += qd.u32(1)
+                slot = tile * B + _digit(_read(src, i, key_dtype, first), bit_start)
+                scratch[slot] = scratch[slot] + qd.u32(1)  # the tile's own counts: no atomic
 
 
 @qd.func
@@ -186,12 +187,14 @@ def _rows(scratch: qd.template(), n: qd.template(), tile_n: qd.template()):
                 carry = total[0]
                 _blk.sync()
     else:
-        for _ in range(1):  # one thread: the flat exclusive scan of the digit-major table
+        for _ in range(1):  # one thread: the exclusive scan of the table in digit-major order
+            num_tiles = _num_tiles(n, tile_n)
             acc = qd.u32(0)
-            for j in range(_num_tiles(n, tile_n) * B):
-                v = scratch[j]
-                scratch[j] = acc
-                acc += v
+            for d in range(B):
+                for t in range(num_tiles):
+                    v = scratch[t * B + d]
+                    scratch[t * B + d] = acc
+                    acc += v
 
 
 @qd.func
@@ -295,10 +298,9 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
     else:
         for tile in range(_num_tiles(n, tile_n)):
             count = n[()]
-            num_tiles = _num_tiles(n, tile_n)
             for i in range(tile * tile_n, qd.min(tile * tile_n + tile_n, count)):
                 u = _read(src, i, key_dtype, first)
-                slot = _digit(u, bit_start) * num_tiles + tile
+                slot = tile * B + _digit(u, bit_start)
                 p = qd.cast(scratch[slot], qd.i32)
                 scratch[slot] = qd.cast(p + 1, qd.u32)
                 _write(dst, p, u, key_dtype, last)
