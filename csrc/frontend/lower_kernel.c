@@ -387,7 +387,49 @@ target_binds(const QdAst *t, const char *name)
     return false;
 }
 
-/* Whether any statement or expression under node assigns the plain name `name`. */
+/* Whether `arg` (a call argument or keyword) is the plain name `name`. */
+static bool
+is_name_arg(const QdAst *arg, const char *name)
+{
+    if (arg != NULL && arg->kind == QD_AST_KEYWORD) {
+        arg = arg->x;
+    }
+    return arg != NULL && arg->kind == QD_AST_NAME && arg->name != NULL &&
+           strcmp(arg->name, name) == 0;
+}
+
+/* Whether a call may write an argument that is a plain name: every call but Python's builtins
+ * of scalars (`range(n)`, `min(a, b)`, ...) and `qd.<name>(...)` builtins other than the
+ * atomics. A func's qd.template() or qd.ref parameter is the caller's variable, so any other
+ * callee counts as writing. */
+static bool
+call_may_write(const QdAst *call)
+{
+    static const char *const pure[] = {"range", "len", "int", "float", "bool", "abs", "min", "max",
+                                       "print", "isinstance"};
+    const QdAst *f = call->x;
+    if (f != NULL && f->kind == QD_AST_NAME && f->name != NULL) {
+        for (size_t i = 0; i < sizeof(pure) / sizeof(pure[0]); i++) {
+            if (strcmp(f->name, pure[i]) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if (f == NULL || f->kind != QD_AST_ATTRIBUTE || f->name == NULL) {
+        return true;
+    }
+    const QdAst *root = f->x;
+    while (root != NULL && root->kind == QD_AST_ATTRIBUTE) {
+        root = root->x;
+    }
+    bool is_qd = root != NULL && root->kind == QD_AST_NAME && root->name != NULL &&
+                 strcmp(root->name, "qd") == 0;
+    return !is_qd || strncmp(f->name, "atomic_", 7) == 0;
+}
+
+/* Whether any statement or expression under node may assign the plain name `name`: an
+ * assignment, or the name passed as it is to a call that may write it (call_may_write). */
 static bool
 assigns_name(const QdAst *node, const char *name)
 {
@@ -395,6 +437,18 @@ assigns_name(const QdAst *node, const char *name)
         return false;
     }
     switch (node->kind) {
+    case QD_AST_CALL:
+        for (uint32_t i = 0; i < node->a.len && call_may_write(node); i++) {
+            if (is_name_arg(node->a.items[i], name)) {
+                return true;
+            }
+        }
+        for (uint32_t i = 0; i < node->b.len && call_may_write(node); i++) {
+            if (is_name_arg(node->b.items[i], name)) {
+                return true;
+            }
+        }
+        break;
     case QD_AST_ASSIGN:
         for (uint32_t i = 0; i < node->a.len; i++) {
             if (target_binds(node->a.items[i], name)) {
@@ -439,7 +493,7 @@ assigns_name(const QdAst *node, const char *name)
 /* Whether a runtime scalar argument can be read where it lives instead of copied into a fresh
  * variable: it is one of the caller's variables (not an element of a field or an ndarray, which
  * the callee may change), of the parameter's type, no other argument is the same variable, and
- * the callee never assigns the parameter. At the top level of a kernel a copy is a serial task
+ * the callee never assigns the parameter nor passes it as it is to a call. At the top level of a kernel a copy is a serial task
  * of its own, between the tasks of the loops around the call. */
 static bool
 binds_in_place(Lowerer *lw, const QdAst *def, const QdAst *param, const Expr *bound,

@@ -852,3 +852,40 @@ def test_assigned_parameter_is_a_copy():
     out = np.zeros(6, np.int32)
     assert k(out, np.array([2], np.int32)) == 2
     np.testing.assert_array_equal(out, [1, 1, 1, 1, 0, 0])
+
+
+@qd.func
+def _add_five(y: qd.template()):
+    y = y + 5
+
+
+@qd.func
+def _bump_through_template(x):
+    _add_five(x)
+    return x
+
+
+@qd.func
+def _bump_through_atomic(x):
+    qd.atomic_add(x, 3)
+    return x
+
+
+@qd.func
+def _read_through_builtins(x):
+    return qd.max(x, 0) + min(x, 100) + qd.cast(x, qd.i32)
+
+
+def test_parameter_changed_through_a_call_is_a_copy():
+    """A parameter the callee passes to a qd.template() parameter or an atomic is its own
+    variable: the caller's variable keeps its value; passing it to builtins that only read it
+    keeps the argument read in place."""
+    @qd.kernel
+    def k() -> qd.i32:
+        v = 1
+        r = _bump_through_template(v)
+        s = _bump_through_atomic(v)
+        t = _read_through_builtins(v)
+        return v * 1000000 + r * 10000 + s * 100 + t
+
+    assert k() == 1 * 1000000 + 6 * 10000 + 4 * 100 + 3
