@@ -1,32 +1,28 @@
 """Shared pieces of the device-wide algorithms: the tile size, the checks, typed access to the
-scratch buffer, and the staircase that reduces or exclusive-scans a 1-D sequence of any length up
-to 256 ** log256_max_n in a fixed sequence of top-level phases.
+scratch buffer, and the ways to reduce or exclusive-scan a 1-D sequence of any length up to
+256 ** log256_max_n in a fixed sequence of top-level phases.
 
 Every phase is one top-level ``for`` of the caller's kernel, so the boundaries between phases are
-the grid-wide barriers the algorithms need. A phase works on tiles of BLOCK_DIM = 256 elements:
+the grid-wide barriers the algorithms need.
 
-- on a GPU (and on the CPU with ``cpu_simt=True``) a tile is one block of 256 threads, one element
-  per thread, combined with the ``qd.simt.block`` collectives;
-- on the plain CPU a tile is one iteration of the parallel loop, which walks its 256 elements in
-  order.
+- On a GPU (and on the CPU with ``cpu_simt=True``): reduce_grid (at most GRID_MAX blocks, then
+  one block) and scan_lookback (one pass over tiles of 8192 elements with a decoupled
+  look-back), tiles being blocks of 256 threads combined with the ``qd.simt.block`` collectives.
+- On the plain CPU: the staircase below, a tile being one iteration of a parallel loop that walks
+  its elements in order.
 
-Both forms use the same scratch layout, so the ``*_scratch_slots`` sizes hold for every backend.
-The staircase serves every op on the plain CPU, and select / reduce_by_key everywhere; on a GPU
-(or with cpu_simt) reduce uses reduce_grid (two loops) and exclusive scan scan_lookback (one
-pass with a decoupled look-back), both within the same scratch sizes.
+Every form stays within the sizes the ``*_scratch_slots`` helpers give for the live n.
 
 The staircase. Level 0 is the input sequence (length n), cut into tiles of TILE0 = 8 * 256
-elements (each thread of a block handles 8); level j >= 1 holds one partial per tile of level
-j - 1 (tiles of 256 there) and exists only when level j - 1 is longer than one tile (so its length
-is at least 2); levels live one after another in the scratch buffer from a base offset. Each level
-is at most as long as the sizing helpers assume (they count tiles of 256 throughout). The highest
-existing level is at most one tile long (when n <= 256 ** log256_max_n) and is handled by one
-block. A
-reduce runs the upsweep (tile partials, level by level) and reduces the top level; an exclusive
-scan then scans the top level and walks back down, each tile scanning its elements from its
-level-above prefix. Levels that do not exist for the live n are loops of zero iterations, so an
-over-specified log256_max_n costs a few empty launches and never writes outside the sizes the
-``*_scratch_slots`` helpers give.
+elements; level j >= 1 holds one partial per tile of level j - 1 (tiles of 256 there) and exists
+only when level j - 1 is longer than one tile (so its length is at least 2); levels live one
+after another in the scratch buffer from a base offset. Each level is at most as long as the
+sizing helpers assume (they count tiles of 256 throughout). The highest existing level is at most
+one tile long (when n <= 256 ** log256_max_n). A reduce runs the upsweep (tile partials, level
+by level) and reduces the top level; an exclusive scan then scans the top level and walks back
+down, each tile scanning its elements from its level-above prefix. Levels that do not exist for
+the live n are loops of zero iterations, so an over-specified log256_max_n costs a few empty
+loops and never writes outside the sizes the ``*_scratch_slots`` helpers give.
 """
 
 import quadrants as qd
@@ -37,7 +33,7 @@ from quadrants.simt import block as _blk
 from quadrants.simt import subgroup as _sg
 
 BLOCK_DIM = 256
-# Elements per thread in the tiles of the input level (level 0); the scratch levels have one.
+# Tiles of the staircase's input level (level 0) hold 8 * BLOCK_DIM elements; scratch levels one.
 PER_THREAD = 8
 TILE0 = BLOCK_DIM * PER_THREAD
 MAX_LOG256_MAX_N = 4
@@ -205,23 +201,11 @@ def tiles_reduce(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.te
     """dst[dst_off + b] = op over tile b (BLOCK_DIM * per_thread elements) of
     src[src_off : src_off + m], for b < nb (raw dst)."""
     tile = qd.static(BLOCK_DIM * per_thread)
-    if qd.static(simt()):
-        qd.loop_config(block_dim=BLOCK_DIM)
-        for i in range(nb * BLOCK_DIM):
-            base = (i // BLOCK_DIM) * tile + i % BLOCK_DIM
-            v = identity(kind, dtype)
-            for k in qd.static(range(per_thread)):
-                if base + k * BLOCK_DIM < m:
-                    v = op(v, load(src, src_off + base + k * BLOCK_DIM, src_raw, dtype))
-            r = _bc.reduce_all(v, BLOCK_DIM, op, dtype)
-            if i % BLOCK_DIM == 0:
-                store(dst, dst_off + i // BLOCK_DIM, r, True, dtype)
-    else:
-        for b in range(nb):
-            r = identity(kind, dtype)
-            for i in range(b * tile, qd.min(b * tile + tile, m)):
-                r = op(r, load(src, src_off + i, src_raw, dtype))
-            store(dst, dst_off + b, r, True, dtype)
+    for b in range(nb):
+        r = identity(kind, dtype)
+        for i in range(b * tile, qd.min(b * tile + tile, m)):
+            r = op(r, load(src, src_off + i, src_raw, dtype))
+        store(dst, dst_off + b, r, True, dtype)
 
 
 @qd.func
@@ -229,24 +213,11 @@ def tile_reduce_top(src: qd.template(), src_off, src_raw: qd.template(), top_in_
                     scratch: qd.template(), top_off, m, out: qd.template(), op: qd.template(),
                     kind: qd.template(), dtype: qd.template()):
     """out[0] = op over the top level (at most TILE0 elements): src itself, or the scratch level."""
-    if qd.static(simt()):
-        qd.loop_config(block_dim=BLOCK_DIM)
-        for i in range(BLOCK_DIM):
-            v = identity(kind, dtype)
-            for k in qd.static(range(PER_THREAD)):
-                if i + k * BLOCK_DIM < m:
-                    v = op(v, load_level(src, src_off, src_raw, scratch, top_off, top_in_scratch,
-                                         i + k * BLOCK_DIM, dtype))
-            r = _bc.reduce_all(v, BLOCK_DIM, op, dtype)
-            if i == 0:
-                out[0] = r
-    else:
-        for _ in range(1):
-            r = identity(kind, dtype)
-            for i in range(m):
-                r = op(r, load_level(src, src_off, src_raw, scratch, top_off, top_in_scratch, i,
-                                     dtype))
-            out[0] = r
+    for _ in range(1):
+        r = identity(kind, dtype)
+        for i in range(m):
+            r = op(r, load_level(src, src_off, src_raw, scratch, top_off, top_in_scratch, i, dtype))
+        out[0] = r
 
 
 @qd.func
@@ -258,51 +229,17 @@ def tiles_scan(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.temp
     from the tile's prefix scratch[prefix_off + b] (has_prefix) or the identity. The level is
     src -> dst, or (in_scratch) the scratch level at level_at, scanned in place."""
     tile = qd.static(BLOCK_DIM * per_thread)
-    if qd.static(simt()):
-        qd.loop_config(block_dim=BLOCK_DIM)
-        for i in range(nb * BLOCK_DIM):
-            staged = _blk.SharedArray((tile,), dtype)
-            t = i % BLOCK_DIM
-            start = (i // BLOCK_DIM) * tile
-            for k in qd.static(range(per_thread)):  # coalesced loads into the block's stage
-                j = k * BLOCK_DIM + t
-                v = identity(kind, dtype)
-                if start + j < m:
-                    v = load_level(src, src_off, src_raw, scratch, level_at, in_scratch, start + j,
-                                   dtype)
-                staged[j] = v
-            _blk.sync()
-            acc = identity(kind, dtype)  # each thread scans its per_thread consecutive elements
-            for k in qd.static(range(per_thread)):
-                x = staged[t * per_thread + k]
-                staged[t * per_thread + k] = acc
-                acc = op(acc, x)
-            e = _bc._exclusive_kind(acc, BLOCK_DIM, op, kind, dtype)  # its barriers publish stage
-            if qd.static(has_prefix):
-                e = op(load(scratch, prefix_off + i // BLOCK_DIM, True, dtype), e)
-            # each thread's own elements get its prefix e; staged back so stores are coalesced
-            for k in qd.static(range(per_thread)):
-                staged[t * per_thread + k] = op(e, staged[t * per_thread + k])
-            _blk.sync()
-            for k in qd.static(range(per_thread)):
-                j = k * BLOCK_DIM + t
-                if start + j < m:
-                    if in_scratch:
-                        store(scratch, level_at + start + j, staged[j], True, dtype)
-                    else:
-                        store(dst, dst_off + start + j, staged[j], dst_raw, dtype)
-    else:
-        for b in range(nb):
-            acc = identity(kind, dtype)
-            if qd.static(has_prefix):
-                acc = load(scratch, prefix_off + b, True, dtype)
-            for i in range(b * tile, qd.min(b * tile + tile, m)):
-                v = load_level(src, src_off, src_raw, scratch, level_at, in_scratch, i, dtype)
-                if in_scratch:
-                    store(scratch, level_at + i, acc, True, dtype)
-                else:
-                    store(dst, dst_off + i, acc, dst_raw, dtype)
-                acc = op(acc, v)
+    for b in range(nb):
+        acc = identity(kind, dtype)
+        if qd.static(has_prefix):
+            acc = load(scratch, prefix_off + b, True, dtype)
+        for i in range(b * tile, qd.min(b * tile + tile, m)):
+            v = load_level(src, src_off, src_raw, scratch, level_at, in_scratch, i, dtype)
+            if in_scratch:
+                store(scratch, level_at + i, acc, True, dtype)
+            else:
+                store(dst, dst_off + i, acc, dst_raw, dtype)
+            acc = op(acc, v)
 
 
 # ---- the staircases
