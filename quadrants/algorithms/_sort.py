@@ -198,20 +198,6 @@ def _rows(scratch: qd.template(), n: qd.template(), tile_n: qd.template()):
 
 
 @qd.func
-def _peers(d):
-    """The lanes of this subgroup whose digit equals this lane's d (8 ballots)."""
-    peers = qd.u32(0xFFFFFFFF)
-    for b in qd.static(range(RADIX_BITS)):
-        bit = (d >> b) & 1
-        vote = qd.cast(_sg.ballot(bit), qd.u32)
-        if bit != 0:
-            peers &= vote
-        else:
-            peers &= ~vote
-    return peers
-
-
-@qd.func
 def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: qd.template(),
              scratch: qd.template(), n: qd.template(), bit_start: qd.template(),
              key_dtype: qd.template(), has_values: qd.template(), first: qd.template(),
@@ -253,7 +239,7 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
             _blk.sync()
             for r in qd.static(range(kpt)):
                 d = _digit(keys[r], bit_start)
-                peers = _peers(d)
+                peers = _bc.digit_peers(d, RADIX_BITS)
                 below = qd.math.popcnt(peers & _sg.lanemask_lt(lane))
                 before = counts[warp, d]
                 ranks[r] = before + below

@@ -93,6 +93,21 @@ def _exclusive_kind(value, block_dim: qd.template(), op: qd.template(), kind: qd
 
 
 @qd.func
+def digit_peers(digit, num_bits: qd.template()):
+    """The lanes of this subgroup whose digit (num_bits bits) equals this lane's: one ballot per
+    bit."""
+    peers = qd.u32(0xFFFFFFFF)
+    for b in qd.static(range(num_bits)):
+        bit = (digit >> b) & 1
+        vote = qd.cast(_sg.ballot(bit), qd.u32)
+        if bit != 0:
+            peers &= vote
+        else:
+            peers &= ~vote
+    return peers
+
+
+@qd.func
 def radix_rank_match_atomic_or(key, block_dim: qd.template(), radix_bits: qd.template(),
                                bit_start: qd.template(), num_bits: qd.template(), bins,
                                excl_prefix):
@@ -103,15 +118,7 @@ def radix_rank_match_atomic_or(key, block_dim: qd.template(), radix_bits: qd.tem
     lane = tid % W
     warp = tid // W
     digit = qd.cast((qd.cast(key, qd.u32) >> bit_start) & ((1 << num_bits) - 1), qd.i32)
-    # peers: the lanes of this subgroup with the same digit
-    peers = qd.u32(0xFFFFFFFF)
-    for b in qd.static(range(num_bits)):
-        bit = (digit >> b) & 1
-        vote = qd.cast(_sg.ballot(bit), qd.u32)
-        if bit != 0:
-            peers &= vote
-        else:
-            peers &= ~vote
+    peers = digit_peers(digit, num_bits)
     below = qd.math.popcnt(peers & _sg.lanemask_lt(lane))
     # per (subgroup, digit) counts, then their exclusive prefix over the subgroups
     counts = _blk.SharedArray((nw, block_dim), qd.i32)
