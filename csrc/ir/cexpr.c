@@ -43,6 +43,26 @@ qd_cexpr_var(QdModule *m, uint32_t var)
     return e;
 }
 
+int
+qd_cexpr_prec(char op)
+{
+    switch (op) {
+    case QD_CEXPR_EQ:
+        return 1;
+    case QD_CEXPR_SHL:
+        return 2;
+    case '+':
+    case '-':
+        return 3;
+    case '*':
+    case '/':
+    case '%':
+        return QD_CEXPR_TIGHTEST;
+    default:
+        return 0;
+    }
+}
+
 QdCexpr *
 qd_cexpr_binop(QdModule *m, char op, QdCexpr *lhs, QdCexpr *rhs)
 {

@@ -117,6 +117,10 @@ QdCexpr *qd_cexpr_int(struct QdModule *m, int64_t v);
 QdCexpr *qd_cexpr_param(struct QdModule *m, const char *name);
 QdCexpr *qd_cexpr_var(struct QdModule *m, uint32_t var);
 QdCexpr *qd_cexpr_binop(struct QdModule *m, char op, QdCexpr *lhs, QdCexpr *rhs);
+/* Binding strength of binary operator op, 1 (==, the loosest) to QD_CEXPR_TIGHTEST (* / %);
+ * 0 when op is no operator of compile-time expressions. All levels are left-associative. */
+#define QD_CEXPR_TIGHTEST 4
+int qd_cexpr_prec(char op);
 
 /***** ops.def *****/
 

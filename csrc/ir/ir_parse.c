@@ -269,41 +269,19 @@ parse_cexpr_primary(Parser *p)
     return NULL;
 }
 
+/* The operators of binding strength `level` and tighter (qd_cexpr_prec), left-associative. */
 static QdCexpr *
-parse_cexpr_term(Parser *p)
+parse_cexpr_level(Parser *p, int level)
 {
-    QdCexpr *e = parse_cexpr_primary(p);
-    while (e && TOK->kind == T_PUNCT && strchr("*/%", TOK->punct)) {
+    if (level > QD_CEXPR_TIGHTEST) {
+        return parse_cexpr_primary(p);
+    }
+    QdCexpr *e = parse_cexpr_level(p, level + 1);
+    while (e && TOK->kind == T_PUNCT && qd_cexpr_prec(TOK->punct) == level) {
         char op = TOK->punct;
         lex_next(&p->lx);
-        QdCexpr *rhs = parse_cexpr_primary(p);
+        QdCexpr *rhs = parse_cexpr_level(p, level + 1);
         e = rhs ? qd_cexpr_binop(p->m, op, e, rhs) : NULL;
-    }
-    return e;
-}
-
-static QdCexpr *
-parse_cexpr_sum(Parser *p)
-{
-    QdCexpr *e = parse_cexpr_term(p);
-    while (e && TOK->kind == T_PUNCT && (TOK->punct == '+' || TOK->punct == '-')) {
-        char op = TOK->punct;
-        lex_next(&p->lx);
-        QdCexpr *rhs = parse_cexpr_term(p);
-        e = rhs ? qd_cexpr_binop(p->m, op, e, rhs) : NULL;
-    }
-    return e;
-}
-
-/* Left-associative levels, loosest last: * / %, + -, <<, ==. */
-static QdCexpr *
-parse_cexpr_shift(Parser *p)
-{
-    QdCexpr *e = parse_cexpr_sum(p);
-    while (e && TOK->kind == T_PUNCT && TOK->punct == QD_CEXPR_SHL) {
-        lex_next(&p->lx);
-        QdCexpr *rhs = parse_cexpr_sum(p);
-        e = rhs ? qd_cexpr_binop(p->m, QD_CEXPR_SHL, e, rhs) : NULL;
     }
     return e;
 }
@@ -315,12 +293,7 @@ parse_cexpr(Parser *p)
         perror_at(p, TOK, "expression nested too deeply");
         return NULL;
     }
-    QdCexpr *e = parse_cexpr_shift(p);
-    while (e && TOK->kind == T_PUNCT && TOK->punct == QD_CEXPR_EQ) {
-        lex_next(&p->lx);
-        QdCexpr *rhs = parse_cexpr_shift(p);
-        e = rhs ? qd_cexpr_binop(p->m, QD_CEXPR_EQ, e, rhs) : NULL;
-    }
+    QdCexpr *e = parse_cexpr_level(p, 1);
     p->depth--;
     return e;
 }

@@ -199,20 +199,7 @@ static void print_cexpr(QdSbuf *sb, const Printer *p, const QdCexpr *e);
 static int
 cexpr_prec(const QdCexpr *e)
 {
-    if (e->kind != QD_CEXPR_BINOP) {
-        return 5;
-    }
-    switch (e->op) {
-    case QD_CEXPR_EQ:
-        return 1;
-    case QD_CEXPR_SHL:
-        return 2;
-    case '+':
-    case '-':
-        return 3;
-    default:
-        return 4;
-    }
+    return e->kind == QD_CEXPR_BINOP ? qd_cexpr_prec(e->op) : QD_CEXPR_TIGHTEST + 1;
 }
 
 static void

@@ -210,8 +210,7 @@ verify_cexpr(Verifier *v, const QdInst *inst, const QdCexpr *e)
         }
         return 0;
     case QD_CEXPR_BINOP:
-        if (e->op == '\0' || (strchr("+-*/%", e->op) == NULL && e->op != QD_CEXPR_SHL &&
-                               e->op != QD_CEXPR_EQ)) {
+        if (qd_cexpr_prec(e->op) == 0) {
             return verify_fail(v, inst, "bad operator in a compile-time expression");
         }
         RETURN_IF_ERROR(verify_cexpr(v, inst, e->lhs));
