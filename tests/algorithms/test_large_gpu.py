@@ -39,18 +39,26 @@ def test_sort_many_tiles_per_block():
     np.testing.assert_array_equal(vals.to_numpy(), perm.astype(np.int32))
 
 
-def test_scan_many_tiles_per_block():
+# i64: 2048 tiles of 4096 (more tiles than the grid has blocks); i32: 1025 tiles of 8192, whose
+# look-backs cross many windows of 32 tiles
+@pytest.mark.parametrize(
+    "dtype,scratch_dtype,n", [(qd.i64, qd.u64, N), (qd.i32, qd.u32, 8192 * 1024 + 77)],
+    ids=["i64-many-tiles-per-block", "i32-long-lookback"],
+)
+def test_scan(dtype, scratch_dtype, n):
     @qd.kernel
-    def run(a: qd.types.ndarray(qd.i64, 1), out: qd.types.ndarray(qd.i64, 1),
-            scratch: qd.types.ndarray(qd.u64, 1), c: qd.types.ndarray(qd.i32, 1)):
-        qd.algorithms.exclusive_scan_add(a, out, scratch, c[0], qd.i64, D)
+    def run(a: qd.types.ndarray(dtype, 1), out: qd.types.ndarray(dtype, 1),
+            scratch: qd.types.ndarray(scratch_dtype, 1), c: qd.types.ndarray(qd.i32, 1)):
+        qd.algorithms.exclusive_scan_add(a, out, scratch, c[0], dtype, D)
 
+    np_dtype = np.int64 if dtype == qd.i64 else np.int32
     rng = np.random.default_rng()
-    a = rng.integers(-1000, 1000, N).astype(np.int64)
-    out = np.zeros(N, np.int64)
-    scratch = np.zeros(qd.algorithms.exclusive_scan_scratch_slots(N, D), np.uint64)
-    run(a, out, scratch, np.array([N], np.int32))
-    np.testing.assert_array_equal(out[1:], np.cumsum(a)[:-1])
+    a = rng.integers(-1000, 1000, n).astype(np_dtype)
+    out = np.zeros(n, np_dtype)
+    scratch = np.zeros(qd.algorithms.exclusive_scan_scratch_slots(n, D),
+                       np.uint64 if scratch_dtype == qd.u64 else np.uint32)
+    run(a, out, scratch, np.array([n], np.int32))
+    np.testing.assert_array_equal(out[1:], np.cumsum(a)[:-1].astype(np_dtype))
     assert out[0] == 0
 
 
@@ -69,21 +77,3 @@ def test_reduce_more_tiles_than_blocks():
     scratch = np.zeros(qd.algorithms.reduce_scratch_slots(n, D), np.uint32)
     run(a, out, scratch, np.array([n], np.int32))
     assert abs(float(out[0]) - a.astype(np.float64).sum()) <= 1e-5 * n
-
-
-def test_scan_i32_long_lookback():
-    """1025 tiles of 8192 i32 elements: look-backs across many windows of 32 tiles."""
-    n = 8192 * 1024 + 77
-
-    @qd.kernel
-    def run(a: qd.types.ndarray(qd.i32, 1), out: qd.types.ndarray(qd.i32, 1),
-            scratch: qd.types.ndarray(qd.u32, 1), c: qd.types.ndarray(qd.i32, 1)):
-        qd.algorithms.exclusive_scan_add(a, out, scratch, c[0], qd.i32, D)
-
-    rng = np.random.default_rng()
-    a = rng.integers(-100, 100, n).astype(np.int32)
-    out = np.zeros(n, np.int32)
-    scratch = np.zeros(qd.algorithms.exclusive_scan_scratch_slots(n, D), np.uint32)
-    run(a, out, scratch, np.array([n], np.int32))
-    np.testing.assert_array_equal(out[1:], np.cumsum(a)[:-1].astype(np.int32))
-    assert out[0] == 0

@@ -100,12 +100,8 @@ def test_count_into_kernel_variable():
     assert k(x) == int(np.sum(x % 3 == 0))
 
 
-@pytest.mark.parametrize("dtype", [qd.f32, qd.f64])
-@pytest.mark.parametrize("case", ["nan_runs", "all_nan", "infinities", "one_element"])
-def test_float_min_max_ignore_nans(dtype, case):
-    """Float min / max reductions keep the non-NaN operand whatever the order the elements are
-    combined in (the CPU combines them in vector lanes): NaNs anywhere, only NaNs (the target
-    keeps its value), infinities, a single element."""
+def _min_max_kernel(dtype):
+    """0-d fields lo, hi and a kernel reducing an ndarray into them with atomic_min / max."""
     lo = qd.field(dtype, shape=())
     hi = qd.field(dtype, shape=())
 
@@ -115,6 +111,16 @@ def test_float_min_max_ignore_nans(dtype, case):
             qd.atomic_min(lo[None], x[i])
             qd.atomic_max(hi[None], x[i])
 
+    return lo, hi, k
+
+
+@pytest.mark.parametrize("dtype", [qd.f32, qd.f64])
+@pytest.mark.parametrize("case", ["nan_runs", "all_nan", "infinities", "one_element"])
+def test_float_min_max_ignore_nans(dtype, case):
+    """Float min / max reductions keep the non-NaN operand whatever the order the elements are
+    combined in (the CPU combines them in vector lanes): NaNs anywhere, only NaNs (the target
+    keeps its value), infinities, a single element."""
+    lo, hi, k = _min_max_kernel(dtype)
     t = NP[dtype]
     n = int(rng.integers(1000, 5000))
     x = (rng.standard_normal(n) * 1e3).astype(t)
@@ -141,15 +147,7 @@ def test_float_min_max_ignore_nans(dtype, case):
 
 @pytest.mark.parametrize("dtype", [qd.f32, qd.i32, qd.u64])
 def test_min_max(dtype):
-    lo = qd.field(dtype, shape=())
-    hi = qd.field(dtype, shape=())
-
-    @qd.kernel
-    def k(x: NDArray[dtype, 1]):
-        for i in range(x.shape[0]):
-            qd.atomic_min(lo[None], x[i])
-            qd.atomic_max(hi[None], x[i])
-
+    lo, hi, k = _min_max_kernel(dtype)
     if dtype == qd.f32:
         x = rng.standard_normal(N).astype(np.float32)
         x[rng.integers(0, N, 10)] = np.nan  # the non-NaN operand wins, as for the atomics
