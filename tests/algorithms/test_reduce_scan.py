@@ -174,3 +174,24 @@ def test_qd_tensor(backend, rng):
     run(arr, out, red, scratch, cnt)
     check_exclusive_scan("min", qd.f64, a, out.to_numpy(), f"{backend} tensor exclusive_scan_min")
     check_reduce("add", qd.f64, a, red.to_numpy()[0], f"{backend} tensor reduce_add")
+
+
+@pytest.mark.parametrize("op", ["add", "max"])
+def test_gpu_reduce_is_one_loop(op, mode, keep_qir, rng):
+    """On a GPU (and with cpu_simt) a reduce is one parallel loop: the last block to finish
+    combines the partials. The serial code before it evaluates the count and zeroes the
+    counter of finished blocks (the scratch holds garbage here)."""
+    if mode == "cpu-plain":
+        pytest.skip("the plain CPU reduces with the staircase")
+    N, D = 300_000, 3
+    n = int(rng.integers(2 * 8192, N))
+    a = random_values(rng, qd.f32, N)
+    out = sentinel(np.float32, 1)
+    scratch = guarded_scratch(qd.algorithms.reduce_scratch_slots(n, D))
+    run_op(a, out, scratch, count(n), f"reduce_{op}", qd.f32, D)
+    check_reduce(op, qd.f32, a[:n], out[0], f"reduce_{op} f32 n={n}")
+    compiled = [x for e in run_op._compiled.values()
+                for x in (e if isinstance(e, tuple) else (e,))
+                if type(x).__name__ in ("CompiledKernel", "CudaKernel")][-1]
+    tasks = [line.split()[1] for line in compiled.qir.splitlines() if line.startswith("  task ")]
+    assert tasks == ["serial", "range_for"]
