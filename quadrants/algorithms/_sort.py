@@ -14,7 +14,7 @@ top-level loop (the phase boundaries are the grid-wide barriers):
 3. scatter: tile t's first key of digit d goes to (the totals of the digits below d) + (the
    keys of digit d in tiles before t); a key's rank among the tile's keys of its digit comes on
    top. On a GPU each subgroup ranks its share of the tile 32 keys at a time (lanes of equal
-   digit found with ballots), the tile is put in digit order in shared memory, and consecutive
+   digit found with a shared-memory atomic_or per lane), the tile is put in digit order in shared memory, and consecutive
    threads write consecutive positions; on the plain CPU the tile's thread walks its keys in
    order and advances the positions in the table.
 Keys of a tile keep their order, so the sort is stable. Passes alternate keys -> tmp_keys ->
@@ -237,15 +237,21 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
                 if j < valid:
                     keys[r] = _read(src, base + j, key_dtype, first)
             _blk.sync()
+            qd.static_assert(tile_n >= nw * B, "a tile holds a word per subgroup and digit")
+            # while ranking, staged[w * B + d] holds the lanes of subgroup w whose key has digit d
+            for w in qd.static(range(nw)):
+                staged[w * B + t] = qd.cast(0, ut)
+            _blk.sync()
             for r in qd.static(range(kpt)):
                 d = _digit(keys[r], bit_start)
-                peers = _bc.digit_peers(d, RADIX_BITS)
+                peers = _bc.match_peers(staged, warp * B + d, ut)
                 below = qd.math.popcnt(peers & _sg.lanemask_lt(lane))
                 before = counts[warp, d]
                 ranks[r] = before + below
                 _sg.sync()
                 if below == 0:
                     counts[warp, d] = before + qd.math.popcnt(peers)
+                    staged[warp * B + d] = qd.cast(0, ut)
                 _sg.sync()
             _blk.sync()
             mine = 0  # digit t: the subgroups' prefixes and the tile's count

@@ -93,18 +93,15 @@ def _exclusive_kind(value, block_dim: qd.template(), op: qd.template(), kind: qd
 
 
 @qd.func
-def digit_peers(digit, num_bits: qd.template()):
-    """The lanes of this subgroup whose digit (num_bits bits) equals this lane's: one ballot per
-    bit."""
-    peers = qd.u32(0xFFFFFFFF)
-    for b in qd.static(range(num_bits)):
-        bit = (digit >> b) & 1
-        vote = qd.cast(_sg.ballot(bit), qd.u32)
-        if bit != 0:
-            peers &= vote
-        else:
-            peers &= ~vote
-    return peers
+def match_peers(words: qd.template(), slot, dtype: qd.template()):
+    """The lanes of this subgroup whose `slot` equals this lane's (slot: the subgroup's word for
+    the lane's digit): each lane sets its bit in the shared word words[slot] (zero before, of
+    unsigned dtype), and reads the word back. (One shared-memory atomic per lane; one ballot per
+    digit bit cost more in the sort's scatter.) The word stays set: the caller zeroes it, once
+    every lane has read it, before its next use."""
+    qd.atomic_or(words[slot], qd.cast(1, dtype) << qd.cast(_blk.thread_idx() % W, dtype))
+    _sg.sync()
+    return qd.cast(words[slot], qd.u32)
 
 
 @qd.func
@@ -118,13 +115,15 @@ def radix_rank_match_atomic_or(key, block_dim: qd.template(), radix_bits: qd.tem
     lane = tid % W
     warp = tid // W
     digit = qd.cast((qd.cast(key, qd.u32) >> bit_start) & ((1 << num_bits) - 1), qd.i32)
-    peers = digit_peers(digit, num_bits)
-    below = qd.math.popcnt(peers & _sg.lanemask_lt(lane))
-    # per (subgroup, digit) counts, then their exclusive prefix over the subgroups
+    # per (subgroup, digit) lanes and counts, then the counts' exclusive prefix over the subgroups
+    match = _blk.SharedArray((nw * block_dim,), qd.u32)
     counts = _blk.SharedArray((nw, block_dim), qd.i32)
     for w in qd.static(range(nw)):
+        match[w * block_dim + tid] = qd.u32(0)
         counts[w, tid] = 0
     _blk.sync()
+    peers = match_peers(match, warp * block_dim + digit, qd.u32)
+    below = qd.math.popcnt(peers & _sg.lanemask_lt(lane))
     if below == 0:
         counts[warp, digit] = qd.math.popcnt(peers)
     _blk.sync()
