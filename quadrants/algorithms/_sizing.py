@@ -65,7 +65,8 @@ def exclusive_scan_scratch_slots(n, log256_max_n: qd.template() = None):
 
 @qd.pyfunc
 def sort_scratch_slots(n, log256_max_n: qd.template() = None):
-    """Slots of sort's u32 scratch: the per-tile digit histograms and the partials of their scan."""
+    """Slots of sort's u32 scratch: the per-tile digit histograms and the partials of their scan
+    (on a GPU: digit totals, a counter and a status word per tile and digit, within it)."""
     depth = qd.static(_depth(n, log256_max_n))
     m = _ceil(n) * B
     s = m

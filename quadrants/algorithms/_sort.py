@@ -1,22 +1,30 @@
 """qd.algorithms.sort: a stable LSB radix sort of 32- or 64-bit keys, with optional values.
 
 The keys are cut into tiles of TILE keys (16 per thread of a 256-thread block, or 8 when a key
-and its value take more than 8 bytes). Each digit pass (8 bits) is three phases, each one
-top-level loop (the phase boundaries are the grid-wide barriers):
-1. histogram: the count of each digit in each tile in the u32 scratch, digit-major on a GPU
-   (``scratch[d * num_tiles + t]``), tile-major on the plain CPU (``scratch[t * 256 + d]``:
-   the counts a tile's thread updates are contiguous);
-2. rows: on a GPU one inclusive scan per digit over the tiles (``scratch[d * num_tiles + t]``
-   becomes the count of digit d in tiles 0..t, so ``scratch[d * num_tiles + num_tiles - 1]`` is
-   the total of digit d); on the plain CPU one thread scans the whole table in digit-major
-   order (exclusive), which gives every (digit, tile) pair the output position of its first
-   key;
-3. scatter: tile t's first key of digit d goes to (the totals of the digits below d) + (the
-   keys of digit d in tiles before t); a key's rank among the tile's keys of its digit comes on
-   top. On a GPU each subgroup ranks its share of the tile 32 keys at a time (lanes of equal
-   digit found with a shared-memory atomic_or per lane), the tile is put in digit order in shared memory, and consecutive
-   threads write consecutive positions; on the plain CPU the tile's thread walks its keys in
-   order and advances the positions in the table.
+and its value take more than 8 bytes); each 8-bit digit is one pass. A key goes to (the keys of
+smaller digits) + (the keys of its digit in earlier tiles) + its rank among the keys of its tile
+with the same digit. Phases are top-level loops (the phase boundaries are the grid-wide
+barriers).
+
+On a GPU (and with cpu_simt), per pass:
+1. clear: zero the tile counter and the tiles' status words in the u32 scratch (and, before
+   every fourth pass, the digit totals);
+2. before every fourth pass, totals: one read of the keys counts the digits of up to four
+   passes (``scratch[q * 256 + d]``: the keys whose digit of pass p + q is d);
+3. scatter: blocks take tiles in order from the counter. Each subgroup ranks its share of the
+   tile 32 keys at a time (lanes of equal digit found with a shared-memory atomic_or per lane);
+   thread d of the block publishes the tile's count of digit d in the tile's status word and
+   looks back over the words of the tiles before it, 8 at a time, adding their counts until
+   one holds an inclusive count (a decoupled look-back, one per digit), then publishes its own
+   inclusive count. The tile is put in digit order in shared memory and consecutive threads
+   write consecutive positions. A status word holds its flags in the top two bits and the
+   count below them; from 2**30 keys on the counts take two arrays after the status words.
+   A sort of one tile needs no scratch: its own counts place its keys.
+On the plain CPU, per pass: the count of each digit in each tile (tile-major,
+``scratch[t * 256 + d]``), one thread scanning the table in digit-major order (exclusive),
+which gives every (digit, tile) pair the output position of its first key, and each tile's
+thread walking its keys in order and advancing the positions in the table.
+
 Keys of a tile keep their order, so the sort is stable. Passes alternate keys -> tmp_keys ->
 keys, so an even number of passes leaves the result in keys.
 
@@ -26,7 +34,7 @@ non-negative values and every bit of negative ones, so NaNs with the sign bit cl
 +inf, as in NumPy) and the last pass maps it back as it writes it.
 
 The count is read from ``n[()]`` inside every phase (loop bounds included), so a sort launches
-exactly three tasks per pass.
+a fixed list of loops and no serial task.
 """
 
 import quadrants as qd
@@ -43,6 +51,16 @@ KEY_DTYPES = c.SCALAR_DTYPES_32 + c.SCALAR_DTYPES_64
 # Blocks of the scatter phase an SM holds at once: ptxas keeps the phase within 128 registers
 # (more blocks cost spills and were slower on an H200).
 _SCATTER_BLOCKS = 2
+# GPU scratch layout: the digit totals of up to _HIST_PASSES passes (_HIST_PASSES * B words),
+# the tile counter, then one status word per tile and digit (_status_base(): tile-major).
+_HIST_PASSES = 4
+_HIST_BLOCKS = 512  # blocks that count the digit totals, each over every 512th tile
+# a status word: the flag bits over a count (n < 2 ** 30 keys)
+_AGGREGATE = 1 << 30
+_INCLUSIVE = 2 << 30
+_VALUE_MASK = (1 << 30) - 1
+_PACKED_LIMIT = 1 << 30  # from this many keys on, the counts live beside the status words
+_LOOKBACK = 8  # status words a look-back step reads at once
 
 
 def _key_bits(key_dtype):
@@ -129,79 +147,158 @@ def _num_tiles(n: qd.template(), tile_n: qd.template()):
 def _histogram(src: qd.template(), scratch: qd.template(), n: qd.template(),
                bit_start: qd.template(), key_dtype: qd.template(), first: qd.template(),
                tile_n: qd.template()):
-    """scratch[d * num_tiles + t] = the count of digit d among the keys of tile t."""
-    kpt = qd.static(tile_n // B)
-    if qd.static(c.simt()):
-        qd.loop_config(block_dim=B)
-        for i in range(_num_tiles(n, tile_n) * B):
-            count = n[()]
-            num_tiles = _num_tiles(n, tile_n)
-            hist = _blk.SharedArray((B,), qd.i32)
-            t = _blk.thread_idx()
-            tile = i // B
-            hist[t] = 0
-            digits = qd.Vector.zero(qd.i32, kpt)
-            for r in qd.static(range(kpt)):  # every load in flight before the first atomic
-                j = tile * tile_n + r * B + t
-                digits[r] = -1
-                if j < count:
-                    digits[r] = _digit(_read(src, j, key_dtype, first), bit_start)
-            _blk.sync()
-            for r in qd.static(range(kpt)):
-                if digits[r] >= 0:
-                    qd.atomic_add(hist[digits[r]], 1)
-            _blk.sync()
-            scratch[t * num_tiles + tile] = qd.cast(hist[t], qd.u32)
-    else:
-        for tile in range(_num_tiles(n, tile_n)):
-            count = n[()]
-            for d in range(B):  # tile-major on the plain CPU: a tile's counts are contiguous
-                scratch[tile * B + d] = qd.u32(0)
-            for i in range(tile * tile_n, qd.min(tile * tile_n + tile_n, count)):
-                slot = tile * B + _digit(_read(src, i, key_dtype, first), bit_start)
-                scratch[slot] = scratch[slot] + qd.u32(1)  # the tile's own counts: no atomic
+    """Plain CPU: scratch[t * 256 + d] = the count of digit d among the keys of tile t (a tile's
+    counts contiguous: its thread updates them without atomics)."""
+    for tile in range(_num_tiles(n, tile_n)):
+        count = n[()]
+        for d in range(B):
+            scratch[tile * B + d] = qd.u32(0)
+        for i in range(tile * tile_n, qd.min(tile * tile_n + tile_n, count)):
+            slot = tile * B + _digit(_read(src, i, key_dtype, first), bit_start)
+            scratch[slot] = scratch[slot] + qd.u32(1)
 
 
 @qd.func
 def _rows(scratch: qd.template(), n: qd.template(), tile_n: qd.template()):
-    """Inclusive scan of each digit's row of tile counts, in place."""
-    if qd.static(c.simt()):
-        qd.loop_config(block_dim=B)
-        for i in range(B * B):  # block d scans row d, B tiles at a time
-            num_tiles = _num_tiles(n, tile_n)
-            total = _blk.SharedArray((1,), qd.i32)
-            t = _blk.thread_idx()
-            row = (i // B) * num_tiles
-            carry = 0
-            for chunk in range((num_tiles + (B - 1)) // B):
-                j = chunk * B + t
-                v = 0
-                if j < num_tiles:
-                    v = qd.cast(scratch[row + j], qd.i32)
-                incl = _bc.inclusive_scan(v, B, _ADD, qd.i32) + carry
-                if j < num_tiles:
-                    scratch[row + j] = qd.cast(incl, qd.u32)
-                if t == B - 1:
-                    total[0] = incl
-                _blk.sync()
-                carry = total[0]
-                _blk.sync()
+    """Plain CPU: one thread replaces the table by its exclusive scan in digit-major order (the
+    output position of each (digit, tile) pair's first key)."""
+    for _ in range(1):
+        num_tiles = _num_tiles(n, tile_n)
+        acc = qd.u32(0)
+        for d in range(B):
+            for t in range(num_tiles):
+                v = scratch[t * B + d]
+                scratch[t * B + d] = acc
+                acc += v
+
+
+@qd.func
+def _clear(scratch: qd.template(), n: qd.template(), tile_n: qd.template(),
+           with_totals: qd.template()):
+    """GPU, before a pass of more than one tile: zero the tile counter and the status words (and
+    the digit totals, when with_totals)."""
+    lo = qd.static(0 if with_totals else _HIST_PASSES * B)
+    for j in range(lo, qd.select(_num_tiles(n, tile_n) > 1,
+                                 _HIST_PASSES * B + 1 + _num_tiles(n, tile_n) * B, lo)):
+        scratch[j] = qd.u32(0)
+
+
+@qd.func
+def _totals(src: qd.template(), scratch: qd.template(), n: qd.template(),
+            pass0: qd.template(), npasses: qd.template(), key_dtype: qd.template(),
+            first: qd.template(), tile_n: qd.template()):
+    """GPU, before pass pass0 of more than one tile: scratch[q * B + d] += the number of keys
+    whose digit of pass pass0 + q is d, for q < npasses (one read of the keys for up to
+    _HIST_PASSES passes; shared-memory counts per block, one global atomic per block and count)."""
+    kpt = qd.static(tile_n // B)
+    qd.loop_config(block_dim=B)
+    for i in range(qd.select(_num_tiles(n, tile_n) > 1,
+                             qd.min(_num_tiles(n, tile_n), _HIST_BLOCKS), 0) * B):
+        count = n[()]
+        num_tiles = _num_tiles(n, tile_n)
+        g = qd.min(num_tiles, _HIST_BLOCKS)
+        hist = _blk.SharedArray((npasses * B,), qd.i32)
+        t = _blk.thread_idx()
+        b = i // B
+        for q in qd.static(range(npasses)):
+            hist[q * B + t] = 0
+        _blk.sync()
+        for k in range((num_tiles - b + (g - 1)) // g):
+            tile = b + k * g
+            keys = qd.Vector.zero(qd.static(_unsigned(key_dtype)), kpt)
+            for r in qd.static(range(kpt)):  # every load in flight before the first atomic
+                j = tile * tile_n + r * B + t
+                if j < count:
+                    keys[r] = _read(src, j, key_dtype, first)
+            for r in qd.static(range(kpt)):
+                if tile * tile_n + r * B + t < count:
+                    for q in qd.static(range(npasses)):
+                        qd.atomic_add(hist[q * B + _digit(keys[r], (pass0 + q) * RADIX_BITS)], 1)
+        _blk.sync()
+        for q in qd.static(range(npasses)):
+            h = hist[q * B + t]
+            if h != 0:
+                qd.atomic_add(scratch[q * B + t], qd.cast(h, qd.u32))
+
+
+@qd.func
+def _status_base():
+    return _HIST_PASSES * B + 1
+
+
+@qd.func
+def _publish(scratch: qd.template(), base, num_tiles, slot, flag: qd.template(), value,
+             packed):
+    """Status word `slot` becomes flag and value: one word (the value below the flag bits) when
+    packed, else the value in the flag's own array after the status words (one for the tiles'
+    counts, one for their inclusive counts: a reader that saw the first flag may read its value
+    after the second was published), fenced before the flag word that publishes it."""
+    if packed:
+        qd.atomic_exchange(scratch[base + slot], qd.u32(flag) | qd.cast(value, qd.u32))
     else:
-        for _ in range(1):  # one thread: the exclusive scan of the table in digit-major order
-            num_tiles = _num_tiles(n, tile_n)
-            acc = qd.u32(0)
-            for d in range(B):
-                for t in range(num_tiles):
-                    v = scratch[t * B + d]
-                    scratch[t * B + d] = acc
-                    acc += v
+        array = qd.static(1 if flag == _AGGREGATE else 2)
+        scratch[base + array * num_tiles * B + slot] = qd.cast(value, qd.u32)
+        qd.simt.grid.mem_fence()
+        qd.atomic_exchange(scratch[base + slot], qd.u32(flag))
+
+
+@qd.func
+def _tiles_before(scratch: qd.template(), count, num_tiles, tile, own):
+    """GPU, thread d of the block holding tile `tile` (of several): the number of keys of digit
+    d in the tiles before it, from a decoupled look-back over the tiles' status words (each
+    publishes its own count, then its inclusive count once known). The flag bits share the
+    word with the count while counts fit below them; from _PACKED_LIMIT keys on the counts take
+    two arrays after the status words."""
+    d = _blk.thread_idx()
+    base = _status_base()
+    packed = count < _PACKED_LIMIT
+    excl = 0
+    if tile == 0:
+        _publish(scratch, base, num_tiles, d, _INCLUSIVE, own, packed)
+    else:
+        _publish(scratch, base, num_tiles, tile * B + d, _AGGREGATE, own, packed)
+        j = tile - 1  # tile 0 publishes an inclusive count at once: j stays >= 0
+        done = False
+        # a loop the subgroup leaves together (the scans after it need every lane converged)
+        while _sg.any_true(not done):
+            if not done:
+                if packed:  # _LOOKBACK tiles at a time, combined from the nearest
+                    ws = qd.Vector.zero(qd.u32, _LOOKBACK)
+                    for m in qd.static(range(_LOOKBACK)):
+                        if j - m >= 0:
+                            ws[m] = qd.volatile_load(scratch[base + (j - m) * B + d])
+                    going = True
+                    for m in qd.static(range(_LOOKBACK)):
+                        if going:
+                            if ws[m] == qd.u32(0):
+                                going = False  # not published yet: read again from here
+                            else:
+                                excl += qd.cast(ws[m] & qd.u32(_VALUE_MASK), qd.i32)
+                                j -= 1
+                                if (ws[m] & qd.u32(_INCLUSIVE)) != qd.u32(0):
+                                    done = True
+                                    going = False
+                else:
+                    w = qd.volatile_load(scratch[base + j * B + d])
+                    if w != qd.u32(0):
+                        qd.simt.grid.mem_fence()  # the flag before the value it publishes
+                        inclusive = (w & qd.u32(_INCLUSIVE)) != qd.u32(0)
+                        array = 1 + qd.cast(inclusive, qd.i32)
+                        excl += qd.cast(qd.volatile_load(
+                            scratch[base + (array * num_tiles + j) * B + d]), qd.i32)
+                        if inclusive:
+                            done = True
+                        else:
+                            j -= 1
+        _publish(scratch, base, num_tiles, tile * B + d, _INCLUSIVE, excl + own, packed)
+    return excl
 
 
 @qd.func
 def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: qd.template(),
              scratch: qd.template(), n: qd.template(), bit_start: qd.template(),
              key_dtype: qd.template(), has_values: qd.template(), first: qd.template(),
-             last: qd.template(), tile_n: qd.template()):
+             last: qd.template(), tile_n: qd.template(), hist_slot: qd.template()):
     """Every key to its place for this pass (the module docstring, phase 3)."""
     if qd.static(c.simt()):
         kpt = qd.static(tile_n // B)
@@ -218,10 +315,17 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
             dstart = _blk.SharedArray((B,), qd.i32)  # its first position in the sorted tile
             staged = _blk.SharedArray((tile_n,), ut)
             vstaged = _blk.SharedArray((vn,), vdt)
+            ticket = _blk.SharedArray((1,), qd.i32)
             t = _blk.thread_idx()
             lane = t % _W
             warp = t // _W
-            tile = i // B
+            if t == 0:  # tiles in the order blocks start them: every tile looked back at is live
+                ticket[0] = 0
+                if num_tiles > 1:
+                    ticket[0] = qd.cast(qd.atomic_add(scratch[_status_base() - 1], qd.u32(1)),
+                                        qd.i32)
+            _blk.sync()
+            tile = ticket[0]
             base = tile * tile_n
             valid = qd.min(tile_n, count - base)
             for w in qd.static(range(nw)):
@@ -259,15 +363,18 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
                 cw = counts[w, t]
                 counts[w, t] = mine
                 mine += cw
-            upto = qd.cast(scratch[t * num_tiles + tile], qd.i32)  # digit t in tiles 0..tile
-            total = qd.cast(scratch[t * num_tiles + num_tiles - 1], qd.i32)
-            start = _bc._exclusive_kind(mine, B, _ADD, _ADD_KIND, qd.i32)
-            below_t = _bc._exclusive_kind(total, B, _ADD, _ADD_KIND, qd.i32)
             own = mine  # the tile's keys of digit t, less those past the end (the last digit)
             if t == B - 1:
                 own -= tile_n - valid
+            total = own  # the keys of digit t, and those of digit t in the tiles before this one
+            before_t = 0
+            if num_tiles > 1:
+                total = qd.cast(scratch[hist_slot * B + t], qd.i32)
+                before_t = _tiles_before(scratch, count, num_tiles, tile, own)
+            start = _bc._exclusive_kind(mine, B, _ADD, _ADD_KIND, qd.i32)
+            below_t = _bc._exclusive_kind(total, B, _ADD, _ADD_KIND, qd.i32)
             dstart[t] = start
-            gofs[t] = below_t + upto - own - start
+            gofs[t] = below_t + before_t - start
             _blk.sync()
             for r in qd.static(range(kpt)):  # the tile in digit order, in shared memory
                 d = _digit(keys[r], bit_start)
@@ -302,13 +409,23 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
 
 @qd.func
 def _pass(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: qd.template(),
-          scratch: qd.template(), n: qd.template(), bit_start: qd.template(),
-          key_dtype: qd.template(), has_values: qd.template(), first: qd.template(),
-          last: qd.template(), tile_n: qd.template()):
-    _histogram(src, scratch, n, bit_start, key_dtype, first, tile_n)
-    _rows(scratch, n, tile_n)
+          scratch: qd.template(), n: qd.template(), p: qd.template(), passes: qd.template(),
+          key_dtype: qd.template(), has_values: qd.template(), tile_n: qd.template()):
+    bit_start = qd.static(p * RADIX_BITS)
+    first = qd.static(p == 0)
+    last = qd.static(p == passes - 1)
+    if qd.static(c.simt()):
+        if qd.static(p % _HIST_PASSES == 0):
+            _clear(scratch, n, tile_n, True)
+            _totals(src, scratch, n, p, qd.static(min(_HIST_PASSES, passes - p)), key_dtype,
+                    first, tile_n)
+        else:
+            _clear(scratch, n, tile_n, False)
+    else:
+        _histogram(src, scratch, n, bit_start, key_dtype, first, tile_n)
+        _rows(scratch, n, tile_n)
     _scatter(src, dst, vsrc, vdst, scratch, n, bit_start, key_dtype, has_values, first, last,
-             tile_n)
+             tile_n, p % _HIST_PASSES)
 
 
 @qd.func(requires_top_level=True)
@@ -324,8 +441,8 @@ def sort(keys: qd.template(), tmp_keys: qd.template(), values: qd.template(),
     tile_n = qd.static(_tile_keys(key_dtype, values, has_values))
     for p in qd.static(range(passes)):
         if qd.static(p % 2 == 0):
-            _pass(keys, tmp_keys, values, tmp_values, scratch, n, p * RADIX_BITS, key_dtype,
-                  has_values, p == 0, p == passes - 1, tile_n)
+            _pass(keys, tmp_keys, values, tmp_values, scratch, n, p, passes, key_dtype,
+                  has_values, tile_n)
         else:
-            _pass(tmp_keys, keys, tmp_values, values, scratch, n, p * RADIX_BITS, key_dtype,
-                  has_values, p == 0, p == passes - 1, tile_n)
+            _pass(tmp_keys, keys, tmp_values, values, scratch, n, p, passes, key_dtype,
+                  has_values, tile_n)

@@ -108,6 +108,22 @@ def test_capacity_levels(D, n, mode, rng):
     sort_and_check(k, np.arange(n, dtype=np.float32), n, D, qd.i32)
 
 
+@pytest.mark.parametrize("kdt,vdt", [(qd.i32, None), (qd.f64, qd.u64)], ids=["i32", "f64-u64"])
+def test_counts_beside_status_words(kdt, vdt, mode, monkeypatch, rng):
+    """From 2**30 keys on, the GPU sort keeps the tiles' counts beside their status words (the
+    flag bits leave 30 bits for a count in one word): that path, taken here from 0 keys on
+    (counts that keep the three arrays within the scratch of sort_scratch_slots)."""
+    if mode == "cpu-plain":
+        pytest.skip("the plain CPU sort has no look-back")
+    from quadrants.algorithms import _sort
+
+    monkeypatch.setattr(_sort, "_PACKED_LIMIT", 0)
+    for n in (1, 4097, 9000, 4097 + pick_n("rand", rng, 30_000)):
+        k = random_keys(rng, kdt, n, max(n // 3, 1))
+        v = None if vdt is None else np.arange(n).astype(NP[vdt])
+        sort_and_check(k, v, n, 3, kdt)
+
+
 @pytest.mark.parametrize(
     "kdt,end_bit", [(qd.u32, 16), (qd.i32, 16), (qd.u64, 48), (qd.i64, 32)],
     ids=["u32-16", "i32-16", "u64-48", "i64-32"],
@@ -234,9 +250,11 @@ def test_sort_then_reduce_by_key(rng):
 
 
 @pytest.mark.parametrize("end_bit", [16, 32])
-def test_three_parallel_tasks_per_pass(end_bit, keep_qir, rng):
-    """The count is read inside every phase: a sort is exactly three parallel loops per 8-bit
-    digit, with no serial task between them."""
+def test_parallel_tasks_per_pass(end_bit, mode, keep_qir, rng):
+    """The count is read inside every phase: a sort is a fixed list of parallel loops and no
+    serial task. On a GPU (and with cpu_simt): per 8-bit digit a loop clearing the tile states
+    and the scatter, and before every fourth digit one loop counting the digits of four passes;
+    on the plain CPU three per digit (histogram, scan of the table, scatter)."""
     @qd.kernel
     def k(keys: qd.types.ndarray(qd.u32, 1), tmp: qd.types.ndarray(qd.u32, 1),
           scratch: qd.types.ndarray(qd.u32, 1), n: qd.types.ndarray(qd.i32, 0)):
@@ -251,4 +269,6 @@ def test_three_parallel_tasks_per_pass(end_bit, keep_qir, rng):
     compiled = [x for x in (entry if isinstance(entry, tuple) else (entry,))
                 if type(x).__name__ in ("CompiledKernel", "CudaKernel")][0]
     tasks = [line.split()[1] for line in compiled.qir.splitlines() if line.startswith("  task ")]
-    assert tasks == ["range_for"] * (3 * end_bit // 8)
+    passes = end_bit // 8
+    expected = 3 * passes if mode == "cpu-plain" else 2 * passes + (passes + 3) // 4
+    assert tasks == ["range_for"] * expected
