@@ -487,16 +487,15 @@ def exclusive_scan(src: qd.template(), src_raw: qd.template(), dst: qd.template(
     if qd.static(simt()):
         scan_lookback(src, src_raw, dst, dst_raw, scratch, base, n, op, kind, dtype)
     else:
-        exclusive_scan_into(src, 0, src_raw, dst, 0, dst_raw, scratch, base, n, depth, op, kind,
-                            dtype)
+        exclusive_scan_into(src, src_raw, dst, dst_raw, scratch, base, n, depth, op, kind, dtype)
 
 
 @qd.func
-def reduce_into(src: qd.template(), src_off, src_raw: qd.template(), out: qd.template(),
-                scratch: qd.template(), base, n, depth: qd.template(), op: qd.template(),
-                kind: qd.template(), dtype: qd.template()):
-    """out[0] = op over src[src_off : src_off + n]."""
-    upsweep(src, src_off, src_raw, scratch, base, n, depth, op, kind, dtype)
+def reduce_into(src: qd.template(), out: qd.template(), scratch: qd.template(), base, n,
+                depth: qd.template(), op: qd.template(), kind: qd.template(),
+                dtype: qd.template()):
+    """out[0] = op over src[0:n]."""
+    upsweep(src, 0, False, scratch, base, n, depth, op, kind, dtype)
     top = top_level(n, depth)
     top_len = n
     top_off = base
@@ -504,17 +503,16 @@ def reduce_into(src: qd.template(), src_off, src_raw: qd.template(), out: qd.tem
         if top == j:
             top_len = level_len(n, j)
             top_off = level_off(n, base, j)
-    tile_reduce_top(src, src_off, src_raw, top > 0, scratch, top_off, top_len, out, op, kind,
-                    dtype)
+    tile_reduce_top(src, 0, False, top > 0, scratch, top_off, top_len, out, op, kind, dtype)
 
 
 @qd.func
-def exclusive_scan_into(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.template(),
-                        dst_off, dst_raw: qd.template(), scratch: qd.template(), base, n,
+def exclusive_scan_into(src: qd.template(), src_raw: qd.template(), dst: qd.template(),
+                        dst_raw: qd.template(), scratch: qd.template(), base, n,
                         depth: qd.template(), op: qd.template(), kind: qd.template(),
                         dtype: qd.template()):
-    """dst[dst_off + i] = op over src[src_off : src_off + i] for i < n (dst may be src)."""
-    upsweep(src, src_off, src_raw, scratch, base, n, depth, op, kind, dtype)
+    """dst[i] = op over src[0:i] for i < n (dst may be src)."""
+    upsweep(src, 0, src_raw, scratch, base, n, depth, op, kind, dtype)
     top = top_level(n, depth)
     top_len = n
     top_off = base
@@ -523,14 +521,14 @@ def exclusive_scan_into(src: qd.template(), src_off, src_raw: qd.template(), dst
             top_len = level_len(n, j)
             top_off = level_off(n, base, j)
     # the top level, one tile (in place in the scratch, or src -> dst when it is the input)
-    tiles_scan(src, src_off, src_raw, dst, dst_off, dst_raw, top > 0, scratch, top_off, top_len,
+    tiles_scan(src, 0, src_raw, dst, 0, dst_raw, top > 0, scratch, top_off, top_len,
                1, False, 0, PER_THREAD, op, kind, dtype)
     for k in qd.static(range(depth - 1)):
         j = qd.static(depth - 1 - k)  # the level holding the prefixes of level j - 1's tiles
         if qd.static(j == 1):
-            tiles_scan(src, src_off, src_raw, dst, dst_off, dst_raw, False, scratch, 0, n,
+            tiles_scan(src, 0, src_raw, dst, 0, dst_raw, False, scratch, 0, n,
                        level_len(n, 1), True, level_off(n, base, 1), PER_THREAD, op, kind, dtype)
         else:
-            tiles_scan(src, src_off, src_raw, dst, dst_off, dst_raw, True, scratch,
+            tiles_scan(src, 0, src_raw, dst, 0, dst_raw, True, scratch,
                        level_off(n, base, j - 1), level_len(n, j - 1), level_len(n, j), True,
                        level_off(n, base, j), 1, op, kind, dtype)

@@ -26,7 +26,7 @@ def _make_reduce(op_name):
         if qd.static(c.simt()):
             c.reduce_grid(arr, out, scratch, n, op, kind, dtype)
         else:
-            c.reduce_into(arr, 0, False, out, scratch, 0, n, log256_max_n, op, kind, dtype)
+            c.reduce_into(arr, out, scratch, 0, n, log256_max_n, op, kind, dtype)
 
     reduce.__name__ = reduce.__qualname__ = name
     return reduce
