@@ -6,8 +6,9 @@ Every phase is one top-level ``for`` of the caller's kernel, so the boundaries b
 the grid-wide barriers the algorithms need.
 
 - On a GPU (and on the CPU with ``cpu_simt=True``): reduce_grid (one loop of at most GRID_MAX
-  blocks, the last to finish combining the partials) and scan_lookback (one pass over tiles of 8192 elements with a decoupled
-  look-back), tiles being blocks of 256 threads combined with the ``qd.simt.block`` collectives.
+  blocks, the last to finish combining the partials) and scan_lookback (one pass over tiles of
+  8192 elements with a decoupled look-back), tiles being blocks of 256 threads combined with the
+  ``qd.simt.block`` collectives.
 - On the plain CPU: the staircase below, a tile being one iteration of a parallel loop that walks
   its elements in order.
 

@@ -52,8 +52,10 @@ KEY_DTYPES = c.SCALAR_DTYPES_32 + c.SCALAR_DTYPES_64
 # (more blocks cost spills and were slower on an H200).
 _SCATTER_BLOCKS = 2
 # GPU scratch layout: the digit totals of up to _HIST_PASSES passes (_HIST_PASSES * B words),
-# the tile counter, then one status word per tile and digit (_status_base(): tile-major).
+# the tile counter (_TICKET), then one status word per tile and digit from _STATUS, tile-major.
 _HIST_PASSES = 4
+_TICKET = _HIST_PASSES * B
+_STATUS = _TICKET + 1
 _HIST_BLOCKS = 512  # blocks that count the digit totals, each over every 512th tile
 # a status word: the flag bits over a count (n < 2 ** 30 keys)
 _AGGREGATE = 1 << 30
@@ -177,9 +179,9 @@ def _clear(scratch: qd.template(), n: qd.template(), tile_n: qd.template(),
            with_totals: qd.template()):
     """GPU, before a pass of more than one tile: zero the tile counter and the status words (and
     the digit totals, when with_totals)."""
-    lo = qd.static(0 if with_totals else _HIST_PASSES * B)
-    for j in range(lo, qd.select(_num_tiles(n, tile_n) > 1,
-                                 _HIST_PASSES * B + 1 + _num_tiles(n, tile_n) * B, lo)):
+    lo = qd.static(0 if with_totals else _TICKET)
+    for j in range(lo, qd.select(_num_tiles(n, tile_n) > 1, _STATUS + _num_tiles(n, tile_n) * B,
+                                 lo)):
         scratch[j] = qd.u32(0)
 
 
@@ -222,11 +224,6 @@ def _totals(src: qd.template(), scratch: qd.template(), n: qd.template(),
 
 
 @qd.func
-def _status_base():
-    return _HIST_PASSES * B + 1
-
-
-@qd.func
 def _publish(scratch: qd.template(), base, num_tiles, slot, flag: qd.template(), value,
              packed):
     """Status word `slot` becomes flag and value: one word (the value below the flag bits) when
@@ -250,7 +247,7 @@ def _tiles_before(scratch: qd.template(), count, num_tiles, tile, own):
     word with the count while counts fit below them; from _PACKED_LIMIT keys on the counts take
     two arrays after the status words."""
     d = _blk.thread_idx()
-    base = _status_base()
+    base = _STATUS
     packed = count < _PACKED_LIMIT
     excl = 0
     if tile == 0:
@@ -322,8 +319,7 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
             if t == 0:  # tiles in the order blocks start them: every tile looked back at is live
                 ticket[0] = 0
                 if num_tiles > 1:
-                    ticket[0] = qd.cast(qd.atomic_add(scratch[_status_base() - 1], qd.u32(1)),
-                                        qd.i32)
+                    ticket[0] = qd.cast(qd.atomic_add(scratch[_TICKET], qd.u32(1)), qd.i32)
             _blk.sync()
             tile = ticket[0]
             base = tile * tile_n
