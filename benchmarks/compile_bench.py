@@ -70,9 +70,11 @@ def main():
         for name, ms in stages(kernel).items():
             per_stage.setdefault(name, []).append(ms)
     print(f"quadrants {getattr(qd, '__version__', '?')} from {qd.__file__}")
-    line = f"cold compile {args.arch}, {args.kernels} kernels: {statistics.median(walls):.1f} ms per kernel"
+    line = (f"cold compile {args.arch}, {args.kernels} kernels: "
+            f"{statistics.median(walls):.1f} ms per kernel")
     if per_stage:
-        line += " (" + ", ".join(f"{name} {statistics.median(v):.1f}" for name, v in per_stage.items()) + ")"
+        parts = (f"{name} {statistics.median(v):.1f}" for name, v in per_stage.items())
+        line += " (" + ", ".join(parts) + ")"
     print(line)
 
 

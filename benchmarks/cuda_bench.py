@@ -3,7 +3,7 @@
   saxpy        y = a * x + y over 2**26 float32 in qd.ndarrays: device time per call (CUDA
                events on the default stream, which quadrants launches on) and the bandwidth it
                implies (12 bytes per element), against torch's y.add_(x, alpha=a)
-  compile      cold compile + load of a ~20-line kernel: frontend to PTX (core), PTX to cubin
+  compile      cold compile + load of compile_bench.py's kernel: frontend to PTX (core), PTX to cubin
                (driver linker) and module load, medians over distinct kernels
   launch       host time of launching an already-compiled kernel with two ndarrays and a
                scalar (median of 9 alternating rounds of 5000 calls): through the qd.kernel
@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+import compile_bench  # beside this script
 import quadrants as qd
 from quadrants import _core
 from quadrants._core import _testing
@@ -164,33 +165,15 @@ def loop_us(fn, calls):
 
 
 def bench_compile(res, count=10):
-    """Cold compile + load of a ~20-line kernel (median over distinct kernels): the core's
+    """Cold compile + load of compile_bench.py's kernel (median over distinct kernels): the core's
     frontend-to-PTX time, the driver's PTX-to-cubin link and the module load, separately."""
     stages = {"ptx": [], "link": [], "load": []}
+    x = qd.ndarray(qd.f32, 8)
+    y = qd.ndarray(qd.f32, 8)
     for k in range(count):
-        scale = 1.0 + k  # a different constant: nothing can be shared between the kernels
-
-        @qd.kernel
-        def step(x: qd.types.ndarray(qd.f32, 1), y: qd.types.ndarray(qd.f32, 1), dt: qd.f32):
-            for i in range(x.shape[0]):
-                v = x[i] * scale
-                if v > 0.5:
-                    v = qd.sqrt(v) + 1.0
-                else:
-                    v = v * v - 0.25
-                w = 0.0
-                for j in range(3):
-                    w += v * j
-                u = qd.exp(-v) * 0.5 + qd.min(v, 2.0)
-                y[i] = w + u * dt
-                if y[i] > 10.0:
-                    y[i] = 10.0
-
-        x = qd.ndarray(qd.f32, 8)
-        y = qd.ndarray(qd.f32, 8)
+        step = compile_bench.make(k)
         step(x, y, 0.1)
-        compiled = next(iter(step._compiled.values()))[0]
-        for key, value in compiled.compile_ms.items():
+        for key, value in compile_bench.stages(step).items():
             stages[key].append(value)
     for key, values in stages.items():
         res[f"cold_compile_{key}_ms"] = statistics.median(values)
