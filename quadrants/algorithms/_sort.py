@@ -308,8 +308,8 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
             count = n[()]
             num_tiles = _num_tiles(n, tile_n)
             counts = _blk.SharedArray((nw, B), qd.i32)  # per subgroup and digit
-            gofs = _blk.SharedArray((B,), qd.i32)  # output position of the tile's digit d, less
-            dstart = _blk.SharedArray((B,), qd.i32)  # its first position in the sorted tile
+            # the output position of the tile's keys of digit d, less their first in the tile
+            gofs = _blk.SharedArray((B,), qd.i32)
             staged = _blk.SharedArray((tile_n,), ut)
             vstaged = _blk.SharedArray((vn,), vdt)
             ticket = _blk.SharedArray((1,), qd.i32)
@@ -354,11 +354,11 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
                     staged[warp * B + d] = qd.cast(0, ut)
                 _sg.sync()
             _blk.sync()
-            mine = 0  # digit t: the subgroups' prefixes and the tile's count
+            per_warp = qd.Vector.zero(qd.i32, nw)  # digit t: the subgroups' counts
+            mine = 0  # and the tile's count
             for w in qd.static(range(nw)):
-                cw = counts[w, t]
-                counts[w, t] = mine
-                mine += cw
+                per_warp[w] = counts[w, t]
+                mine += per_warp[w]
             own = mine  # the tile's keys of digit t, less those past the end (the last digit)
             if t == B - 1:
                 own -= tile_n - valid
@@ -369,12 +369,14 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
                 before_t = _tiles_before(scratch, count, num_tiles, tile, own)
             start = _bc._exclusive_kind(mine, B, _ADD, _ADD_KIND, qd.i32)
             below_t = _bc._exclusive_kind(total, B, _ADD, _ADD_KIND, qd.i32)
-            dstart[t] = start
-            gofs[t] = below_t + before_t - start
+            for w in qd.static(range(nw)):  # where subgroup w's keys of digit t go in the tile
+                counts[w, t] = start
+                start += per_warp[w]
+            gofs[t] = below_t + before_t - (start - mine)
             _blk.sync()
             for r in qd.static(range(kpt)):  # the tile in digit order, in shared memory
                 d = _digit(keys[r], bit_start)
-                pos = dstart[d] + counts[warp, d] + ranks[r]
+                pos = counts[warp, d] + ranks[r]
                 staged[pos] = keys[r]
                 if qd.static(has_values):
                     j = warp * (_W * kpt) + r * _W + lane
