@@ -452,12 +452,16 @@ def scan_lookback(src: qd.template(), src_raw: qd.template(), dst: qd.template()
         for k in qd.static(range(per)):
             staged[_padded(k * BLOCK_DIM + t)] = vals[k]
         _blk.sync()
-        acc = identity(kind, dtype)  # each thread scans its `per` consecutive elements
+        for k in qd.static(range(per)):  # each thread its `per` consecutive elements
+            vals[k] = staged[_padded(t * per + k)]
+        acc = identity(kind, dtype)
         for k in qd.static(range(per)):
-            x = staged[_padded(t * per + k)]
-            staged[_padded(t * per + k)] = acc
+            x = vals[k]
+            vals[k] = acc
             acc = op(acc, x)
         e = _bc._exclusive_kind(acc, BLOCK_DIM, op, kind, dtype)
+        for k in qd.static(range(per)):  # the tile's own exclusive scan
+            staged[_padded(t * per + k)] = op(e, vals[k])
         if t == BLOCK_DIM - 1:
             carry[0] = op(e, acc)  # the tile's total
         _blk.sync()
@@ -467,14 +471,11 @@ def scan_lookback(src: qd.template(), src_raw: qd.template(), dst: qd.template()
             if t == 0:
                 carry[0] = prefix
         _blk.sync()
-        e = op(carry[0], e)
-        for k in qd.static(range(per)):
-            staged[_padded(t * per + k)] = op(e, staged[_padded(t * per + k)])
-        _blk.sync()
+        prefix = carry[0]
         for k in qd.static(range(per)):
             j = k * BLOCK_DIM + t
             if start + j < n:
-                store(dst, start + j, staged[_padded(j)], dst_raw, dtype)
+                store(dst, start + j, op(prefix, staged[_padded(j)]), dst_raw, dtype)
         _blk.sync()  # the block's next tile reuses the shared arrays
 
 
