@@ -10,8 +10,10 @@
  *   subgroup.ballot / all_true / any_true       ballot (as u64), vote_all / vote_any (as i32)
  *   subgroup.all_equal(v)                       vote_all(v == shuffle(v, 0))
  *   subgroup.lanemask_*                         shifts of 1 << lane in u32
- *   warp.*                                      the same instructions; masks are ignored (the
- *                                               GPU code uses the active mask)
+ *   subgroup.sync, warp.sync(mask)              subgroup_sync of the constant 0xffffffff (u32) /
+ *                                               of mask converted to u32 (__syncwarp(mask))
+ *   warp.*                                      the same instructions; the other masks are
+ *                                               ignored (the GPU code uses the active mask)
  * Deprecated aliases (mem_sync, barrier, memory_barrier, memfence, ballot_full_subgroup) warn
  * with a DeprecationWarning at compile time. group_size / log2_group_size are compile-time ints.
  *
@@ -33,6 +35,7 @@ typedef enum SimtKind {
     SK_GEOMETRY,   /* a no-operand i32 value: op */
     SK_GLOBAL_TID, /* block_idx * block_dim + thread_idx */
     SK_BARRIER,    /* a no-operand, no-result instruction: op */
+    SK_SYNC_MASK,  /* subgroup_sync of the full mask (ival 0) or of the mask argument (1) */
     SK_SYNC_PRED,  /* op(i32 predicate) -> i32 */
     SK_SHUFFLE,    /* op(value, index) */
     SK_SHUFFLE_M,  /* op(value, index) after a leading mask argument (warp.shfl_*) */
@@ -368,10 +371,10 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
         [SK_CONST] = 0,    [SK_BALLOT] = 1,     [SK_BALLOT_N] = 2, [SK_BALLOT32] = 1,
         [SK_VOTE] = 1,     [SK_VOTE_M] = 2,     [SK_UNIQUE] = 2,  [SK_ALL_EQUAL] = 1,
         [SK_LANEMASK] = 1, [SK_SHARED] = 2,    [SK_IDENTITY] = 2, [SK_UNSUPPORTED] = 0,
-        [SK_MATCH_M] = 2,
+        [SK_MATCH_M] = 2,  [SK_SYNC_MASK] = 0,
     };
     uint32_t nwant = want[b->kind];
-    if (b->kind == SK_BARRIER && b->ival == 1) {
+    if (b->kind == SK_SYNC_MASK && b->ival == 1) {
         nwant = 1; /* warp.sync(mask) */
     } else if (b->kind == SK_BALLOT32 && b->ival == 1) {
         nwant = 0; /* active_mask() */
@@ -412,6 +415,22 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     case SK_BARRIER:
         out->kind = EX_VOID;
         return lw_emit(lw, b->op, 0) ? 0 : -1;
+    case SK_SYNC_MASK: {
+        /* __syncwarp(mask): subgroup.sync() waits for all 32 lanes, so that lanes that diverged
+         * reconverge; a barrier over only the active lanes would not. */
+        QdInst *inst;
+        if (b->ival == 1) {
+            RETURN_IF_ERROR(arg_as(lw, node, &a[0], u32, &v));
+        } else {
+            v = lw_const_int(lw, u32, 0xffffffffll);
+        }
+        if (v == QD_NO_VALUE || (inst = lw_emit(lw, b->op, 1)) == NULL) {
+            return -1;
+        }
+        inst->args[0] = v;
+        out->kind = EX_VOID;
+        return 0;
+    }
     case SK_SYNC_PRED:
         RETURN_IF_ERROR(predicate(lw, node, &a[0], &p));
         return emitted(lw, lw_emit_value(lw, b->op, i32, p, QD_NO_VALUE), i32, out);

@@ -168,6 +168,7 @@ typedef enum QdSig {
     SIG_I64,        /* () -> i64 */
     SIG_PTR_TO_INT, /* ptr<T> -> u64 */
     SIG_SYNC_PRED,  /* integer -> i32 */
+    SIG_SYNC_MASK,  /* u32 lane mask -> nothing */
     SIG_SHUFFLE,    /* (T, i32) -> T, T scalar */
     SIG_BALLOT,     /* integer -> u32 */
     SIG_MATCH,      /* integer of 32 or 64 bits -> u32 */

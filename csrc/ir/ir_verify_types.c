@@ -31,8 +31,9 @@ static const int8_t sig_has_result[] = {
     [SIG_ELEM_PTR] = 1,   [SIG_ARRAY_PTR] = 1, [SIG_SHAPE] = 1,      [SIG_LOAD] = 1,
     [SIG_STORE] = 0,      [SIG_ATOMIC] = 1,    [SIG_ATOMIC_INT] = 1, [SIG_CAS] = 1,
     [SIG_IF] = 0,         [SIG_FOR] = 1,       [SIG_CALL] = -1,      [SIG_RET] = 0,
-    [SIG_KERNEL_RET] = 0, [SIG_I32] = 1,       [SIG_I64] = 1,       [SIG_PTR_TO_INT] = 1,       [SIG_SYNC_PRED] = 1,  [SIG_SHUFFLE] = 1,
-    [SIG_BALLOT] = 1,     [SIG_MATCH] = 1,     [SIG_VOTE] = 1,      [SIG_PRINT] = 0,      [SIG_ASSERT] = 0,
+    [SIG_KERNEL_RET] = 0, [SIG_I32] = 1,       [SIG_I64] = 1,        [SIG_PTR_TO_INT] = 1,
+    [SIG_SYNC_PRED] = 1,  [SIG_SYNC_MASK] = 0, [SIG_SHUFFLE] = 1,    [SIG_BALLOT] = 1,
+    [SIG_MATCH] = 1,      [SIG_VOTE] = 1,      [SIG_PRINT] = 0,      [SIG_ASSERT] = 0,
     [SIG_PARTIAL] = 1,    [SIG_PARTIAL_INT] = 1,
 };
 
@@ -543,6 +544,9 @@ check_sig(Verifier *v, const QdInst *inst)
                          sig == SIG_SYNC_PRED ? QD_TY_I32
                          : sig == SIG_BALLOT  ? QD_TY_U32
                                               : QD_TY_U1);
+    case SIG_SYNC_MASK:
+        /* subgroup_sync %mask: the lanes taking part, one bit per lane of the 32. */
+        return need_kind(v, inst, "lane mask", a, QD_TY_U32);
     case SIG_MATCH:
         if (a == NULL || !in_class(v, a, TC_INT) || (qd_type_bits(a) != 32 && qd_type_bits(a) != 64)) {
             return verify_fail(v, inst, "match_any takes an integer of 32 or 64 bits");

@@ -211,7 +211,8 @@ kernel @simt(%out: ndarray<i32, 1>, %f: ndarray<f64, 1>, %h: ndarray<f16, 1>) {
       %all = block_sync_all %nv : i32
       %any = block_sync_any %nv : i32
       %cnt = block_sync_count %nv : i32
-      subgroup_sync
+      %full = const 4294967295 : u32
+      subgroup_sync %full
       %s0 = shuffle %nv, %l : i32
       %s1 = shuffle_xor %nv, %one : i32
       %s2 = shuffle_up %nv, %one : i32
@@ -259,8 +260,37 @@ def test_simt():
     ptx = result["ptx"]
     for needle in ("bar.sync", "shfl.sync.idx", "shfl.sync.bfly", "shfl.sync.up",
                    "shfl.sync.down", "vote.sync.ballot", ".shared", "membar.cta",
-                   ".maxntid 256, 1, 1"):
+                   ".maxntid 256, 1, 1", "bar.warp.sync"):
         assert needle in ptx, needle
+
+
+SUBGROUP_SYNC = """\
+kernel @sync(%out: ndarray<i32, 1>, %m: u32) {
+  task range_for block_dim 64 {
+    %zero = const 0 : i32
+    %n = shape %out, 0 : i32
+    parallel_for %i = %zero to %n {
+      %full = const 4294967295 : u32
+      subgroup_sync %full
+      %p = elem_ptr %out, %i : ptr<i32, global>
+      store %p, %i
+      subgroup_sync %m
+    }
+  }
+}
+"""
+
+
+def test_subgroup_sync_passes_its_mask():
+    # subgroup_sync %mask is __syncwarp(mask): the frontend's full mask of subgroup.sync()
+    # (0xffffffff, printed -1) and warp.sync(m)'s m reach bar.warp.sync as they are, never the
+    # active mask, which would not reconverge lanes that diverged.
+    ptx = check(SUBGROUP_SYNC, "sync")["ptx"]
+    masks = re.findall(r"bar\.warp\.sync\s+([^;]+);", ptx)
+    assert len(masks) == 2 and masks[0] in ("-1", "0xffffffff", "0xFFFFFFFF"), ptx
+    loaded = re.findall(r"ld\.param\.u32\s+(%r\d+), \[[A-Za-z0-9_]+(?:\+\d+)?\];", ptx)
+    assert masks[1] in loaded, ptx
+    assert "activemask" not in ptx, ptx
 
 
 PRINT_ASSERT = """\

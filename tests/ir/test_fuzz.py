@@ -25,7 +25,7 @@ REPO_ROOT = IR_DIR.parent.parent
 
 # A small module using most of the grammar, so the fuzzer has input before golden files exist.
 BUILTIN_TEXT = """\
-# Fuzzing seed: fields, a kernel with both task kinds, a func and a template.
+# Fuzzing seed: fields, a kernel with both task kinds (and a subgroup_sync), a func, a template.
 field @acc : i32 []
 field @grid : f32 [128, 64]
 
@@ -57,6 +57,8 @@ kernel @saxpy(%a: f32, %x: ndarray<f32, 1>, %y: ndarray<f32, 1>) {
       %s = call @axpy<f32, 4>(%a, %vx, %vy) : f32
       %t = call @clamp(%s, %a) : f32
       store %py, %t                                     @k.py:6:12
+      %lanes = const 4294967295 : u32
+      subgroup_sync %lanes
     }
   }
   task serial {
@@ -98,7 +100,7 @@ TOKENS = [
     "u64", "f16", "bf16", "f32", "f64", "void", "ndarray<", "global", "shared", "local", "kernel",
     "func", "template", "field", "serial", "range_for", "block_dim", "to", "else", "T", "N",
     "type", "int", "float", "integral", "%x", "%0", "%4294967295", "@k", '@"q<f32,1>"', "\\x",
-    '\\"', "\\", "@k.py:1:1", "@f:0:0", "@f:99999999999:1", "\t", "\r",
+    '\\"', "\\", "@k.py:1:1", "@f:0:0", "@f:99999999999:1", "\t", "\r", "u32",
 ]
 
 

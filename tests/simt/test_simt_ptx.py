@@ -120,6 +120,63 @@ def test_warp_ptx():
     assert "shfl.sync" in ptx and "vote.sync" in ptx
 
 
+def test_sync_masks_ptx():
+    # subgroup.sync() is __syncwarp(0xFFFFFFFF): a barrier of all 32 lanes that reconverges
+    # those that diverged, so it takes the full mask, never the active one; warp.sync(m) is
+    # __syncwarp(m). The deprecated subgroup.barrier() is subgroup.sync().
+    import re
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i32, ndim=1), m: qd.u32):
+        qd.loop_config(block_dim=64)
+        for i in range(128):
+            for _ in range(i % 3):
+                x[i] += 1
+            qd.simt.subgroup.sync()
+            qd.simt.warp.sync(m)
+            qd.simt.subgroup.barrier()
+
+    with pytest.warns(DeprecationWarning, match="subgroup.barrier is deprecated"):
+        ptx = ptx_of(k, qd.ndarray(qd.i32, 128), 0xFFFF)
+    qir = list(k._compiled.values())[0][0].qir_frontend
+    syncs = re.findall(r"^ *subgroup_sync (%\w+)", qir, re.MULTILINE)
+    full = set(re.findall(r"^ *(%\w+) = const 4294967295 : u32", qir, re.MULTILINE))
+    assert len(syncs) == 3 and syncs[0] in full and syncs[1] == "%m" and syncs[2] in full, qir
+    masks = re.findall(r"bar\.warp\.sync\s+([^;]+);", ptx)
+    assert masks[0] == masks[2] == "-1" and re.fullmatch(r"%r\d+", masks[1]), ptx
+    assert masks[1] in re.findall(r"ld\.param\.u32\s+(%r\d+),", ptx), ptx
+    assert "activemask" not in ptx, ptx
+
+
+def test_warp_sync_mask_conversions():
+    # The mask becomes a u32 as the other u32 arguments do: i32 values are cast, literals must
+    # fit the default integer type (qd.u32(0xFFFFFFFF) for the full mask).
+    import re
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i32, ndim=1)):
+        qd.loop_config(block_dim=32)
+        for i in range(32):
+            qd.simt.warp.sync(-1)
+            qd.simt.warp.sync(x[i])
+            qd.simt.warp.sync(qd.u32(0xFFFFFFFF))
+
+    ptx = ptx_of(k, qd.ndarray(qd.i32, 32))
+    qir = list(k._compiled.values())[0][0].qir_frontend
+    assert re.search(r"= cast %\w+ : u32", qir) and "subgroup_sync" in qir, qir
+    masks = re.findall(r"bar\.warp\.sync\s+([^;]+);", ptx)
+    assert len(masks) == 3 and masks[0] == masks[2] == "-1" and masks[1].startswith("%r"), ptx
+
+    @qd.kernel
+    def bad(x: qd.types.ndarray(qd.i32, ndim=1)):
+        qd.loop_config(block_dim=32)
+        for i in range(32):
+            qd.simt.warp.sync()
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match=r"warp.sync\(\) takes 1 argument, 0 given"):
+        bad(qd.ndarray(qd.i32, 32))
+
+
 def test_block_stride_loop_in_ptx():
     # Tasks with barriers get the block-stride loop: the trip count depends on the block only.
     @qd.kernel

@@ -122,6 +122,43 @@ def test_ids_and_votes(block_dim):
     np.testing.assert_array_equal(first.to_numpy(), np.repeat(ballots & np.uint64(0xff), W))
 
 
+@pytest.mark.parametrize("which", ["subgroup", "warp"])
+def test_sync_reconverges_lanes_that_left_a_loop_apart(which):
+    # Each lane leaves the loop after its own number of trips. subgroup.sync() and
+    # warp.sync(0xFFFFFFFF) are barriers of all 32 lanes (__syncwarp with the full mask), so
+    # after them every lane is back: the shuffle sees the whole subgroup, and each lane reads
+    # what its neighbour wrote to shared memory before the barrier.
+    n = 128
+
+    @qd.kernel
+    def k(out: qd.types.ndarray(qd.i32, ndim=2)):
+        qd.loop_config(block_dim=64)
+        for i in range(n):
+            s = qd.simt.block.SharedArray((64,), qd.i32)
+            t = qd.simt.block.thread_idx()
+            lane = qd.simt.subgroup.invocation_id()
+            acc = 0
+            for j in range(lane % 7 + 1):
+                acc += i + j
+            s[t] = acc
+            if qd.static(which == "subgroup"):
+                qd.simt.subgroup.sync()
+            else:
+                qd.simt.warp.sync(qd.u32(0xFFFFFFFF))
+            out[i, 0] = qd.simt.subgroup.shuffle(acc, qd.u32((lane + 1) % 32))
+            out[i, 1] = s[t - lane + (lane + 5) % 32]
+
+    out = qd.ndarray(qd.i32, (n, 2))
+    k(out)
+    idx = np.arange(n)
+    lane = lanes(n)
+    trips = lane % 7 + 1
+    acc = trips * idx + trips * (trips - 1) // 2
+    got = out.to_numpy()
+    np.testing.assert_array_equal(got[:, 0], acc[idx - lane + (lane + 1) % W])
+    np.testing.assert_array_equal(got[:, 1], acc[idx - lane + (lane + 5) % W])
+
+
 def test_lanemasks():
     n = 64
 

@@ -4,15 +4,18 @@
  *   thread_idx / block_idx / block_dim / grid_dim   sreg tid.x / ctaid.x / ntid.x / nctaid.x
  *   lane_id / subgroup_size                         sreg laneid / the constant 32
  *   block_sync, block_sync_{all,any,count}          barrier0, barrier0.{and,or,popc}
- *   subgroup_sync                                   bar.warp.sync(activemask)
+ *   subgroup_sync %mask                             bar.warp.sync(mask)
  *   shuffle{,_xor,_up,_down}                        shfl.sync.{idx,bfly,up,down}.i32
  *   ballot, vote_all, vote_any                      vote.{ballot,all,any}.sync
  *   match_any                                       match.any.sync.{b32,b64}
  *   shared_alloc                                    an addrspace(3) global of the block
  *   fence_block / fence_device / fence_system       membar.cta / membar.gl / membar.sys
- * Subgroup operations take the mask of the lanes active at the call (activemask): in uniform
- * code that is the whole warp, and a lane that left a loop early never makes the others wait
- * forever. Shuffles move 32 bits: narrower values travel zero-extended, 64-bit values as two
+ * Subgroup operations other than subgroup_sync take the mask of the lanes active at the call
+ * (activemask): in uniform code that is the whole warp, and a lane that left a loop early never
+ * makes the others wait forever. subgroup_sync is __syncwarp(mask): it waits for every lane of
+ * its operand (0xffffffff for qd.simt.subgroup.sync), so lanes that diverged (left a loop on
+ * different trips, say) reconverge there, which a barrier over the active lanes would not do.
+ * Shuffles move 32 bits: narrower values travel zero-extended, 64-bit values as two
  * halves, floats as their bits. The out-of-range rules of ops.def (shuffle_up / _down keep
  * the lane's own value) are PTX's own with the clamp operands used here.
  * The CPU backend rejects these ops before they get here (llvm_emit.c).
@@ -181,7 +184,7 @@ qd_llvm_emit_simt(Emitter *e, const QdInst *inst)
         }
         break;
     case QD_OP_SUBGROUP_SYNC:
-        args[0] = qd_llvm_active_mask(e);
+        args[0] = qd_llvm_value(e, inst->args[0]);
         nvvm(e, "llvm.nvvm.bar.warp.sync", args, 1);
         return 0;
     case QD_OP_SHUFFLE:

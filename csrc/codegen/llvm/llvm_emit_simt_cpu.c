@@ -4,7 +4,7 @@
  *   thread_idx / block_idx / block_dim / grid_dim / lane_id   qd_simt_geom(0..4)
  *   subgroup_size                                             the constant 32
  *   block_sync, block_sync_{all,any,count}                    qd_simt_block_sync(_pred)
- *   subgroup_sync                                             qd_simt_subgroup_sync
+ *   subgroup_sync %mask                                       qd_simt_subgroup_sync
  *   shuffle{,_xor,_up,_down}                                  qd_simt_shuffle(bits, arg, mode)
  *   ballot, vote_all, vote_any                                qd_simt_ballot(pred, mode)
  *   match_any                                                 qd_simt_match_any(value)
@@ -111,6 +111,9 @@ qd_llvm_emit_simt_cpu(Emitter *e, const QdInst *inst)
         r = call_rt(e, "qd_simt_block_sync_pred", e->t_i32, args, 2);
         break;
     case QD_OP_SUBGROUP_SYNC:
+        /* The mask operand is unused: the emulation runs every lane until it waits or finishes
+         * before it releases a subgroup operation, so the lanes still running meet here
+         * whatever the mask (the full mask's behaviour, runtime/cpu/simt.c). */
         call_rt(e, "qd_simt_subgroup_sync", e->t_void, NULL, 0);
         return 0;
     case QD_OP_SHUFFLE:
