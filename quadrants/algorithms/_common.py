@@ -348,7 +348,11 @@ def scan_per_thread(dtype):
 
 # Blocks of the scan an SM holds at once: ptxas keeps the loop within 80 registers, three blocks
 # overlap one block's look-back with the others' loads (16M i32 on an H200: 68.7 us, 77.9 with the
-# two blocks 96 registers allow, 70.6 with four).
+# two blocks 96 registers allow, 70.6 with four). Also measured there, all slower than the one
+# tile per block of today (67.8 us): at most 396 or 1024 blocks each taking tiles until none is
+# left and loading the next during the look-back, 70.5 / 72.1 us; the look-back run by the whole
+# block over 256 tiles at a time, 72.4 us (75.4 with two blocks per SM); tiles of 4096 elements
+# with that look-back, 91 us.
 SCAN_MIN_BLOCKS = 3
 
 # tile state bits in the scratch: the tile's own total is published, its inclusive prefix is

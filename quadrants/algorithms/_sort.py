@@ -342,6 +342,8 @@ def _scatter(src: qd.template(), dst: qd.template(), vsrc: qd.template(), vdst: 
             for w in qd.static(range(nw)):
                 staged[w * B + t] = qd.cast(0, ut)
             _blk.sync()
+            # (warp.match_any, i.e. match.any.sync, in place of match_peers: 16M i32 keys on an
+            # H200 864 us against 577)
             for r in qd.static(range(kpt)):
                 d = _digit(keys[r], bit_start)
                 peers = _bc.match_peers(staged, warp * B + d, ut)
