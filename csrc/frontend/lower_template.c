@@ -157,10 +157,10 @@ lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint
     }
     for (uint32_t k = 0; k < ntargs; k++) {
         if (targs[k].type != NULL) {
-            callee->args_order[k] = 0;
+            callee->args_order[k] = QD_TARG_TYPE;
             callee->type_args[callee->ntype_args++] = targs[k].type;
         } else {
-            callee->args_order[k] = 1;
+            callee->args_order[k] = QD_TARG_INT;
             if (!(callee->int_args[callee->nint_args++] = qd_cexpr_int(lw->m, targs[k].value))) {
                 return lw_nomem(lw);
             }

@@ -17,6 +17,9 @@ const QdOpInfo qd_op_info[QD_OP_COUNT_] = {
 #undef QD_OP
 };
 
+const char *const qd_tparam_kind_names[QD_TPARAM_COUNT_] = {"type", "float", "integral", "int",
+                                                            "func"};
+
 QdOp
 qd_op_atomic_plain(QdOp op)
 {

@@ -258,16 +258,28 @@ typedef struct QdConst {
 } QdConst;
 
 /* Callee of a call (IMM_CALLEE). */
+/* What a template argument is (QdCallee.args_order). */
+typedef enum QdTArgKind {
+    QD_TARG_TYPE, /* a type: `f32`, `T` */
+    QD_TARG_INT,  /* an integer expression: `16`, `N * 2` */
+    QD_TARG_FUNC, /* a function: `@name` or a template's instance `@name<args>` */
+} QdTArgKind;
+
 typedef struct QdCallee {
     const char *name;          /* function name, interned, without '@' */
     const QdType **type_args;  /* template type arguments */
     uint32_t ntype_args;       /* ... their number */
     QdCexpr **int_args;        /* template integer arguments */
     uint32_t nint_args;        /* ... their number */
-    /* Template arguments are written in the callee's parameter order; args_order[k] says whether
-     * argument k is a type (0) or an integer (1), so the printer can reproduce it. */
-    uint8_t *args_order;       /* ntype_args + nint_args entries */
+    struct QdCallee *func_args; /* template function arguments */
+    uint32_t nfunc_args;       /* ... their number */
+    /* Template arguments are written in the callee's parameter order; args_order[k] says what
+     * argument k is (a QdTArgKind), so the printer can reproduce it. */
+    uint8_t *args_order;       /* ntype_args + nint_args + nfunc_args entries */
 } QdCallee;
+
+/* The number of template arguments of a callee. */
+#define qd_callee_ntargs(c) ((c)->ntype_args + (c)->nint_args + (c)->nfunc_args)
 
 typedef enum QdTaskKind {
     QD_TASK_SERIAL,    /* runs once, on one thread */
@@ -342,7 +354,18 @@ typedef enum QdTParamKind {
     QD_TPARAM_FLOAT,    /* a floating-point type */
     QD_TPARAM_INTEGRAL, /* an integer type */
     QD_TPARAM_INT,      /* a compile-time integer value */
+    QD_TPARAM_FUNC,     /* a function of the module (`call @F(...)` in the body calls it) */
+    QD_TPARAM_COUNT_
 } QdTParamKind;
+
+/* The kinds' names in the text: "type", "float", "integral", "int", "func". */
+extern const char *const qd_tparam_kind_names[QD_TPARAM_COUNT_];
+/* Whether a parameter of kind k stands for a type. */
+#define qd_tparam_is_type(k) \
+    ((k) == QD_TPARAM_TYPE || (k) == QD_TPARAM_FLOAT || (k) == QD_TPARAM_INTEGRAL)
+/* What a template argument for a parameter of kind k is. */
+#define qd_tparam_arg_kind(k) \
+    ((k) == QD_TPARAM_INT ? QD_TARG_INT : (k) == QD_TPARAM_FUNC ? QD_TARG_FUNC : QD_TARG_TYPE)
 
 /* A template parameter: `T: float`, `N: int`. */
 typedef struct QdTParam {

@@ -311,7 +311,7 @@ starts_type(Parser *p)
     }
     const QdTParam *tp = find_tparam(p, TOK);
     return qd_type_scalar_from_name(TOK->text, TOK->len) != QD_TY_COUNT_ || is_ident(p, "ptr") ||
-           is_ident(p, "ndarray") || (tp && tp->kind != QD_TPARAM_INT);
+           is_ident(p, "ndarray") || (tp && qd_tparam_is_type(tp->kind));
 }
 
 static const QdType *
@@ -383,7 +383,7 @@ parse_type(Parser *p)
         const QdTParam *tp = find_tparam(p, &t);
         if (k != QD_TY_COUNT_) {
             ty = qd_type_scalar(k);
-        } else if (tp && tp->kind != QD_TPARAM_INT) {
+        } else if (tp && qd_tparam_is_type(tp->kind)) {
             ty = qd_type_param(p->m, tp->name);
         } else {
             char msg[160];
@@ -632,31 +632,44 @@ parse_const(Parser *p, QdInst *inst, const Token *at, const QdType **type)
     return 0;
 }
 
-/* `@name<targs>(args)`. */
+/* `@name` or `@name<targs>`, each template argument a type, an integer expression or a
+ * function (`@f`, `@g<T>`: a callee itself). */
 static int
-parse_call(Parser *p, QdInst **out, const Token *at)
+parse_callee(Parser *p, QdCallee *out, uint32_t depth)
 {
     if (TOK->kind != T_GLOBAL) {
         return perror_at(p, TOK, "expected the callee '@name'");
+    }
+    if (depth > 16) {
+        return perror_at(p, TOK, "function arguments nested too deeply");
     }
     QdCallee callee = {0};
     callee.name = qd_intern(p->m, TOK->str);
     lex_next(&p->lx);
     QdVec(const QdType *) types = {0};
     QdVec(QdCexpr *) ints = {0};
+    QdVec(QdCallee) funcs = {0};
     QdVec(uint8_t) order = {0};
     QdArena *a = &p->m->arena;
     if (is_punct(p, '<')) {
         lex_next(&p->lx);
         for (;;) {
-            if (starts_type(p)) {
+            if (TOK->kind == T_GLOBAL) {
+                QdCallee f;
+                RETURN_IF_ERROR(parse_callee(p, &f, depth + 1));
+                if (qd_vec_push(a, &funcs, f) < 0 || qd_vec_push(a, &order, QD_TARG_FUNC) < 0) {
+                    return -1;
+                }
+            } else if (starts_type(p)) {
                 const QdType *ty = parse_type(p);
-                if (!ty || qd_vec_push(a, &types, ty) < 0 || qd_vec_push(a, &order, 0) < 0) {
+                if (!ty || qd_vec_push(a, &types, ty) < 0 ||
+                    qd_vec_push(a, &order, QD_TARG_TYPE) < 0) {
                     return -1;
                 }
             } else {
                 QdCexpr *e = parse_cexpr(p);
-                if (!e || qd_vec_push(a, &ints, e) < 0 || qd_vec_push(a, &order, 1) < 0) {
+                if (!e || qd_vec_push(a, &ints, e) < 0 ||
+                    qd_vec_push(a, &order, QD_TARG_INT) < 0) {
                     return -1;
                 }
             }
@@ -667,6 +680,23 @@ parse_call(Parser *p, QdInst **out, const Token *at)
         }
         RETURN_IF_ERROR(expect_punct(p, '>'));
     }
+    callee.type_args = types.data;
+    callee.ntype_args = types.len;
+    callee.int_args = ints.data;
+    callee.nint_args = ints.len;
+    callee.func_args = funcs.data;
+    callee.nfunc_args = funcs.len;
+    callee.args_order = order.data;
+    *out = callee;
+    return 0;
+}
+
+/* `@name<targs>(args)`. */
+static int
+parse_call(Parser *p, QdInst **out, const Token *at)
+{
+    QdCallee callee;
+    RETURN_IF_ERROR(parse_callee(p, &callee, 0));
     RETURN_IF_ERROR(expect_punct(p, '('));
     IdVec args = {0};
     RETURN_IF_ERROR(parse_value_list(p, &args, false));
@@ -675,11 +705,6 @@ parse_call(Parser *p, QdInst **out, const Token *at)
     if (!inst) {
         return -1;
     }
-    callee.type_args = types.data;
-    callee.ntype_args = types.len;
-    callee.int_args = ints.data;
-    callee.nint_args = ints.len;
-    callee.args_order = order.data;
     inst->imm.call = callee;
     *out = inst;
     return 0;
@@ -1036,7 +1061,6 @@ parse_field(Parser *p, const char *comment, const Token *at)
 static int
 parse_tparams(Parser *p, QdFunc *f)
 {
-    static const char *const kinds[] = {"type", "float", "integral", "int"};
     QdVec(QdTParam) tps = {0};
     RETURN_IF_ERROR(expect_punct(p, '<'));
     for (;;) {
@@ -1055,13 +1079,14 @@ parse_tparams(Parser *p, QdFunc *f)
         lex_next(&p->lx);
         RETURN_IF_ERROR(expect_punct(p, ':'));
         int kind = -1;
-        for (int i = 0; i < 4; i++) {
-            if (is_ident(p, kinds[i])) {
+        for (int i = 0; i < QD_TPARAM_COUNT_; i++) {
+            if (is_ident(p, qd_tparam_kind_names[i])) {
                 kind = i;
             }
         }
         if (kind < 0) {
-            return perror_at(p, TOK, "expected a parameter kind: type, float, integral or int");
+            return perror_at(p, TOK,
+                             "expected a parameter kind: type, float, integral, int or func");
         }
         tp.kind = (QdTParamKind)kind;
         lex_next(&p->lx);

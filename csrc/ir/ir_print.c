@@ -434,20 +434,24 @@ static void
 print_callee(Printer *p, const QdCallee *c)
 {
     print_global(p->sb, c->name);
-    uint32_t n = c->ntype_args + c->nint_args;
+    uint32_t n = qd_callee_ntargs(c);
     if (n == 0) {
         return;
     }
     qd_sbuf_putc(p->sb, '<');
-    uint32_t ti = 0, ii = 0;
+    uint32_t ti = 0, ii = 0, fi = 0;
     for (uint32_t k = 0; k < n; k++) {
         if (k > 0) {
             qd_sbuf_puts(p->sb, ", ");
         }
-        bool is_int = c->args_order ? c->args_order[k] : (ti >= c->ntype_args);
-        if (is_int && ii < c->nint_args) {
+        QdTArgKind kind = c->args_order ? (QdTArgKind)c->args_order[k]
+                          : ti < c->ntype_args ? QD_TARG_TYPE
+                                               : QD_TARG_INT;
+        if (kind == QD_TARG_FUNC && fi < c->nfunc_args) {
+            print_callee(p, &c->func_args[fi++]);
+        } else if (kind == QD_TARG_INT && ii < c->nint_args) {
             print_cexpr(p->sb, p, c->int_args[ii++]);
-        } else if (ti < c->ntype_args) {
+        } else if (kind == QD_TARG_TYPE && ti < c->ntype_args) {
             print_type_in(p->sb, p, c->type_args[ti++]);
         }
     }
@@ -610,7 +614,6 @@ print_region(Printer *p, const QdRegion *r, int depth)
 
 /***** declarations *****/
 
-static const char *const tparam_kind_names[] = {"type", "float", "integral", "int"};
 
 static void
 print_func_into(QdSbuf *sb, const QdFunc *f)
@@ -628,7 +631,7 @@ print_func_into(QdSbuf *sb, const QdFunc *f)
         qd_sbuf_putc(sb, '<');
         for (uint32_t i = 0; i < f->ntparams; i++) {
             qd_sbuf_printf(sb, "%s%s: %s", i ? ", " : "", f->tparams[i].name,
-                           tparam_kind_names[f->tparams[i].kind]);
+                           qd_tparam_kind_names[f->tparams[i].kind]);
         }
         qd_sbuf_putc(sb, '>');
     }

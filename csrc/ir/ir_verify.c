@@ -264,7 +264,7 @@ verify_type(Verifier *v, const QdInst *inst, const QdType *ty)
             return verify_fail(v, inst, "generic type %s outside a template",
                                verify_type_name(v, 0, ty));
         }
-        if (tp == NULL || tp->kind == QD_TPARAM_INT) {
+        if (tp == NULL || !qd_tparam_is_type(tp->kind)) {
             return verify_fail(v, inst, "%s is not a type parameter of @%s",
                                verify_type_name(v, 0, ty), v->f->name);
         }

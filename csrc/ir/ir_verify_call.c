@@ -4,8 +4,9 @@
  * the runtime, not called). Its arguments and result must match the callee's signature. For a
  * template the call also carries template arguments, written in the callee's parameter order,
  * which must fit the parameters' kinds (`T: float` takes a float type, `N: int` an integer
- * expression); parameters whose types are generic are not compared with the arguments: that
- * needs the substitution `instantiate` performs, and it checks them then.
+ * expression, `F: func` a function); parameters whose types are generic are not compared with
+ * the arguments: that needs the substitution `instantiate` performs, and it checks them then.
+ * Inside a template, a call of one of its `func` parameters is checked when it is instantiated.
  *
  * The callee may appear later in the module than the call, so it may not be verified yet: only
  * what the call needs of it is read, with guards.
@@ -14,14 +15,40 @@
 
 #include <stdio.h>
 
+static int check_template_args(Verifier *v, const QdInst *inst, const QdCallee *call,
+                               const QdFunc *callee);
+
+/* A function argument of a template names a func, a template's instance (`@t<args>`, whose
+ * arguments are checked in turn) or, inside a template, one of its own `func` parameters. */
+static int
+check_func_arg(Verifier *v, const QdInst *inst, const QdCallee *fa)
+{
+    const QdTParam *tp = verify_find_tparam(v, fa->name);
+    if (tp != NULL && tp->kind == QD_TPARAM_FUNC && qd_callee_ntargs(fa) == 0) {
+        return 0;
+    }
+    const QdFunc *f = qd_module_find_func(v->m, fa->name);
+    if (f == NULL || f->kind == QD_FUNC_KERNEL) {
+        return verify_fail(v, inst, "function argument @%s is not a func or template",
+                           fa->name);
+    }
+    if (f->kind == QD_FUNC_TEMPLATE) {
+        return check_template_args(v, inst, fa, f);
+    }
+    if (qd_callee_ntargs(fa) != 0) {
+        return verify_fail(v, inst, "@%s is not a template but gets template arguments", f->name);
+    }
+    return 0;
+}
+
 /* Template arguments, in the callee's parameter order, must fit the parameters' kinds. */
 static int
-check_template_args(Verifier *v, const QdInst *inst, const QdFunc *callee)
+check_template_args(Verifier *v, const QdInst *inst, const QdCallee *call, const QdFunc *callee)
 {
-    const QdCallee *call = &inst->imm.call;
-    uint32_t n = call->ntype_args + call->nint_args;
-    uint32_t ti = 0, ii = 0;
+    uint32_t n = qd_callee_ntargs(call);
+    uint32_t ti = 0, ii = 0, fi = 0;
     char what[160];
+    static const char *const wanted[] = {"a type", "an integer", "a function"};
 
     if (n != callee->ntparams) {
         return verify_fail(v, inst, "@%s takes %u template arguments, got %u", callee->name,
@@ -29,15 +56,21 @@ check_template_args(Verifier *v, const QdInst *inst, const QdFunc *callee)
     }
     for (uint32_t k = 0; k < n; k++) {
         const QdTParam *tp = &callee->tparams[k];
-        bool is_int =
-            call->args_order != NULL ? call->args_order[k] != 0 : tp->kind == QD_TPARAM_INT;
-        if (is_int != (tp->kind == QD_TPARAM_INT) ||
-            (is_int ? ii >= call->nint_args : ti >= call->ntype_args)) {
+        QdTArgKind want = qd_tparam_arg_kind(tp->kind);
+        QdTArgKind kind = call->args_order != NULL ? (QdTArgKind)call->args_order[k] : want;
+        bool missing = kind == QD_TARG_INT    ? ii >= call->nint_args
+                       : kind == QD_TARG_FUNC ? fi >= call->nfunc_args
+                                              : ti >= call->ntype_args;
+        if (kind != want || missing) {
             return verify_fail(v, inst, "template argument %s of @%s must be %s", tp->name,
-                               callee->name, tp->kind == QD_TPARAM_INT ? "an integer" : "a type");
+                               callee->name, wanted[want]);
         }
-        if (is_int) {
+        if (kind == QD_TARG_INT) {
             RETURN_IF_ERROR(verify_cexpr(v, inst, call->int_args[ii++]));
+            continue;
+        }
+        if (kind == QD_TARG_FUNC) {
+            RETURN_IF_ERROR(check_func_arg(v, inst, &call->func_args[fi++]));
             continue;
         }
         const QdType *ty = call->type_args[ti++];
@@ -58,7 +91,16 @@ verify_call(Verifier *v, const QdInst *inst)
 {
     const QdCallee *call = &inst->imm.call;
     QdFunc *callee = qd_module_find_func(v->m, call->name);
+    const QdTParam *tp = verify_find_tparam(v, call->name);
 
+    if (tp != NULL && tp->kind == QD_TPARAM_FUNC) {
+        /* the function bound at instantiation, whose signature `instantiate` checks */
+        if (qd_callee_ntargs(call) != 0) {
+            return verify_fail(v, inst, "function parameter %s takes no template arguments",
+                               tp->name);
+        }
+        return inst->result == QD_NO_VALUE ? 0 : verify_value_type(v, inst, inst->type);
+    }
     if (callee == NULL) {
         return verify_fail(v, inst, "unknown function @%s", call->name);
     }
@@ -71,8 +113,8 @@ verify_call(Verifier *v, const QdInst *inst)
                            callee->name);
     }
     if (is_template) {
-        RETURN_IF_ERROR(check_template_args(v, inst, callee));
-    } else if (call->ntype_args + call->nint_args != 0) {
+        RETURN_IF_ERROR(check_template_args(v, inst, call, callee));
+    } else if (qd_callee_ntargs(call) != 0) {
         return verify_fail(v, inst, "@%s is not a template but gets template arguments",
                            callee->name);
     }

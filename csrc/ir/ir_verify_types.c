@@ -48,7 +48,7 @@ in_class(const Verifier *v, const QdType *ty, TyClass cls)
     }
     if (ty->kind == QD_TY_PARAM) {
         const QdTParam *tp = verify_find_tparam(v, ty->name);
-        if (tp == NULL || tp->kind == QD_TPARAM_INT) {
+        if (tp == NULL || !qd_tparam_is_type(tp->kind)) {
             return false;
         }
         return tp->kind == QD_TPARAM_TYPE || (tp->kind == QD_TPARAM_FLOAT && cls != TC_INT) ||

@@ -3,7 +3,9 @@
  * First pass of the pipeline (passes.def). For every `call @t<args>(...)` of a template in a
  * kernel or func, it evaluates the arguments, checks them against the template's parameter
  * kinds, and creates the concrete func `t<f32,16>` (once per distinct argument list; appended to
- * the module in creation order) by copying the template body with substitution:
+ * the module in creation order) by copying the template body with substitution. A function
+ * argument (`F: func`) is a func or a template's instance `@g<T>` (instantiated first); calls
+ * of `@F` in the body call it. The substitution:
  *   - generic types (T, [N x T], pointers and ndarrays of them) become interned concrete types;
  *   - `const` expressions become literals of the constant's type;
  *   - `unroll %k = lo to hi { body }` becomes, for each k, `%k.<k> = const k : i32` followed by
@@ -36,7 +38,8 @@ typedef struct Expander {
     Instantiator *in;         /* the pass */
     QdCloner cl;              /* value map, names, insertion point */
     const QdFunc *tmpl;       /* template being instantiated, NULL for a kernel/func */
-    const QdType **type_args; /* per template parameter: bound type (NULL for integers) */
+    const QdType **type_args; /* per template parameter: bound type (NULL for the others) */
+    const char **func_args;   /* per template parameter: bound function (NULL for the others) */
     QdCexprEnv env;           /* integer parameters and unroll variables in scope */
     uint32_t *vars;           /* unroll variables in scope (source ids), env.vars */
     int64_t *var_values;      /* their values, env.var_values */
@@ -45,9 +48,8 @@ typedef struct Expander {
 
 static int expand_region(Expander *x, const QdRegion *src);
 static int instantiate(Instantiator *in, const QdInst *call, QdFunc *tmpl,
-                       const QdType **type_args, const int64_t *int_args, const char **out_name);
-
-static const char *const tparam_kind_names[] = {"type", "float", "integral", "int"};
+                       const QdType **type_args, const int64_t *int_args,
+                       const char **func_args, const char **out_name);
 
 /***** substitution *****/
 
@@ -157,64 +159,110 @@ check_type_arg(Instantiator *in, const QdInst *call, const QdFunc *tmpl, const Q
     qd_type_print(&sb, ty);
     qd_error(in->pc->ctx, qd_util_inst_loc(call), QD_ERR_TYPE,
              "template @%s: argument %s for `%s: %s` is not %s", tmpl->name,
-             sb.data ? sb.data : "?", tp->name, tparam_kind_names[tp->kind], want);
+             sb.data ? sb.data : "?", tp->name, qd_tparam_kind_names[tp->kind], want);
     qd_sbuf_free(&sb);
     return -1;
 }
 
-/* Rewrites `inst` (a copy of, or the same as, `call`) to call the instance of the template that
- * `call` names, evaluating its arguments under x's bindings. Calls of funcs are left alone. */
+/* The function a template's `func` parameter `name` is bound to in x, or NULL. */
+static const char *
+bound_func(const Expander *x, const char *name)
+{
+    for (uint32_t k = 0; x->tmpl && k < x->tmpl->ntparams; k++) {
+        if (x->tmpl->tparams[k].kind == QD_TPARAM_FUNC && x->func_args[k] &&
+            strcmp(x->tmpl->tparams[k].name, name) == 0) {
+            return x->func_args[k];
+        }
+    }
+    return NULL;
+}
+
+/* The concrete function callee `c` stands for under x's bindings: a func as it is, a `func`
+ * parameter's binding, or the instance of a template for the evaluated arguments (created when
+ * new). `is_arg`: c is a template's function argument, which must name a function; a call's
+ * unknown callee is left to the verifier. `call` gives the location of errors. */
 static int
-resolve_call(Expander *x, const QdInst *call, QdInst *inst)
+resolve_callee(Expander *x, const QdInst *call, const QdCallee *c, bool is_arg,
+               const char **out_name)
 {
     Instantiator *in = x->in;
     QdCtx *ctx = in->pc->ctx;
     QdLoc loc = qd_util_inst_loc(call);
-    const QdCallee *c = &call->imm.call;
+    uint32_t n = qd_callee_ntargs(c);
+    const char *bound = bound_func(x, c->name);
+    *out_name = c->name;
+    if (bound) {
+        if (n != 0) {
+            return qd_error(ctx, loc, QD_ERR_TYPE, "function parameter %s takes no template "
+                            "arguments", c->name);
+        }
+        *out_name = bound;
+        return 0;
+    }
     QdFunc *callee = qd_module_find_func(in->m, c->name);
-    if (!callee) {
-        if (c->ntype_args + c->nint_args == 0) {
+    if (!callee || callee->kind == QD_FUNC_KERNEL) {
+        if (n == 0 && !is_arg) {
             return 0; /* the verifier reports unknown funcs */
         }
-        return qd_error(ctx, loc, QD_ERR_NAME, "call of unknown template @%s", c->name);
+        return qd_error(ctx, loc, QD_ERR_NAME, "unknown %s @%s", n ? "template" : "function",
+                        c->name);
     }
     if (callee->kind != QD_FUNC_TEMPLATE) {
-        if (c->ntype_args + c->nint_args != 0) {
+        if (n != 0) {
             return qd_error(ctx, loc, QD_ERR_TYPE, "@%s is not a template", c->name);
         }
         return 0;
     }
-    uint32_t n = callee->ntparams;
-    if (c->ntype_args + c->nint_args != n) {
+    if (n != callee->ntparams) {
         return qd_error(ctx, loc, QD_ERR_TYPE, "template @%s takes %u arguments, got %u",
-                        c->name, n, c->ntype_args + c->nint_args);
+                        c->name, callee->ntparams, n);
     }
     const QdType **types = QD_NEW_ARRAY(&in->pc->scratch, const QdType *, n ? n : 1);
     int64_t *ints = QD_NEW_ARRAY(&in->pc->scratch, int64_t, n ? n : 1);
-    if (!types || !ints) {
+    const char **funcs = QD_NEW_ARRAY(&in->pc->scratch, const char *, n ? n : 1);
+    if (!types || !ints || !funcs) {
         return -1;
     }
-    uint32_t ti = 0, ii = 0;
+    static const char *const wanted[] = {"a type", "an integer", "a function"};
+    uint32_t ti = 0, ii = 0, fi = 0;
     for (uint32_t k = 0; k < n; k++) {
         const QdTParam *tp = &callee->tparams[k];
-        bool is_int = c->args_order ? c->args_order[k] != 0 : k >= c->ntype_args;
-        if (is_int != (tp->kind == QD_TPARAM_INT)) {
+        QdTArgKind want = qd_tparam_arg_kind(tp->kind);
+        QdTArgKind kind = c->args_order          ? (QdTArgKind)c->args_order[k]
+                          : k < c->ntype_args    ? QD_TARG_TYPE
+                                                 : QD_TARG_INT;
+        types[k] = NULL;
+        funcs[k] = NULL;
+        ints[k] = 0;
+        if (kind != want) {
             return qd_error(ctx, loc, QD_ERR_TYPE,
                             "template @%s: argument %u for `%s: %s` must be %s", c->name, k + 1,
-                            tp->name, tparam_kind_names[tp->kind],
-                            is_int ? "a type" : "an integer");
+                            tp->name, qd_tparam_kind_names[tp->kind], wanted[want]);
         }
-        if (is_int) {
+        if (kind == QD_TARG_INT) {
             RETURN_IF_ERROR(eval(x, call, c->int_args[ii++], &ints[k]));
+        } else if (kind == QD_TARG_FUNC) {
+            RETURN_IF_ERROR(resolve_callee(x, call, &c->func_args[fi++], true, &funcs[k]));
         } else {
             RETURN_IF_ERROR(subst_type(x, call, c->type_args[ti++], &types[k]));
             RETURN_IF_ERROR(check_type_arg(in, call, callee, tp, types[k]));
         }
     }
+    return instantiate(in, call, callee, types, ints, funcs, out_name);
+}
+
+/* Rewrites `inst` (a copy of, or the same as, `call`) to call the concrete function `call`
+ * names: a template's instance or a `func` parameter's binding. Calls of funcs stay. */
+static int
+resolve_call(Expander *x, const QdInst *call, QdInst *inst)
+{
+    const QdCallee *c = &call->imm.call;
     const char *name;
-    RETURN_IF_ERROR(instantiate(in, call, callee, types, ints, &name));
-    memset(&inst->imm.call, 0, sizeof(inst->imm.call));
-    inst->imm.call.name = name;
+    RETURN_IF_ERROR(resolve_callee(x, call, c, false, &name));
+    if (name != c->name || qd_callee_ntargs(c) != 0) {
+        memset(&inst->imm.call, 0, sizeof(inst->imm.call));
+        inst->imm.call.name = name;
+    }
     return 0;
 }
 
@@ -356,9 +404,10 @@ expand_region(Expander *x, const QdRegion *src)
 
 /***** instances *****/
 
-/* "name<f32,16>": the arguments in parameter order, no spaces. NULL when out of memory. */
+/* "name<f32,16,@f>": the arguments in parameter order, no spaces. NULL when out of memory. */
 static const char *
-instance_name(Instantiator *in, const QdFunc *tmpl, const QdType **types, const int64_t *ints)
+instance_name(Instantiator *in, const QdFunc *tmpl, const QdType **types, const int64_t *ints,
+              const char **funcs)
 {
     QdSbuf sb;
     qd_sbuf_init(&sb);
@@ -369,6 +418,8 @@ instance_name(Instantiator *in, const QdFunc *tmpl, const QdType **types, const 
         }
         if (tmpl->tparams[k].kind == QD_TPARAM_INT) {
             qd_sbuf_printf(&sb, "%lld", (long long)ints[k]);
+        } else if (tmpl->tparams[k].kind == QD_TPARAM_FUNC) {
+            qd_sbuf_printf(&sb, "@%s", funcs[k]);
         } else {
             qd_type_print(&sb, types[k]);
         }
@@ -382,9 +433,9 @@ instance_name(Instantiator *in, const QdFunc *tmpl, const QdType **types, const 
 /* Finds or creates the instance of `tmpl` for the given arguments; *out_name is its name. */
 static int
 instantiate(Instantiator *in, const QdInst *call, QdFunc *tmpl, const QdType **type_args,
-            const int64_t *int_args, const char **out_name)
+            const int64_t *int_args, const char **func_args, const char **out_name)
 {
-    const char *name = instance_name(in, tmpl, type_args, int_args);
+    const char *name = instance_name(in, tmpl, type_args, int_args, func_args);
     if (!name) {
         return -1;
     }
@@ -410,6 +461,7 @@ instantiate(Instantiator *in, const QdInst *call, QdFunc *tmpl, const QdType **t
     x.in = in;
     x.tmpl = tmpl;
     x.type_args = type_args;
+    x.func_args = func_args;
     const char **int_names = QD_NEW_ARRAY(&in->pc->scratch, const char *, tmpl->ntparams + 1);
     if (!int_names || qd_util_cloner_init(&x.cl, in->pc, tmpl, inst_f, false, NULL) < 0) {
         return -1;
