@@ -39,6 +39,7 @@ python_files=(
     csrc/ir/ir.h
     csrc/runtime/cpu/cpu.h csrc/runtime/cuda/cuda.h
     csrc/frontend/ast.def csrc/frontend/builtins.def csrc/frontend/simt.def
+    csrc/frontend/collectives.def
     csrc/frontend/matrix_methods.def
 )
 

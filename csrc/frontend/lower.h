@@ -347,6 +347,10 @@ int lw_early_return(Lowerer *lw, const QdAst *node);
 /* Whether real_func `def` is being lowered: a call of it now is recursion. */
 bool lw_is_recursive_call(const Lowerer *lw, const QdAst *def);
 /* A recursive call of real_func `def` (fn): a `call` of the module's function for it. */
+/* A function of the module, named *out_name, computing the @qd.func `fn` of nparams
+ * parameters of type ty, its result converted to ty (an operator handed to a template). */
+int lw_func_as_function(Lowerer *lw, const QdAst *node, const Expr *fn, const QdType *ty,
+                        uint32_t nparams, const char **out_name);
 int lw_real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, const Expr *args,
                  uint32_t nargs, uint32_t npos, Expr *out);
 
@@ -653,9 +657,13 @@ int lw_matrix_param(Lowerer *lw, const QdAst *param, const Expr *ann, Expr *e);
 /***** lower_template.c: calls into the IR template library *****/
 
 /* A template argument: a type (type != NULL) or an integer (value). */
+/* A template argument: a type (type set), a function (func set: `@func`, or `@func<func_type>`
+ * when func_type is set), or else the integer value. */
 typedef struct LwTemplateArg {
     const QdType *type;
     int64_t value;
+    const char *func;
+    const QdType *func_type;
 } LwTemplateArg;
 
 /* A local array of n elements of scalar type ty (an alloca at the start of the task, or of the

@@ -95,7 +95,7 @@ lw_linalg_determinant(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out)
     }
     char name[32];
     snprintf(name, sizeof(name), "linalg_det%u", n);
-    LwTemplateArg t = {m->ty, 0};
+    LwTemplateArg t = {.type = m->ty};
     uint32_t a, r = QD_NO_VALUE;
     RETURN_IF_ERROR(lw_array_of(lw, node, m->items, m->nitems, m->ty, &a));
     RETURN_IF_ERROR(lw_call_template(lw, name, &t, 1, &a, 1, m->ty, &r));
@@ -121,7 +121,7 @@ lw_linalg_inverse(Lowerer *lw, const QdAst *node, const Expr *m, Expr *out)
         return lw_matrix_from_scalars(lw, node, &inv, 1, 1, m->is_vector, ty, out);
     }
     char name[32];
-    LwTemplateArg targs[2] = {{ty, 0}, {NULL, n}};
+    LwTemplateArg targs[2] = {{.type = ty}, {.value = n}};
     uint32_t ntargs = 2;
     if (n <= 4) {
         snprintf(name, sizeof(name), "linalg_inverse%u", n);
@@ -179,7 +179,7 @@ linalg_call(Lowerer *lw, const QdAst *node, LinalgRoutine routine, const char *n
         }
         RETURN_IF_ERROR(routine_type(lw, node, c, 1, &ty));
         snprintf(tname, sizeof(tname), svd ? "linalg_svd%u" : "linalg_polar%u", n);
-        LwTemplateArg t = {ty, 0};
+        LwTemplateArg t = {.type = ty};
         uint32_t sizes[3] = {n * n, n * n, n * n};
         uint32_t nout = svd ? 3 : 2;
         RETURN_IF_ERROR(run(lw, node, tname, &t, 1, ins, 1, ty, sizes, nout, res));
@@ -193,7 +193,7 @@ linalg_call(Lowerer *lw, const QdAst *node, LinalgRoutine routine, const char *n
             return lw_error(lw, node, QD_ERR_COMPILATION, "Eigen solver only supports 2\u00d72 matrices.");
         }
         RETURN_IF_ERROR(routine_type(lw, node, c, 1, &ty));
-        LwTemplateArg t = {ty, 0};
+        LwTemplateArg t = {.type = ty};
         uint32_t sizes[2] = {4, 8};
         RETURN_IF_ERROR(run(lw, node, "linalg_eig2", &t, 1, ins, 1, ty, sizes, 2, res));
         RETURN_IF_ERROR(lw_matrix_from_scalars(lw, node, res[0], 2, 2, false, ty, &values[0]));
@@ -207,7 +207,7 @@ linalg_call(Lowerer *lw, const QdAst *node, LinalgRoutine routine, const char *n
                             "Symmetric eigen solver currently supports sizes up to 6\u00d76.");
         }
         RETURN_IF_ERROR(routine_type(lw, node, c, 1, &ty));
-        LwTemplateArg targs[2] = {{ty, 0}, {NULL, n}};
+        LwTemplateArg targs[2] = {{.type = ty}, {.value = n}};
         if (eig) {
             uint32_t sizes[2] = {n, n * n};
             RETURN_IF_ERROR(
@@ -230,7 +230,7 @@ linalg_call(Lowerer *lw, const QdAst *node, LinalgRoutine routine, const char *n
                         "qd.solve(A, b): b must be a vector of %u elements (A.m == b.n)", n);
     }
     RETURN_IF_ERROR(routine_type(lw, node, c, 2, &ty));
-    LwTemplateArg targs[2] = {{ty, 0}, {NULL, n}};
+    LwTemplateArg targs[2] = {{.type = ty}, {.value = n}};
     ins[1] = b;
     RETURN_IF_ERROR(run(lw, node, "linalg_solve", targs, 2, ins, 2, ty, &n, 1, res));
     return lw_matrix_from_scalars(lw, node, res[0], n, 1, true, ty, out);

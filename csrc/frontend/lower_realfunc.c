@@ -914,3 +914,66 @@ lw_real_call(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def, c
     }
     return 0;
 }
+
+/***** @qd.funcs as functions of the module *****/
+
+int
+lw_func_as_function(Lowerer *lw, const QdAst *node, const Expr *fn, const QdType *ty,
+                    uint32_t nparams, const char **out_name)
+{
+    if (fn->kind != EX_FUNC) {
+        return lw_error(lw, node, QD_ERR_TYPE, "the operator must be a @qd.func");
+    }
+    const char *name = "qd_op";
+    for (uint32_t n = 1; name && qd_module_find_func(lw->m, name); n++) {
+        name = qd_arena_printf(lw->arena, "qd_op_%u", n);
+    }
+    QdFunc *f = name ? qd_func_new(lw->m, QD_FUNC_FUNC, name) : NULL;
+    Expr *args = QD_NEW_ARRAY(lw->arena, Expr, nparams ? nparams : 1);
+    if (!f || !args) {
+        return lw_nomem(lw);
+    }
+    f->ret = ty;
+    f->loc = lw->loc;
+    for (uint32_t i = 0; i < nparams; i++) {
+        uint32_t id = qd_func_add_param(f, ty, i == 0 ? "a" : "b");
+        if (id == QD_NO_VALUE) {
+            return lw_nomem(lw);
+        }
+        args[i] = lw_value(id, ty);
+    }
+    /* The body: the func inlined, as at any call of it, by a lowerer of its own. */
+    Lowerer sub = {0};
+    sub.ctx = lw->ctx;
+    sub.m = lw->m;
+    sub.host = lw->host;
+    sub.opt = lw->opt;
+    sub.info = lw->info;
+    sub.arena = lw->arena;
+    sub.real_funcs = lw->real_funcs;
+    sub.real_nesting = lw->real_nesting;
+    sub.f = f;
+    sub.cur = f->body;
+    sub.loc = lw->loc;
+    FuncFrame frame = {0};
+    frame.scope = lw->frame->scope;
+    frame.file = lw->frame->file;
+    frame.def = lw->frame->def;
+    frame.ret.kind = EX_VOID;
+    sub.frame = &frame;
+    lw_push_scope(&sub);
+    Expr r;
+    RETURN_IF_ERROR(lw_call_func(&sub, node, fn, args, nparams, &r));
+    RETURN_IF_ERROR(lw_convert(&sub, node, &r, ty, &r));
+    if (!lw_is_runtime(&r)) {
+        RETURN_IF_ERROR(lw_rvalue(&sub, node, &r, &r));
+    }
+    lw_pop_scope(&sub);
+    QdInst *ret = lw_emit(&sub, QD_OP_RET, 1);
+    if (!ret) {
+        return -1;
+    }
+    ret->args[0] = r.id;
+    *out_name = f->name;
+    return 0;
+}

@@ -20,8 +20,9 @@
  * block.SharedArray(shape, dtype) is a `shared_alloc` of a flat array (shape's product of
  * elements, vector/matrix dtypes flattened); the Expr (EX_SHARED) keeps the shape and
  * simt_subscript turns x[i, j] into an `array_ptr` of the row-major flat index: an lvalue in
- * shared memory, atomic under augmented assignment. Collectives (reductions, scans, sorting)
- * are @qd.func code over these primitives (quadrants/simt/).
+ * shared memory, atomic under augmented assignment. The subgroup collectives (reductions, scans,
+ * sorting: collectives.def) are calls of the templates of quadrants/templates/simt_subgroup.qir;
+ * the block collectives are @qd.func code over these (quadrants/simt/_block_collectives.py).
  */
 #include "lower.h"
 
@@ -336,6 +337,143 @@ identity(Lowerer *lw, const QdAst *node, const Expr *v, const Expr *k, Expr *out
     return emitted(lw, id, ty, out);
 }
 
+/***** subgroup collectives: calls of quadrants/templates/simt_subgroup.qir (collectives.def) *****/
+
+/* What a collective takes before its log2_size (collectives.def's ARGS). */
+typedef enum CollectiveArgs {
+    CA_V,      /* a value */
+    CA_V_HEAD, /* a value and a segment-head flag */
+    CA_KV,     /* a key and a value */
+    CA_V_OP,   /* a value and the operator, a @qd.func */
+} CollectiveArgs;
+
+typedef struct Collective {
+    const char *name;    /* after "subgroup.", without "_tiled" */
+    CollectiveArgs args;
+    const char *tmpl;    /* the template called */
+    const char *op;      /* the operator's template, or NULL */
+    int identity;        /* the identity kind of a tile's first lane (exclusive scans), or -1 */
+} Collective;
+
+static const Collective collectives[] = {
+#define QD_SG_COLLECTIVE(name, ARGS, tmpl, op, identity, doc) {name, CA_##ARGS, tmpl, op, identity},
+#include "collectives.def"
+#undef QD_SG_COLLECTIVE
+};
+
+/* The collective `name` ("subgroup.reduce_add", "subgroup.reduce_add_tiled") or NULL. */
+static const Collective *
+find_collective(const char *name, bool *tiled)
+{
+    static const char prefix[] = "subgroup.", suffix[] = "_tiled";
+    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0) {
+        return NULL;
+    }
+    name += sizeof(prefix) - 1;
+    size_t len = strlen(name), ls = sizeof(suffix) - 1;
+    *tiled = len > ls && strcmp(name + len - ls, suffix) == 0;
+    size_t base = *tiled ? len - ls : len;
+    for (size_t i = 0; i < QD_ARRAY_LEN(collectives); i++) {
+        if (strlen(collectives[i].name) == base && strncmp(collectives[i].name, name, base) == 0) {
+            return &collectives[i];
+        }
+    }
+    return NULL;
+}
+
+/* A runtime scalar of its own type, or an error naming the collective. */
+static int
+collective_value(Lowerer *lw, const QdAst *node, const char *name, const Expr *e, Expr *out)
+{
+    RETURN_IF_ERROR(arg_value(lw, node, e, out));
+    if (!qd_type_is_scalar(out->ty) || out->ty->kind == QD_TY_U1) {
+        return lw_error(lw, node, QD_ERR_TYPE, "qd.simt.%s takes numbers", name);
+    }
+    return 0;
+}
+
+/* qd.simt.subgroup.<collective>(...): its arguments into a call of its template. */
+static int
+collective(Lowerer *lw, const QdAst *node, const char *name, const Collective *col, bool tiled,
+           const MatrixCall *c, Expr *out)
+{
+    uint32_t want = (col->args == CA_V ? 1 : 2) + (tiled ? 1 : 0);
+    if (c->npos != want || c->nkw) {
+        return nargs_error(lw, node, name, want, c->npos + c->nkw);
+    }
+    if (!lw->in_parallel) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "qd.simt.%s can only be used inside the body of a parallel for loop", name);
+    }
+    int64_t log2_size = 5;
+    if (tiled) {
+        const Expr *l = &c->pos[want - 1];
+        if (l->kind != EX_INT || l->ival < 0 || l->ival > 5) {
+            return lw_error(lw, node, QD_ERR_COMPILATION,
+                            "qd.simt.%s: log2_size must be a compile-time int in [0, 5]", name);
+        }
+        log2_size = l->ival;
+    }
+    const QdType *i32 = scalar(QD_TY_I32);
+    Expr v, second;
+    RETURN_IF_ERROR(collective_value(lw, node, name, &c->pos[0], &v));
+    LwTemplateArg targs[3] = {{.type = v.ty}, {.value = 0}, {.value = log2_size}};
+    uint32_t args[2] = {v.id, QD_NO_VALUE}, nargs = 1;
+    if (col->args == CA_KV) {
+        /* the pair sorted in place in two one-element local arrays */
+        uint32_t keys, vals, result;
+        RETURN_IF_ERROR(collective_value(lw, node, name, &c->pos[1], &second));
+        RETURN_IF_ERROR(lw_local_array(lw, v.ty, 1, &keys));
+        RETURN_IF_ERROR(lw_local_array(lw, second.ty, 1, &vals));
+        RETURN_IF_ERROR(lw_array_store(lw, keys, v.ty, 0, v.id));
+        RETURN_IF_ERROR(lw_array_store(lw, vals, second.ty, 0, second.id));
+        targs[1] = (LwTemplateArg){.type = second.ty};
+        args[0] = keys;
+        args[1] = vals;
+        RETURN_IF_ERROR(lw_call_template(lw, col->tmpl, targs, 3, args, 2, NULL, &result));
+        Expr *items = QD_NEW_ARRAY(lw->arena, Expr, 2);
+        if (!items) {
+            return lw_nomem(lw);
+        }
+        RETURN_IF_ERROR(lw_array_items(lw, keys, v.ty, 0, 1, &items[0]));
+        RETURN_IF_ERROR(lw_array_items(lw, vals, second.ty, 0, 1, &items[1]));
+        memset(out, 0, sizeof(*out));
+        out->kind = EX_TUPLE;
+        out->items = items;
+        out->nitems = 2;
+        return 0;
+    }
+    if (col->args == CA_V_OP) {
+        const char *fname;
+        RETURN_IF_ERROR(lw_func_as_function(lw, node, &c->pos[1], v.ty, 2, &fname));
+        targs[1] = (LwTemplateArg){.func = fname};
+    } else {
+        bool bitwise = strcmp(col->op, "sg_and") == 0 || strcmp(col->op, "sg_or") == 0 ||
+                       strcmp(col->op, "sg_xor") == 0;
+        if (bitwise && !qd_type_is_int(v.ty)) {
+            return lw_error(lw, node, QD_ERR_TYPE, "qd.simt.%s takes integers, got %s", name,
+                            qd_type_scalar_name(v.ty->kind));
+        }
+        targs[1] = (LwTemplateArg){.func = col->op, .func_type = v.ty};
+    }
+    if (col->args == CA_V_HEAD) {
+        /* the flag as 0 / 1 */
+        Expr zero = {.kind = EX_INT, .ival = 0}, ne;
+        RETURN_IF_ERROR(collective_value(lw, node, name, &c->pos[1], &second));
+        RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_NE, &second, &zero, &ne));
+        RETURN_IF_ERROR(arg_as(lw, node, &ne, i32, &args[nargs++]));
+    }
+    if (col->identity >= 0) {
+        Expr kind = {.kind = EX_INT, .ival = col->identity}, ident;
+        RETURN_IF_ERROR(identity(lw, node, &v, &kind, &ident));
+        args[nargs++] = ident.id;
+    }
+    uint32_t result;
+    RETURN_IF_ERROR(lw_call_template(lw, col->tmpl, targs, 3, args, nargs, v.ty, &result));
+    *out = lw_value(result, v.ty);
+    return 0;
+}
+
 static int
 deprecated(Lowerer *lw, const QdAst *node, const SimtBuiltin *b)
 {
@@ -352,6 +490,17 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
             b = &simt_builtins[i];
             break;
         }
+    }
+    bool tiled = false;
+    const Collective *col = b ? NULL : find_collective(name, &tiled);
+    if (col && lw->opt->simt_unsupported_arch) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "qd.simt.%s is not supported for arch %s; use a GPU arch, or "
+                        "qd.init(arch=qd.cpu, cpu_simt=True) to emulate it",
+                        name, lw->opt->simt_unsupported_arch);
+    }
+    if (col) {
+        return collective(lw, node, name, col, tiled, c, out);
     }
     if (!b || b->kind == SK_UNSUPPORTED) {
         return lw_error(lw, node, QD_ERR_SYNTAX, "qd.simt.%s is not supported in kernels yet", name);

@@ -1,13 +1,15 @@
 /* frontend/lower_template.c -- calls from a kernel into the IR template library.
  *
- * Routines written once in QIR (the .qir files of quadrants/templates: per-thread linear algebra today)
- * are compiled into the extension as one text (setup.py writes build/gen/qd_templates.inc).
+ * Routines written once in QIR (the .qir files of quadrants/templates: per-thread linear algebra
+ * and the subgroup collectives) are compiled into the extension as one text (setup.py writes
+ * build/gen/qd_templates.inc).
  * The first call that needs them parses the whole library into the module being lowered
  * (qd_module_parse_into); from there the ordinary pipeline takes over: `instantiate` makes a
  * concrete function per distinct template argument list actually called, `inline` puts its
  * body at the call, `unroll` regions with constant bounds are expanded and constfold/dce leave
  * straight-line scalar code; templates nobody called are dropped. The library is parsed per
- * kernel that uses it (about 600 lines, well under a millisecond).
+ * kernel that uses it (about 1000 lines, parsed and printed in 0.6 ms on a 2-core x86-64
+ * machine).
  *
  * The templates take their matrices as pointers to local arrays `ptr<[N x T], local>`. A call
  * allocates the arrays at the start of the task (as variable slots are, so LLVM promotes every
@@ -151,12 +153,32 @@ lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint
     callee->name = qd_intern(lw->m, name);
     callee->type_args = QD_NEW_ARRAY(lw->arena, const QdType *, ntargs ? ntargs : 1);
     callee->int_args = QD_NEW_ARRAY(lw->arena, QdCexpr *, ntargs ? ntargs : 1);
+    callee->func_args = QD_NEW_ARRAY(lw->arena, QdCallee, ntargs ? ntargs : 1);
     callee->args_order = QD_NEW_ARRAY(lw->arena, uint8_t, ntargs ? ntargs : 1);
-    if (!callee->name || !callee->type_args || !callee->int_args || !callee->args_order) {
+    if (!callee->name || !callee->type_args || !callee->int_args || !callee->func_args ||
+        !callee->args_order) {
         return lw_nomem(lw);
     }
     for (uint32_t k = 0; k < ntargs; k++) {
-        if (targs[k].type != NULL) {
+        if (targs[k].func != NULL) {
+            QdCallee *fa = &callee->func_args[callee->nfunc_args++];
+            memset(fa, 0, sizeof(*fa));
+            callee->args_order[k] = QD_TARG_FUNC;
+            fa->name = qd_intern(lw->m, targs[k].func);
+            if (!fa->name) {
+                return lw_nomem(lw);
+            }
+            if (targs[k].func_type != NULL) {
+                fa->type_args = QD_NEW_ARRAY(lw->arena, const QdType *, 1);
+                fa->args_order = QD_NEW_ARRAY(lw->arena, uint8_t, 1);
+                if (!fa->type_args || !fa->args_order) {
+                    return lw_nomem(lw);
+                }
+                fa->type_args[0] = targs[k].func_type;
+                fa->ntype_args = 1;
+                fa->args_order[0] = QD_TARG_TYPE;
+            }
+        } else if (targs[k].type != NULL) {
             callee->args_order[k] = QD_TARG_TYPE;
             callee->type_args[callee->ntype_args++] = targs[k].type;
         } else {

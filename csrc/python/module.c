@@ -396,8 +396,9 @@ add_builtins(PyObject *module)
 }
 
 /* _core.SIMT_BUILTINS: ((name, kind, ival, deprecated, doc), ...), the rows of
- * frontend/simt.def ("block.sync", "BARRIER", 0, None, "sync(): ..."); the quadrants.simt
- * modules define their functions from it. */
+ * frontend/simt.def ("block.sync", "BARRIER", 0, None, "sync(): ...") and of
+ * frontend/collectives.def (kind "COLLECTIVE"); the quadrants.simt modules define their functions
+ * from it. */
 static int
 add_simt_builtins(PyObject *module)
 {
@@ -407,6 +408,16 @@ add_simt_builtins(PyObject *module)
     append_row(rows, Py_BuildValue("(ssLzs)", name, #KIND, (long long)(ival), deprecated, doc), &rc);
 #include "../frontend/simt.def"
 #undef QD_SIMT
+    /* each collective, and its _tiled form on tiles of 2**log2_size lanes */
+#define QD_SG_COLLECTIVE(name, ARGS, tmpl, op, identity, doc)                                     \
+    append_row(rows, Py_BuildValue("(ssLzs)", "subgroup." name, "COLLECTIVE", 0LL, NULL, doc), &rc); \
+    append_row(rows,                                                                               \
+               Py_BuildValue("(ssLzs)", "subgroup." name "_tiled", "COLLECTIVE", 0LL, NULL,         \
+                             name "_tiled(..., log2_size): " name " on each tile of 2**log2_size "  \
+                                  "consecutive lanes (log2_size a compile-time int in [0, 5])."), \
+               &rc);
+#include "../frontend/collectives.def"
+#undef QD_SG_COLLECTIVE
     return add_table(module, "SIMT_BUILTINS", rows, rc);
 }
 

@@ -406,7 +406,7 @@ def _lookback(scratch: qd.template(), base, tile, num_tiles, total, op: qd.templ
             first = 31 - qd.math.clz(done & (~done + qd.u32(1)))  # the nearest inclusive one
             if done != 0 and lane > first:
                 v = identity(kind, dtype)
-            excl = op(_sgc.reduce_all_tiled(v, op, 5), excl)
+            excl = op(_sg._reduce_all_op(v, op), excl)
             if done != 0:
                 break
             window -= 32

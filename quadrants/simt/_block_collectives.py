@@ -26,7 +26,7 @@ def _check_block_dim(block_dim):
 @qd.func
 def reduce_all(value, block_dim: qd.template(), op: qd.template(), dtype: qd.template()):
     qd.static(_check_block_dim(block_dim))
-    v = _sgc.reduce_all_tiled(qd.cast(value, dtype), op, 5)
+    v = _sg._reduce_all_op(qd.cast(value, dtype), op)
     totals = _blk.SharedArray((block_dim // W,), dtype)
     tid = _blk.thread_idx()
     if tid % W == 0:
@@ -47,7 +47,7 @@ def reduce(value, block_dim: qd.template(), op: qd.template(), dtype: qd.templat
 @qd.func
 def inclusive_scan(value, block_dim: qd.template(), op: qd.template(), dtype: qd.template()):
     qd.static(_check_block_dim(block_dim))
-    v = _sgc.inclusive_tiled(qd.cast(value, dtype), op, 5)
+    v = _sg._inclusive_op(qd.cast(value, dtype), op)
     totals = _blk.SharedArray((block_dim // W,), dtype)
     tid = _blk.thread_idx()
     warp = tid // W

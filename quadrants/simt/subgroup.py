@@ -8,7 +8,9 @@ Data movement (index / offset / mask are u32): ``shuffle(v, index)``, ``shuffle_
 ``sync()`` (``barrier()`` deprecated), ``mem_fence()`` (``memory_barrier()`` deprecated).
 Votes and masks: ``ballot(p)`` (u64; ``ballot_full_subgroup`` deprecated), ``ballot_first_n(p,
 n)`` (u32), ``all_true(p)``, ``any_true(p)``, ``all_equal(v)``, ``lanemask_{lt,le,eq,gt,ge}(lane)``
-(u32). Collectives (reductions, scans, bitonic sort) live in _subgroup_collectives.py.
+(u32). Collectives (reductions, scans, bitonic sort; csrc/frontend/collectives.def), each also as
+``<name>_tiled(..., log2_size)``: calls of the IR templates of
+quadrants/templates/simt_subgroup.qir.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -25,8 +27,3 @@ __all__ = _builtin.define("subgroup", globals())
 SUBGROUP_SIZE = group_size()  # noqa: F821 (defined from the table)
 LOG2_SUBGROUP_SIZE = log2_group_size()  # noqa: F821
 
-from quadrants.simt import _subgroup_collectives  # noqa: E402
-
-_COLLECTIVES = _subgroup_collectives.exported()
-globals().update(_COLLECTIVES)
-__all__ += list(_COLLECTIVES)

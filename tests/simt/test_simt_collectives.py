@@ -290,3 +290,77 @@ def test_block_dim_must_be_multiple_of_subgroup():
 
     with pytest.raises(qd.QuadrantsCompilationError, match="multiple of the subgroup size"):
         k(qd.ndarray(qd.i32, 48))
+
+
+def _subgroup_library():
+    import pathlib
+
+    root = pathlib.Path(qd.__file__).resolve().parent
+    return (root / "templates" / "simt_subgroup.qir").read_text()
+
+
+@pytest.mark.parametrize(
+    "call,ty,counts",
+    [("sg_reduce<f32, @sg_add<f32>, 5>(%v)", "f32", {"shuffle_down": 5, "add": 5}),
+     ("sg_reduce_all<i32, @sg_max<i32>, 3>(%v)", "i32", {"shuffle_xor": 3, "max": 3}),
+     ("sg_inclusive<u32, @sg_xor<u32>, 5>(%v)", "u32", {"shuffle_up": 5, "xor": 5, "select": 5}),
+     ("sg_exclusive<f64, @sg_min<f64>, 4>(%v, %v)", "f64", {"shuffle_up": 5, "min": 4}),
+     ("sg_segmented<i64, @sg_add<i64>, 5>(%v, %h)", "i64", {"shuffle_up": 10})],
+    ids=["reduce", "reduce_all", "inclusive", "exclusive", "segmented"])
+def test_subgroup_templates_are_straight_line(call, ty, counts):
+    """The collective templates after instantiate, inline, constfold and dce: one shuffle (and one
+    operator) per step of the tree or scan, no calls, no loops."""
+    from quadrants._core import _testing
+
+    kernel = f"""
+kernel @k(%x: ndarray<{ty}, 1>, %hs: ndarray<i32, 1>) {{
+  task range_for {{
+    %zero = const 0 : i32
+    %n = shape %x, 0 : i32
+    parallel_for %i = %zero to %n {{
+      %p = elem_ptr %x, %i : ptr<{ty}, global>
+      %v = load %p : {ty}
+      %q = elem_ptr %hs, %i : ptr<i32, global>
+      %h = load %q : i32
+      %r = call @{call} : {ty}
+      store %p, %r
+    }}
+  }}
+}}
+"""
+    out = _testing.run_passes(_subgroup_library() + kernel, "instantiate,inline,constfold,dce",
+                              filename="simt_subgroup.qir", verify=True)
+    body = out[out.index("kernel @k"):]
+    body = body[:body.index("\n}\n")]
+    ops = [line.split("=", 1)[1].split()[0] for line in body.splitlines() if " = " in line]
+    for op, n in counts.items():
+        assert ops.count(op) == n, (op, ops)
+    assert "call" not in ops and "loop" not in body and "unroll" not in body
+
+
+@pytest.mark.parametrize("log2_size", [None, 3])
+def test_subgroup_operator_forms_take_a_func(log2_size):
+    """subgroup._reduce_all_op / _inclusive_op (the block collectives' subgroup step) with a
+    @qd.func operator: the frontend makes a function of the module from it."""
+    n = 128
+    rng = np.random.default_rng(5)
+    x_np = rng.integers(1, 3, n).astype(np.int64)
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i64, ndim=1), y: qd.types.ndarray(qd.i64, ndim=2)):
+        qd.loop_config(block_dim=64)
+        for i in range(n):
+            if qd.static(log2_size is None):
+                y[i, 0] = sg._reduce_all_op(x[i], _times)
+                y[i, 1] = sg._inclusive_op(x[i], _times)
+            else:
+                y[i, 0] = sg._reduce_all_op_tiled(x[i], _times, log2_size)
+                y[i, 1] = sg._inclusive_op_tiled(x[i], _times, log2_size)
+
+    x, y = qd.ndarray(qd.i64, n), qd.ndarray(qd.i64, (n, 2))
+    x.from_numpy(x_np)
+    k(x, y)
+    got = y.to_numpy()
+    size = W if log2_size is None else 1 << log2_size
+    np.testing.assert_array_equal(got[:, 0], model("reduce_all", "mul", x_np, size))
+    np.testing.assert_array_equal(got[:, 1], model("inclusive", "mul", x_np, size))

@@ -158,3 +158,56 @@ def test_cpu_simt_is_part_of_the_cache_key(arch):
         qd.init(arch=qd.cpu)
     with pytest.raises(qd.QuadrantsSyntaxError, match=r"qd.simt.subgroup.shuffle_xor is not supported for arch (x64|arm64)"):
         _cached_simt_kernel()(qd.ndarray(qd.i32, 32))
+
+
+def test_collective_bitwise_scan_needs_integers():
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.f32, ndim=1)):
+        for i in range(32):
+            y[i] = qd.simt.subgroup.inclusive_xor(y[i])
+
+    with pytest.raises(qd.QuadrantsTypeError, match="inclusive_xor takes integers, got f32") as info:
+        k(qd.ndarray(qd.f32, 32))
+    line = line_of(test_collective_bitwise_scan_needs_integers, "inclusive_xor(y[i])")
+    assert f":{line}:" in str(info.value)
+
+
+@pytest.mark.parametrize("log2_size", [6, -1, "n"])
+def test_collective_log2_size_is_a_compile_time_int_in_range(log2_size):
+    @qd.kernel
+    def k(y: qd.types.ndarray(qd.i32, ndim=1), n: qd.i32):
+        for i in range(32):
+            if qd.static(log2_size == "n"):
+                y[i] = qd.simt.subgroup.reduce_all_add_tiled(y[i], n)
+            else:
+                y[i] = qd.simt.subgroup.reduce_all_add_tiled(y[i], log2_size)
+
+    with pytest.raises(qd.QuadrantsCompilationError,
+                       match=r"reduce_all_add_tiled: log2_size must be a compile-time int in \[0, 5\]"):
+        k(qd.ndarray(qd.i32, 32), 3)
+
+
+def test_collective_argument_count_and_kinds():
+    @qd.kernel
+    def too_many(y: qd.types.ndarray(qd.i32, ndim=1)):
+        for i in range(32):
+            y[i] = qd.simt.subgroup.exclusive_add(y[i], 1)
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match=r"subgroup.exclusive_add\(\) takes 1 argument, 2 given"):
+        too_many(qd.ndarray(qd.i32, 32))
+
+    @qd.kernel
+    def vector(y: qd.types.ndarray(qd.f32, ndim=1)):
+        for i in range(32):
+            v = qd.Vector([y[i], y[i]])
+            y[i] = qd.simt.subgroup.reduce_add(v)[0]
+
+    with pytest.raises(qd.QuadrantsTypeError, match="SIMT operations take scalars"):
+        vector(qd.ndarray(qd.f32, 32))
+
+    @qd.kernel
+    def outside(y: qd.types.ndarray(qd.i32, ndim=1)):
+        y[0] = qd.simt.subgroup.reduce_add(y[0])
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="inside the body of a parallel for loop"):
+        outside(qd.ndarray(qd.i32, 32))
