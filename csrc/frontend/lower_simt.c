@@ -20,9 +20,10 @@
  * block.SharedArray(shape, dtype) is a `shared_alloc` of a flat array (shape's product of
  * elements, vector/matrix dtypes flattened); the Expr (EX_SHARED) keeps the shape and
  * simt_subscript turns x[i, j] into an `array_ptr` of the row-major flat index: an lvalue in
- * shared memory, atomic under augmented assignment. The subgroup collectives (reductions, scans,
- * sorting: collectives.def) are calls of the templates of quadrants/templates/simt_subgroup.qir;
- * the block collectives are @qd.func code over these (quadrants/simt/_block_collectives.py).
+ * shared memory, atomic under augmented assignment. The subgroup and block collectives
+ * (reductions, scans, sorting: collectives.def) are calls of the templates of
+ * quadrants/templates/simt_subgroup.qir and simt_block.qir; the block's radix ranking is
+ * @qd.func code over them (quadrants/simt/_block_collectives.py).
  */
 #include "lower.h"
 
@@ -337,45 +338,56 @@ identity(Lowerer *lw, const QdAst *node, const Expr *v, const Expr *k, Expr *out
     return emitted(lw, id, ty, out);
 }
 
-/***** subgroup collectives: calls of quadrants/templates/simt_subgroup.qir (collectives.def) *****/
+/***** collectives: calls of quadrants/templates/simt_{subgroup,block}.qir (collectives.def) *****/
 
-/* What a collective takes before its log2_size (collectives.def's ARGS). */
+/* What a collective takes (collectives.def's ARGS). */
 typedef enum CollectiveArgs {
-    CA_V,      /* a value */
-    CA_V_HEAD, /* a value and a segment-head flag */
-    CA_KV,     /* a key and a value */
-    CA_V_OP,   /* a value and the operator, a @qd.func */
+    CA_V,       /* subgroup: a value */
+    CA_V_HEAD,  /* subgroup: a value and a segment-head flag */
+    CA_KV,      /* subgroup: a key and a value */
+    CA_V_OP,    /* subgroup: a value and the operator, a @qd.func */
+    CA_B,       /* block: value, block_dim, dtype */
+    CA_B_OP,    /* block: value, block_dim, op, dtype */
+    CA_B_OP_ID, /* block: value, block_dim, op, identity, dtype */
 } CollectiveArgs;
 
 typedef struct Collective {
-    const char *name;    /* after "subgroup.", without "_tiled" */
+    const char *name;    /* "<module>.<function>", without "_tiled" */
     CollectiveArgs args;
     const char *tmpl;    /* the template called */
     const char *op;      /* the operator's template, or NULL */
-    int identity;        /* the identity kind of a tile's first lane (exclusive scans), or -1 */
+    int identity;        /* the identity kind of the first lane or thread (exclusive scans), or -1 */
 } Collective;
 
 static const Collective collectives[] = {
-#define QD_SG_COLLECTIVE(name, ARGS, tmpl, op, identity, doc) {name, CA_##ARGS, tmpl, op, identity},
+#define QD_COLLECTIVE(name, ARGS, tmpl, op, identity, doc) {name, CA_##ARGS, tmpl, op, identity},
 #include "collectives.def"
-#undef QD_SG_COLLECTIVE
+#undef QD_COLLECTIVE
 };
 
-/* The collective `name` ("subgroup.reduce_add", "subgroup.reduce_add_tiled") or NULL. */
+/* The collective `name` ("subgroup.reduce_add", "subgroup.reduce_add_tiled", "block.reduce")
+ * or NULL; *tiled for a subgroup collective's _tiled form. */
 static const Collective *
 find_collective(const char *name, bool *tiled)
 {
-    static const char prefix[] = "subgroup.", suffix[] = "_tiled";
-    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0) {
-        return NULL;
-    }
-    name += sizeof(prefix) - 1;
+    static const char suffix[] = "_tiled";
     size_t len = strlen(name), ls = sizeof(suffix) - 1;
-    *tiled = len > ls && strcmp(name + len - ls, suffix) == 0;
-    size_t base = *tiled ? len - ls : len;
-    for (size_t i = 0; i < QD_ARRAY_LEN(collectives); i++) {
-        if (strlen(collectives[i].name) == base && strncmp(collectives[i].name, name, base) == 0) {
-            return &collectives[i];
+    for (int pass = 0; pass < 2; pass++) {
+        size_t base = len;
+        *tiled = pass == 1;
+        if (*tiled) {
+            if (len <= ls || strcmp(name + len - ls, suffix) != 0) {
+                return NULL;
+            }
+            base = len - ls;
+        }
+        for (size_t i = 0; i < QD_ARRAY_LEN(collectives); i++) {
+            const Collective *col = &collectives[i];
+            bool is_block = col->args >= CA_B;
+            if (strlen(col->name) == base && strncmp(col->name, name, base) == 0 &&
+                !(*tiled && is_block)) {
+                return col;
+            }
         }
     }
     return NULL;
@@ -392,12 +404,40 @@ collective_value(Lowerer *lw, const QdAst *node, const char *name, const Expr *e
     return 0;
 }
 
-/* qd.simt.subgroup.<collective>(...): its arguments into a call of its template. */
+/* A block collective's value converted to its dtype argument, and its block_dim. */
+static int
+block_args(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c, Expr *v,
+           int64_t *block_dim)
+{
+    const Expr *bd = &c->pos[1];
+    if (bd->kind != EX_INT || bd->ival <= 0 || bd->ival % SUBGROUP_SIZE != 0 || bd->ival > 1024) {
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "qd.simt.%s: block_dim must be a positive multiple of the subgroup size %d "
+                        "(at most 1024) known at compile time",
+                        name, SUBGROUP_SIZE);
+    }
+    *block_dim = bd->ival;
+    const QdType *ty;
+    RETURN_IF_ERROR(lw_matrix_dtype_arg(lw, node, &c->pos[c->npos - 1], &ty));
+    if (!ty || !qd_type_is_scalar(ty) || ty->kind == QD_TY_U1) {
+        return lw_error(lw, node, QD_ERR_TYPE, "qd.simt.%s: dtype must be a numeric type", name);
+    }
+    uint32_t id;
+    RETURN_IF_ERROR(arg_as(lw, node, &c->pos[0], ty, &id));
+    *v = lw_value(id, ty);
+    return 0;
+}
+
+/* qd.simt.<module>.<collective>(...): its arguments into a call of its template. */
 static int
 collective(Lowerer *lw, const QdAst *node, const char *name, const Collective *col, bool tiled,
            const MatrixCall *c, Expr *out)
 {
-    uint32_t want = (col->args == CA_V ? 1 : 2) + (tiled ? 1 : 0);
+    static const uint32_t nargs_of[] = {
+        [CA_V] = 1, [CA_V_HEAD] = 2, [CA_KV] = 2, [CA_V_OP] = 2,
+        [CA_B] = 3, [CA_B_OP] = 4,   [CA_B_OP_ID] = 5,
+    };
+    uint32_t want = nargs_of[col->args] + (tiled ? 1 : 0);
     if (c->npos != want || c->nkw) {
         return nargs_error(lw, node, name, want, c->npos + c->nkw);
     }
@@ -405,19 +445,24 @@ collective(Lowerer *lw, const QdAst *node, const char *name, const Collective *c
         return lw_error(lw, node, QD_ERR_SYNTAX,
                         "qd.simt.%s can only be used inside the body of a parallel for loop", name);
     }
-    int64_t log2_size = 5;
+    bool is_block = col->args >= CA_B;
+    int64_t size = 5; /* log2_size of a subgroup collective, block_dim of a block one */
     if (tiled) {
         const Expr *l = &c->pos[want - 1];
         if (l->kind != EX_INT || l->ival < 0 || l->ival > 5) {
             return lw_error(lw, node, QD_ERR_COMPILATION,
                             "qd.simt.%s: log2_size must be a compile-time int in [0, 5]", name);
         }
-        log2_size = l->ival;
+        size = l->ival;
     }
     const QdType *i32 = scalar(QD_TY_I32);
     Expr v, second;
-    RETURN_IF_ERROR(collective_value(lw, node, name, &c->pos[0], &v));
-    LwTemplateArg targs[3] = {{.type = v.ty}, {.value = 0}, {.value = log2_size}};
+    if (is_block) {
+        RETURN_IF_ERROR(block_args(lw, node, name, c, &v, &size));
+    } else {
+        RETURN_IF_ERROR(collective_value(lw, node, name, &c->pos[0], &v));
+    }
+    LwTemplateArg targs[3] = {{.type = v.ty}, {.value = 0}, {.value = size}};
     uint32_t args[2] = {v.id, QD_NO_VALUE}, nargs = 1;
     if (col->args == CA_KV) {
         /* the pair sorted in place in two one-element local arrays */
@@ -443,9 +488,10 @@ collective(Lowerer *lw, const QdAst *node, const char *name, const Collective *c
         out->nitems = 2;
         return 0;
     }
-    if (col->args == CA_V_OP) {
+    if (col->op == NULL) {
         const char *fname;
-        RETURN_IF_ERROR(lw_func_as_function(lw, node, &c->pos[1], v.ty, 2, &fname));
+        const Expr *op = &c->pos[is_block ? 2 : 1];
+        RETURN_IF_ERROR(lw_func_as_function(lw, node, op, v.ty, 2, &fname));
         targs[1] = (LwTemplateArg){.func = fname};
     } else {
         bool bitwise = strcmp(col->op, "sg_and") == 0 || strcmp(col->op, "sg_or") == 0 ||
@@ -462,6 +508,8 @@ collective(Lowerer *lw, const QdAst *node, const char *name, const Collective *c
         RETURN_IF_ERROR(collective_value(lw, node, name, &c->pos[1], &second));
         RETURN_IF_ERROR(lw_compare(lw, node, QD_CMP_NE, &second, &zero, &ne));
         RETURN_IF_ERROR(arg_as(lw, node, &ne, i32, &args[nargs++]));
+    } else if (col->args == CA_B_OP_ID) {
+        RETURN_IF_ERROR(arg_as(lw, node, &c->pos[3], v.ty, &args[nargs++]));
     }
     if (col->identity >= 0) {
         Expr kind = {.kind = EX_INT, .ival = col->identity}, ident;

@@ -408,16 +408,18 @@ add_simt_builtins(PyObject *module)
     append_row(rows, Py_BuildValue("(ssLzs)", name, #KIND, (long long)(ival), deprecated, doc), &rc);
 #include "../frontend/simt.def"
 #undef QD_SIMT
-    /* each collective, and its _tiled form on tiles of 2**log2_size lanes */
-#define QD_SG_COLLECTIVE(name, ARGS, tmpl, op, identity, doc)                                     \
-    append_row(rows, Py_BuildValue("(ssLzs)", "subgroup." name, "COLLECTIVE", 0LL, NULL, doc), &rc); \
-    append_row(rows,                                                                               \
-               Py_BuildValue("(ssLzs)", "subgroup." name "_tiled", "COLLECTIVE", 0LL, NULL,         \
-                             name "_tiled(..., log2_size): " name " on each tile of 2**log2_size "  \
-                                  "consecutive lanes (log2_size a compile-time int in [0, 5])."), \
-               &rc);
+    /* each collective, and a subgroup collective's _tiled form on tiles of 2**log2_size lanes */
+#define QD_COLLECTIVE(name, ARGS, tmpl, op, identity, doc)                                        \
+    append_row(rows, Py_BuildValue("(ssLzs)", name, "COLLECTIVE", 0LL, NULL, doc), &rc);          \
+    if (strncmp(name, "subgroup.", 9) == 0) {                                                      \
+        append_row(rows,                                                                           \
+                   Py_BuildValue("(ssLzs)", name "_tiled", "COLLECTIVE", 0LL, NULL,                \
+                                 "_tiled(..., log2_size): the same on each tile of 2**log2_size "  \
+                                 "consecutive lanes (log2_size a compile-time int in [0, 5])."),  \
+                   &rc);                                                                           \
+    }
 #include "../frontend/collectives.def"
-#undef QD_SG_COLLECTIVE
+#undef QD_COLLECTIVE
     return add_table(module, "SIMT_BUILTINS", rows, rc);
 }
 

@@ -313,7 +313,7 @@ def reduce_grid(src: qd.template(), out: qd.template(), scratch: qd.template(), 
                 for r in qd.static(range(R_PER)):
                     if start + r * BLOCK_DIM < n:
                         v = op(v, load(src, start + r * BLOCK_DIM, False, dtype))
-        r = _bc.reduce_all(v, BLOCK_DIM, op, dtype)
+        r = _blk.reduce_all(v, BLOCK_DIM, op, dtype)
         if g == 1:
             if t == 0:
                 out[0] = r
@@ -331,7 +331,7 @@ def reduce_grid(src: qd.template(), out: qd.template(), scratch: qd.template(), 
                     if t + k * BLOCK_DIM < g:
                         v = op(v, qd.bit_cast(qd.volatile_load(scratch[1 + t + k * BLOCK_DIM]),
                                               dtype))
-                r = _bc.reduce_all(v, BLOCK_DIM, op, dtype)
+                r = _blk.reduce_all(v, BLOCK_DIM, op, dtype)
                 if t == 0:
                     out[0] = r
 

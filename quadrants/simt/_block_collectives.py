@@ -1,10 +1,9 @@
-"""Block collectives over the subgroup collectives and shared memory, written once for every
-operator: each subgroup combines its lanes (shuffles), the subgroups' totals meet in a
-SharedArray of block_dim // 32 slots, and every thread combines the totals it needs.
+"""The block's radix ranking, and helpers of the block collectives for qd.algorithms.
 
-block_dim, op and dtype are compile-time arguments; block_dim must be a positive multiple of
-the subgroup size (32). `op` is a @qd.func (a, b) -> same type, associative. Every thread of the
-block must call the collective (it contains barriers).
+The block collectives themselves (reduce*, inclusive*, exclusive*) are IR templates
+(quadrants/templates/simt_block.qir, rows of csrc/frontend/collectives.def). block_dim must be a
+positive multiple of the subgroup size (32); every thread of the block must call them (they
+contain barriers).
 """
 
 import quadrants as qd
@@ -15,81 +14,12 @@ from quadrants.simt import subgroup as _sg
 W = 32
 
 
-def _check_block_dim(block_dim):
-    if not isinstance(block_dim, int) or block_dim <= 0 or block_dim % W != 0:
-        raise ValueError(
-            f"block_dim must be a positive multiple of the subgroup size {W}, got {block_dim!r}"
-        )
-    return block_dim
-
-
-@qd.func
-def reduce_all(value, block_dim: qd.template(), op: qd.template(), dtype: qd.template()):
-    qd.static(_check_block_dim(block_dim))
-    v = _sg._reduce_all_op(qd.cast(value, dtype), op)
-    totals = _blk.SharedArray((block_dim // W,), dtype)
-    tid = _blk.thread_idx()
-    if tid % W == 0:
-        totals[tid // W] = v
-    _blk.sync()
-    r = totals[0]
-    for w in qd.static(range(1, block_dim // W)):
-        r = op(r, totals[w])
-    _blk.sync()
-    return r
-
-
-@qd.func
-def reduce(value, block_dim: qd.template(), op: qd.template(), dtype: qd.template()):
-    return reduce_all(value, block_dim, op, dtype)
-
-
-@qd.func
-def inclusive_scan(value, block_dim: qd.template(), op: qd.template(), dtype: qd.template()):
-    qd.static(_check_block_dim(block_dim))
-    v = _sg._inclusive_op(qd.cast(value, dtype), op)
-    totals = _blk.SharedArray((block_dim // W,), dtype)
-    tid = _blk.thread_idx()
-    warp = tid // W
-    if tid % W == W - 1:
-        totals[warp] = v
-    _blk.sync()
-    for k in qd.static(range(block_dim // W - 1)):
-        w = qd.static(block_dim // W - 2 - k)  # descending: op(totals[0], op(..., v))
-        if w < warp:
-            v = op(totals[w], v)
-    _blk.sync()
-    return v
-
-
-@qd.func
-def exclusive_scan(value, block_dim: qd.template(), op: qd.template(), identity: qd.template(),
-                   dtype: qd.template()):
-    inc = inclusive_scan(value, block_dim, op, dtype)
-    shifted = _blk.SharedArray((block_dim,), dtype)
-    tid = _blk.thread_idx()
-    shifted[tid] = inc
-    _blk.sync()
-    r = qd.cast(identity, dtype)
-    if tid > 0:
-        r = shifted[tid - 1]
-    _blk.sync()
-    return r
-
-
 @qd.func
 def _exclusive_kind(value, block_dim: qd.template(), op: qd.template(), kind: qd.template(),
                     dtype: qd.template()):
-    inc = inclusive_scan(value, block_dim, op, dtype)
-    shifted = _blk.SharedArray((block_dim,), dtype)
-    tid = _blk.thread_idx()
-    shifted[tid] = inc
-    _blk.sync()
-    r = _sg._identity(inc, kind)
-    if tid > 0:
-        r = shifted[tid - 1]
-    _blk.sync()
-    return r
+    """exclusive_scan with thread 0 the identity of kind `kind` (subgroup._identity) in dtype."""
+    v = qd.cast(value, dtype)
+    return _blk.exclusive_scan(v, block_dim, op, _sg._identity(v, kind), dtype)
 
 
 @qd.func
@@ -142,40 +72,5 @@ def radix_rank_match_atomic_or(key, block_dim: qd.template(), radix_bits: qd.tem
 
 
 def exported():
-    """name -> @qd.func of every block collective."""
-    table = {
-        "reduce": reduce,
-        "reduce_all": reduce_all,
-        "inclusive_scan": inclusive_scan,
-        "exclusive_scan": exclusive_scan,
-        "radix_rank_match_atomic_or": radix_rank_match_atomic_or,
-    }
-    for op_name in ("add", "min", "max"):
-        op, kind = _sgc.OPS[op_name]
-        table[f"reduce_{op_name}"] = _bind(op, kind, "reduce")
-        table[f"reduce_all_{op_name}"] = _bind(op, kind, "reduce_all")
-        table[f"inclusive_{op_name}"] = _bind(op, kind, "inclusive")
-        table[f"exclusive_{op_name}"] = _bind(op, kind, "exclusive")
-    return table
-
-
-def _bind(op, kind, which):
-    if which in ("reduce", "reduce_all"):
-
-        @qd.func
-        def f(value, block_dim: qd.template(), dtype: qd.template()):
-            return reduce_all(value, block_dim, op, dtype)
-
-    elif which == "inclusive":
-
-        @qd.func
-        def f(value, block_dim: qd.template(), dtype: qd.template()):
-            return inclusive_scan(value, block_dim, op, dtype)
-
-    else:
-
-        @qd.func
-        def f(value, block_dim: qd.template(), dtype: qd.template()):
-            return _exclusive_kind(value, block_dim, op, kind, dtype)
-
-    return f
+    """name -> @qd.func of the block collectives written in Python."""
+    return {"radix_rank_match_atomic_or": radix_rank_match_atomic_or}

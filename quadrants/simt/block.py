@@ -9,8 +9,9 @@ block i // B).
 - ``thread_idx()``: index of the thread in its block (i32); ``global_thread_idx()``:
   ``block_idx * block_dim + thread_idx``.
 - ``SharedArray(shape, dtype)``: memory shared by the threads of a block.
-- ``reduce*`` / ``inclusive*`` / ``exclusive*`` / ``radix_rank_match_atomic_or``: collectives
-  (quadrants/simt/_block_collectives.py).
+- ``reduce*`` / ``inclusive*`` / ``exclusive*``: collectives (csrc/frontend/collectives.def,
+  calls of the IR templates of quadrants/templates/simt_block.qir);
+  ``radix_rank_match_atomic_or`` (quadrants/simt/_block_collectives.py).
 """
 
 from typing import TYPE_CHECKING, Any

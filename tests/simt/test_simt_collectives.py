@@ -292,11 +292,11 @@ def test_block_dim_must_be_multiple_of_subgroup():
         k(qd.ndarray(qd.i32, 48))
 
 
-def _subgroup_library():
+def _collective_library():
     import pathlib
 
     root = pathlib.Path(qd.__file__).resolve().parent
-    return (root / "templates" / "simt_subgroup.qir").read_text()
+    return "".join((root / "templates" / f"simt_{m}.qir").read_text() for m in ("subgroup", "block"))
 
 
 @pytest.mark.parametrize(
@@ -305,11 +305,17 @@ def _subgroup_library():
      ("sg_reduce_all<i32, @sg_max<i32>, 3>(%v)", "i32", {"shuffle_xor": 3, "max": 3}),
      ("sg_inclusive<u32, @sg_xor<u32>, 5>(%v)", "u32", {"shuffle_up": 5, "xor": 5, "select": 5}),
      ("sg_exclusive<f64, @sg_min<f64>, 4>(%v, %v)", "f64", {"shuffle_up": 5, "min": 4}),
-     ("sg_segmented<i64, @sg_add<i64>, 5>(%v, %h)", "i64", {"shuffle_up": 10})],
-    ids=["reduce", "reduce_all", "inclusive", "exclusive", "segmented"])
+     ("sg_segmented<i64, @sg_add<i64>, 5>(%v, %h)", "i64", {"shuffle_up": 10}),
+     ("blk_reduce_all<f32, @sg_add<f32>, 128>(%v)", "f32",
+      {"shuffle_xor": 5, "add": 8, "shared_alloc": 1}),
+     ("blk_exclusive<i32, @sg_max<i32>, 64>(%v, %v)", "i32",
+      {"shuffle_up": 5, "max": 6, "shared_alloc": 2})],
+    ids=["reduce", "reduce_all", "inclusive", "exclusive", "segmented", "block_reduce_all",
+         "block_exclusive"])
 def test_subgroup_templates_are_straight_line(call, ty, counts):
     """The collective templates after instantiate, inline, constfold and dce: one shuffle (and one
-    operator) per step of the tree or scan, no calls, no loops."""
+    operator) per step of the tree or scan (and per subgroup total of a block), no calls, no
+    loops."""
     from quadrants._core import _testing
 
     kernel = f"""
@@ -328,7 +334,7 @@ kernel @k(%x: ndarray<{ty}, 1>, %hs: ndarray<i32, 1>) {{
   }}
 }}
 """
-    out = _testing.run_passes(_subgroup_library() + kernel, "instantiate,inline,constfold,dce",
+    out = _testing.run_passes(_collective_library() + kernel, "instantiate,inline,constfold,dce",
                               filename="simt_subgroup.qir", verify=True)
     body = out[out.index("kernel @k"):]
     body = body[:body.index("\n}\n")]

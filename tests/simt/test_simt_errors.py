@@ -211,3 +211,32 @@ def test_collective_argument_count_and_kinds():
 
     with pytest.raises(qd.QuadrantsSyntaxError, match="inside the body of a parallel for loop"):
         outside(qd.ndarray(qd.i32, 32))
+
+
+def test_block_collective_arguments():
+    @qd.kernel
+    def runtime_block_dim(y: qd.types.ndarray(qd.i32, ndim=1), b: qd.i32):
+        qd.loop_config(block_dim=64)
+        for i in range(64):
+            y[i] = qd.simt.block.reduce_add(y[i], b, qd.i32)
+
+    with pytest.raises(qd.QuadrantsCompilationError, match="block_dim must be a positive multiple"):
+        runtime_block_dim(qd.ndarray(qd.i32, 64), 64)
+
+    @qd.kernel
+    def not_a_dtype(y: qd.types.ndarray(qd.i32, ndim=1)):
+        qd.loop_config(block_dim=64)
+        for i in range(64):
+            y[i] = qd.simt.block.inclusive_add(y[i], 64, 3)
+
+    with pytest.raises(qd.QuadrantsTypeError, match="must be a data type"):
+        not_a_dtype(qd.ndarray(qd.i32, 64))
+
+    @qd.kernel
+    def not_a_func(y: qd.types.ndarray(qd.i32, ndim=1)):
+        qd.loop_config(block_dim=64)
+        for i in range(64):
+            y[i] = qd.simt.block.reduce(y[i], 64, 7, qd.i32)
+
+    with pytest.raises(qd.QuadrantsTypeError, match="the operator must be a @qd.func"):
+        not_a_func(qd.ndarray(qd.i32, 64))
