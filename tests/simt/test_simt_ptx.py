@@ -3,6 +3,7 @@
 (``_testing.qir_to_ptx``) and ``ptxas -arch=sm_90`` where a CUDA toolkit is installed."""
 
 import pathlib
+import re
 import subprocess
 import tempfile
 
@@ -329,3 +330,29 @@ def test_match_any_ptx():
 
     ptx = ptx_of(k, qd.ndarray(qd.i32, 8), qd.ndarray(qd.i64, 8), qd.ndarray(qd.u32, 8))
     assert "match.any.sync.b32" in ptx and "match.any.sync.b64" in ptx
+
+
+@pytest.mark.parametrize("dtype", [qd.f32, qd.f64])
+def test_float_atomic_sub_is_an_atomic_add(dtype):
+    """`h[i] -= s` on shared memory (atomic under augmented assignment) and qd.atomic_sub on
+    global memory subtract floats with the GPU's atomic add of the negated value (exact: a - b is
+    a + (-b)), not with a compare-and-swap loop."""
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(dtype, ndim=1)):
+        qd.loop_config(block_dim=64)
+        for i in range(128):
+            h = qd.simt.block.SharedArray((64,), dtype)
+            t = qd.simt.block.thread_idx()
+            h[t] = x[i]
+            qd.simt.block.sync()
+            h[(t + 1) % 64] -= x[i] * 2
+            qd.simt.block.sync()
+            qd.atomic_sub(x[(i + 5) % 128], h[t])
+
+    ptx = ptx_of(k, qd.ndarray(dtype, 128))
+    bits = 32 if dtype == qd.f32 else 64
+    assert f"atom.shared.add.f{bits}" in ptx
+    assert f"atom.global.add.f{bits}" in ptx or f"red.global.add.f{bits}" in ptx
+    assert "atom.shared.cas" not in ptx and "atom.global.cas" not in ptx
+    assert re.search(r"neg(\.ftz)?\.f%d" % bits, ptx)

@@ -327,6 +327,7 @@ rmw_op(QdOp op, const QdType *ty, LLVMAtomicRMWBinOp *out)
                : is_float
                    ? (op == QD_OP_ATOMIC_ADD ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpFSub)
                    : (op == QD_OP_ATOMIC_ADD ? LLVMAtomicRMWBinOpAdd : LLVMAtomicRMWBinOpSub);
+        /* (qd_llvm_atomic_rmw turns a float sub into the add of the negation first) */
         return true;
     case QD_OP_ATOMIC_MUL:
         *out = LLVMAtomicRMWBinOpAnd; /* on u1 only: a * b is a & b */
@@ -393,6 +394,12 @@ LLVMValueRef
 qd_llvm_atomic_rmw(Emitter *e, QdOp op, const QdType *ty, LLVMValueRef ptr, LLVMValueRef v)
 {
     LLVMAtomicRMWBinOp rmw;
+    if (op == QD_OP_ATOMIC_SUB && qd_type_is_float(ty)) {
+        /* a - b is exactly a + (-b): GPUs add floats atomically in global and shared memory
+         * (atom.add.f32), while an fsub would be a CAS loop. */
+        v = LLVMBuildFNeg(e->b, v, "");
+        op = QD_OP_ATOMIC_ADD;
+    }
     if (!rmw_op(op, ty, &rmw)) {
         return cas_loop(e, op, ty, ptr, v);
     }
