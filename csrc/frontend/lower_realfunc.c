@@ -556,6 +556,24 @@ takes_argument(const Lowerer *lw, const RealFunc *rf, uint32_t p, const Expr *v)
     return true;
 }
 
+/* *sub: a lowerer of lw's kernel that fills the body of function f of the module. */
+static void
+function_lowerer(const Lowerer *lw, QdFunc *f, uint32_t real_nesting, Lowerer *sub)
+{
+    memset(sub, 0, sizeof(*sub));
+    sub->ctx = lw->ctx;
+    sub->m = lw->m;
+    sub->host = lw->host;
+    sub->opt = lw->opt;
+    sub->info = lw->info;
+    sub->arena = lw->arena;
+    sub->real_funcs = lw->real_funcs;
+    sub->real_nesting = real_nesting;
+    sub->f = f;
+    sub->cur = f->body;
+    sub->loc = lw->loc;
+}
+
 /* The body of recursive real_func `rf` (the Python function fn) as a function of the module:
  * parameters become variables, the returned value the operand of `ret` or the contents of the
  * result arrays. */
@@ -564,18 +582,8 @@ lower_real_body(Lowerer *lw, const Expr *fn, RealFunc *rf)
 {
     const QdAst *def = rf->def;
     QdFunc *f = rf->f;
-    Lowerer sub = {0};
-    sub.ctx = lw->ctx;
-    sub.m = lw->m;
-    sub.host = lw->host;
-    sub.opt = lw->opt;
-    sub.info = lw->info;
-    sub.arena = lw->arena;
-    sub.real_funcs = lw->real_funcs;
-    sub.real_nesting = lw->real_nesting + 1;
-    sub.f = f;
-    sub.cur = f->body;
-    sub.loc = lw->loc;
+    Lowerer sub;
+    function_lowerer(lw, f, lw->real_nesting + 1, &sub);
     FuncFrame frame = {0};
     frame.scope = fn->h;
     frame.file = def->cst.sval;
@@ -943,18 +951,8 @@ lw_func_as_function(Lowerer *lw, const QdAst *node, const Expr *fn, const QdType
         args[i] = lw_value(id, ty);
     }
     /* The body: the func inlined, as at any call of it, by a lowerer of its own. */
-    Lowerer sub = {0};
-    sub.ctx = lw->ctx;
-    sub.m = lw->m;
-    sub.host = lw->host;
-    sub.opt = lw->opt;
-    sub.info = lw->info;
-    sub.arena = lw->arena;
-    sub.real_funcs = lw->real_funcs;
-    sub.real_nesting = lw->real_nesting;
-    sub.f = f;
-    sub.cur = f->body;
-    sub.loc = lw->loc;
+    Lowerer sub;
+    function_lowerer(lw, f, lw->real_nesting, &sub);
     FuncFrame frame = {0};
     frame.scope = lw->frame->scope;
     frame.file = lw->frame->file;
