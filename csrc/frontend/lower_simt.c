@@ -541,7 +541,10 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     }
     bool tiled = false;
     const Collective *col = b ? NULL : find_collective(name, &tiled);
-    if (col && lw->opt->simt_unsupported_arch) {
+    if (!col && (!b || b->kind == SK_UNSUPPORTED)) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "qd.simt.%s is not supported in kernels yet", name);
+    }
+    if (lw->opt->simt_unsupported_arch && (col || b->kind != SK_CONST)) {
         return lw_error(lw, node, QD_ERR_SYNTAX,
                         "qd.simt.%s is not supported for arch %s; use a GPU arch, or "
                         "qd.init(arch=qd.cpu, cpu_simt=True) to emulate it",
@@ -549,15 +552,6 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     }
     if (col) {
         return collective(lw, node, name, col, tiled, c, out);
-    }
-    if (!b || b->kind == SK_UNSUPPORTED) {
-        return lw_error(lw, node, QD_ERR_SYNTAX, "qd.simt.%s is not supported in kernels yet", name);
-    }
-    if (lw->opt->simt_unsupported_arch && b->kind != SK_CONST) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "qd.simt.%s is not supported for arch %s; use a GPU arch, or "
-                        "qd.init(arch=qd.cpu, cpu_simt=True) to emulate it",
-                        name, lw->opt->simt_unsupported_arch);
     }
     if (b->deprecated) {
         RETURN_IF_ERROR(deprecated(lw, node, b));

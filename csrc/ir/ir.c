@@ -19,6 +19,7 @@ const QdOpInfo qd_op_info[QD_OP_COUNT_] = {
 
 const char *const qd_tparam_kind_names[QD_TPARAM_COUNT_] = {"type", "float", "integral", "int",
                                                             "func"};
+const char *const qd_targ_kind_wanted[3] = {"a type", "an integer", "a function"};
 
 QdOp
 qd_op_atomic_plain(QdOp op)

@@ -278,6 +278,9 @@ typedef struct QdCallee {
     uint8_t *args_order;       /* ntype_args + nint_args + nfunc_args entries */
 } QdCallee;
 
+/* What each QdTArgKind is, for messages: "a type", "an integer", "a function". */
+extern const char *const qd_targ_kind_wanted[3];
+
 /* The number of template arguments of a callee. */
 #define qd_callee_ntargs(c) ((c)->ntype_args + (c)->nint_args + (c)->nfunc_args)
 

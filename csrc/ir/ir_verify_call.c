@@ -48,7 +48,6 @@ check_template_args(Verifier *v, const QdInst *inst, const QdCallee *call, const
     uint32_t n = qd_callee_ntargs(call);
     uint32_t ti = 0, ii = 0, fi = 0;
     char what[160];
-    static const char *const wanted[] = {"a type", "an integer", "a function"};
 
     if (n != callee->ntparams) {
         return verify_fail(v, inst, "@%s takes %u template arguments, got %u", callee->name,
@@ -63,7 +62,7 @@ check_template_args(Verifier *v, const QdInst *inst, const QdCallee *call, const
                                               : ti >= call->ntype_args;
         if (kind != want || missing) {
             return verify_fail(v, inst, "template argument %s of @%s must be %s", tp->name,
-                               callee->name, wanted[want]);
+                               callee->name, qd_targ_kind_wanted[want]);
         }
         if (kind == QD_TARG_INT) {
             RETURN_IF_ERROR(verify_cexpr(v, inst, call->int_args[ii++]));

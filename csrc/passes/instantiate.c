@@ -223,7 +223,6 @@ resolve_callee(Expander *x, const QdInst *call, const QdCallee *c, bool is_arg,
     if (!types || !ints || !funcs) {
         return -1;
     }
-    static const char *const wanted[] = {"a type", "an integer", "a function"};
     uint32_t ti = 0, ii = 0, fi = 0;
     for (uint32_t k = 0; k < n; k++) {
         const QdTParam *tp = &callee->tparams[k];
@@ -237,7 +236,8 @@ resolve_callee(Expander *x, const QdInst *call, const QdCallee *c, bool is_arg,
         if (kind != want) {
             return qd_error(ctx, loc, QD_ERR_TYPE,
                             "template @%s: argument %u for `%s: %s` must be %s", c->name, k + 1,
-                            tp->name, qd_tparam_kind_names[tp->kind], wanted[want]);
+                            tp->name, qd_tparam_kind_names[tp->kind],
+                            qd_targ_kind_wanted[want]);
         }
         if (kind == QD_TARG_INT) {
             RETURN_IF_ERROR(eval(x, call, c->int_args[ii++], &ints[k]));
