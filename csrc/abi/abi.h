@@ -150,4 +150,12 @@ qd_ndarray_record_write(unsigned char *record, uint64_t data, const int64_t *sha
 #define QD_NVPTX_ASSERT_VALUES       32
 #define QD_NVPTX_RUNTIME_STATE_BYTES (8 + 8 * QD_NVPTX_ASSERT_VALUES)
 
+/***** Vulkan parameter buffer *****/
+
+/* A Vulkan kernel reads its parameters from a device buffer whose address is its only push
+ * constant: the packed arguments, the tail of the NVPTX launch (results, tmps, runtime state at
+ * the same offsets), then from this offset past the arguments one u64 per field the kernel
+ * reads: the device address of field k of QdGlslKernel.fields at + 8 * k. */
+#define QD_VK_TAIL_FIELDS QD_NVPTX_TAIL_BYTES
+
 #endif
