@@ -1,10 +1,10 @@
-"""Device memory of fields and ndarrays on CUDA (``quadrants._core.DeviceBuffer``).
+"""Device memory of fields and ndarrays on CUDA and Vulkan (``quadrants._core.DeviceBuffer``).
 
-On CUDA the device copy is the truth and the NumPy array a field or ndarray keeps is a host
+On a GPU arch the device copy is the truth and the NumPy array a field or ndarray keeps is a host
 mirror that is only valid right after a pull: Python-scope reads copy the data (or the one
 element) down first, writes change the mirror and copy it (or the one element) up. The copies
-are the driver's synchronous ones on the default stream, so a read sees every kernel launched
-before it and a kernel sees every write made before it. On the CPU every function here is a
+are the driver's synchronous ones on the default stream (Vulkan launches are synchronous), so
+a read sees every kernel launched before it and a kernel sees every write made before it. On the CPU every function here is a
 no-op: the NumPy array is the memory.
 """
 
@@ -19,15 +19,23 @@ def on_cuda():
     return cfg is not None and cfg.arch is _runtime.cuda
 
 
+def on_vulkan():
+    """Whether the live runtime runs on Vulkan."""
+    cfg = _runtime.current_cfg()
+    return cfg is not None and cfg.arch is _runtime.vulkan
+
+
 def allocate(array):
-    """A zero-filled DeviceBuffer shaped like `array` on CUDA, else None."""
-    if not on_cuda():
-        return None
-    return _core.DeviceBuffer(array.shape, array.itemsize)
+    """A zero-filled DeviceBuffer shaped like `array` on CUDA or Vulkan, else None."""
+    if on_cuda():
+        return _core.DeviceBuffer(array.shape, array.itemsize)
+    if on_vulkan():
+        return _core.DeviceBuffer(array.shape, array.itemsize, vulkan=True)
+    return None
 
 
 def register_field(field_id, array, device):
-    """Backs field `field_id` with `device` on CUDA, with `array` on the CPU."""
+    """Backs field `field_id` with `device` on a GPU arch, with `array` on the CPU."""
     if device is not None:
         _core.cuda_register_field(field_id, device)
     else:
@@ -53,7 +61,7 @@ def _offset(view, position):
 
 
 def read_item(device, view, position):
-    """Element `position` of `view`: from the device on CUDA, from the mirror on the CPU."""
+    """Element `position` of `view`: from the device on a GPU arch, from the mirror on the CPU."""
     if device is None:
         return view[position]
     data = device.read(_offset(view, position), view.itemsize)

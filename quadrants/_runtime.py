@@ -65,19 +65,19 @@ def arch_from_name(name):
 
 
 def is_arch_supported(arch):
-    """Whether `arch` can run on this machine. CPU: the host arch only. CUDA: when the core
-    reports a usable driver and device. The other GPU archs are not implemented yet."""
+    """Whether `arch` can run on this machine. CPU: the host arch only. CUDA and Vulkan: when
+    the core reports a usable driver and device. Metal and AMDGPU are not implemented."""
     if arch in (Arch.x64, Arch.arm64):
         return arch is cpu
-    if arch is Arch.cuda:
-        probe = getattr(_core, "cuda_available", None)
+    if arch in (Arch.cuda, Arch.vulkan):
+        probe = getattr(_core, f"{arch.name}_available", None)
         if probe is None:
             return False
         try:
             return bool(probe())
         except Exception as exc:  # a broken driver must not stop qd.init from falling back
             warnings.warn(
-                f"{type(exc).__name__}: '{exc}' occurred when detecting cuda", stacklevel=4
+                f"{type(exc).__name__}: '{exc}' occurred when detecting {arch.name}", stacklevel=4
             )
             return False
     return False

@@ -7,6 +7,9 @@ Options:
 
 Tests that take an ``arch`` argument are run once per selected arch; a selected arch this
 machine cannot run (``--arch cuda`` without a GPU) is reported as skipped.
+
+Vulkan (Mesa's lavapipe on a machine without a GPU) runs by default the test files of
+VULKAN_FILES, those the Vulkan backend passes whole; ``--arch vulkan`` runs every file.
 """
 
 import os
@@ -22,16 +25,23 @@ if REPO_ROOT not in sys.path:
 ARCHS = ("cpu", "cuda", "vulkan")
 
 
-def available_archs():
-    """The archs this machine can run: the CPU, and CUDA where a driver and a device exist."""
-    archs = ["cpu"]
-    try:
-        from quadrants import _core
+# Test files (relative to tests/) run on Vulkan by default.
+VULKAN_FILES = (
+)
 
-        if _core.cuda_available():
-            archs.append("cuda")
-    except Exception:  # a broken build or driver: CUDA tests are skipped, the rest runs
-        pass
+
+def available_archs():
+    """The archs this machine can run: the CPU, and CUDA / Vulkan where a driver and a device
+    exist."""
+    archs = ["cpu"]
+    for name in ("cuda", "vulkan"):
+        try:
+            from quadrants import _core
+
+            if getattr(_core, f"{name}_available")():
+                archs.append(name)
+        except Exception:  # a broken build or driver: its tests are skipped, the rest runs
+            pass
     return archs
 
 
@@ -79,10 +89,16 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    explicit_vulkan = "vulkan" in (config.getoption("--arch") or ())
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
     for item in items:
         arch = getattr(item, "callspec", None) and item.callspec.params.get("arch")
         if arch and arch != "cpu" and item.get_closest_marker("cpu_only"):
             item.add_marker(pytest.mark.skip(reason=f"CPU specifics, not on {arch}"))
+        elif arch == "vulkan" and not explicit_vulkan:
+            rel = os.path.relpath(str(item.fspath), tests_dir)
+            if rel not in VULKAN_FILES:
+                item.add_marker(pytest.mark.skip(reason="not yet run on Vulkan by default"))
 
 
 def pytest_generate_tests(metafunc):

@@ -12,13 +12,15 @@
 #define QD_DRIVER_H
 
 #include "../cache/cache.h"
+#include "../codegen/glsl/glsl.h"
 #include "../codegen/llvm/codegen.h"
 #include "../frontend/frontend.h"
 #include "../runtime/cuda/cuda.h"
+#include "../runtime/vulkan/vulkan.h"
 
 #include <time.h>
 
-/* The targets of targets.def: QD_TARGET_cpu, QD_TARGET_cuda. */
+/* The targets of targets.def: QD_TARGET_cpu, QD_TARGET_cuda, QD_TARGET_vulkan. */
 typedef enum QdTarget {
 #define QD_TARGET(name, tag, entry, descr) QD_TARGET_##name,
 #include "targets.def"
@@ -30,11 +32,30 @@ typedef enum QdTarget {
 typedef struct QdTargetEnv {
     QdCpuJit *jit;                 /* the CPU JIT: CPU kernels, and the host bounds functions of
                                       GPU kernels */
-    const QdNvptxOptions *nvptx;   /* CUDA: code generation options (NULL for the CPU) */
+    const QdNvptxOptions *nvptx;   /* CUDA: code generation options (NULL otherwise) */
+    const QdGlslOptions *glsl;     /* Vulkan: the device's features and code generation options
+                                      (NULL otherwise) */
     QdFieldResolver resolve_field; /* base address of a field by name: host memory (CPU), a
                                       device address (CUDA); NULL when it has none */
     void *resolve_user;            /* its argument */
 } QdTargetEnv;
+
+/* A kernel for Vulkan: one compute pipeline per task (codegen/glsl/glsl.h, VULKAN KERNEL ABI). */
+typedef struct QdVkCode {
+    QdCompiledKernel layout; /* arguments, tmps, results; tasks with block_dim (resolved), grain
+                                (1 for a range_for task, 0 for a serial one), entry (the task's
+                                name) and reduces */
+    char **fields;           /* fields whose addresses follow the launch tail, in order */
+    uint32_t nfields;
+    char **asserts;          /* message of assert id i */
+    char **assert_kinds;     /* kinds of its values */
+    uint32_t nasserts;
+    void *spirv;             /* the shaders: u32 ntasks, then per task u32 nwords and the words
+                                (malloc; what the cache stores as the image) */
+    size_t spirv_size;       /* its bytes */
+    QdVkPipeline **pipelines; /* after load: one per task */
+    uint64_t *field_addresses; /* after load: device address of each field (nfields) */
+} QdVkCode;
 
 /* The code of one kernel for one target, as the driver hands it back: what the launcher needs.
  * Release with qd_driver_kernel_release, or move the pieces out and clear them. */
@@ -44,8 +65,9 @@ typedef struct QdDriverKernel {
     bool from_cache;         /* the code came from the offline cache */
     QdCompiledKernel cpu;    /* CPU: the kernel in the JIT */
     QdNvptxKernel ptx;       /* CUDA: PTX, layout, fields, asserts */
-    QdCompiledKernel host;   /* CUDA: the host bounds functions in the JIT */
+    QdCompiledKernel host;   /* CUDA, Vulkan: the host bounds functions in the JIT */
     QdCuModule cumodule;     /* CUDA: the loaded module, its field pointers set */
+    QdVkCode vk;             /* Vulkan: shaders, pipelines, fields, asserts */
     double ms_codegen;       /* compile: frontend, passes and code generation (0: from the cache) */
     double ms_link;          /* CUDA: PTX -> cubin with the driver's linker */
     double ms_load;          /* CUDA: cuModuleLoadData */

@@ -192,10 +192,12 @@ buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *shape = NULL;
     unsigned int itemsize = 0;
-    static char *names[] = {"shape", "itemsize", NULL};
+    int vulkan = 0;
+    static char *names[] = {"shape", "itemsize", "vulkan", NULL};
     QdCtx ctx;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OI:DeviceBuffer", names, &shape, &itemsize)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OI|p:DeviceBuffer", names, &shape, &itemsize,
+                                     &vulkan)) {
         return NULL;
     }
     PyObject *module = PyType_GetModule(type);
@@ -206,7 +208,12 @@ buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     qd_ctx_init(&ctx);
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = qd_cuda_alloc(&ctx, self->nbytes, &self->ptr);
+    if (vulkan) {
+        rc = qd_vk_alloc(&ctx, self->nbytes ? self->nbytes : 1, &self->vk);
+        self->ptr = self->vk.address;
+    } else {
+        rc = qd_cuda_alloc(&ctx, self->nbytes, &self->ptr);
+    }
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         raise_ctx(module, &ctx);
@@ -247,7 +254,11 @@ buffer_dealloc(DeviceBufferObject *self)
         Py_DECREF(tp);
         return;
     }
-    qd_cuda_free(self->ptr);
+    if (self->vk.impl != NULL) {
+        qd_vk_free(&self->vk);
+    } else {
+        qd_cuda_free(self->ptr);
+    }
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -276,8 +287,13 @@ transfer(DeviceBufferObject *self, bool to_device, void *host, size_t offset, si
     int rc;
     qd_ctx_init(&ctx);
     Py_BEGIN_ALLOW_THREADS
-    rc = to_device ? qd_cuda_upload(&ctx, self->ptr + offset, host, n)
-                   : qd_cuda_download(&ctx, host, self->ptr + offset, n);
+    if (self->vk.impl != NULL) {
+        rc = to_device ? qd_vk_upload(&ctx, &self->vk, offset, host, n)
+                       : qd_vk_download(&ctx, host, &self->vk, offset, n);
+    } else {
+        rc = to_device ? qd_cuda_upload(&ctx, self->ptr + offset, host, n)
+                       : qd_cuda_download(&ctx, host, self->ptr + offset, n);
+    }
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         raise_ctx(PyType_GetModule(Py_TYPE(self)), &ctx);
@@ -370,6 +386,23 @@ buffer_write(DeviceBufferObject *self, PyObject *const *args, Py_ssize_t nargs)
     return r;
 }
 
+/* A copy between buffers of different memories (or Vulkan ones) through host memory. */
+static PyObject *
+copy_through_host(DeviceBufferObject *self, DeviceBufferObject *other)
+{
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)self->nbytes);
+    if (bytes == NULL) {
+        return NULL;
+    }
+    PyObject *r = transfer(other, false, PyBytes_AS_STRING(bytes), 0, self->nbytes);
+    if (r != NULL) {
+        Py_DECREF(r);
+        r = transfer(self, true, PyBytes_AS_STRING(bytes), 0, self->nbytes);
+    }
+    Py_DECREF(bytes);
+    return r;
+}
+
 static PyObject *
 buffer_copy_from(DeviceBufferObject *self, PyObject *other)
 {
@@ -379,6 +412,9 @@ buffer_copy_from(DeviceBufferObject *self, PyObject *other)
         return NULL;
     }
     qd_ctx_init(&ctx);
+    if (self->vk.impl != NULL || ((DeviceBufferObject *)other)->vk.impl != NULL) {
+        return copy_through_host(self, (DeviceBufferObject *)other);
+    }
     if (qd_cuda_copy(&ctx, self->ptr, ((DeviceBufferObject *)other)->ptr, self->nbytes) < 0) {
         raise_ctx(PyType_GetModule(Py_TYPE(self)), &ctx);
         return NULL;
@@ -434,7 +470,8 @@ static PyType_Slot buffer_slots[] = {
     {Py_tp_methods, buffer_methods},
     {Py_tp_members, buffer_members},
     {Py_tp_getset, buffer_getset},
-    {Py_tp_doc, "DeviceBuffer(shape, itemsize): zero-filled CUDA device memory."},
+    {Py_tp_doc, "DeviceBuffer(shape, itemsize, vulkan=False): zero-filled device memory of "
+                "CUDA, or of the Vulkan device."},
     {0, NULL},
 };
 

@@ -11,12 +11,16 @@
 
 #include "../driver/driver.h"
 #include "../runtime/cuda/cuda.h"
+#include "../runtime/vulkan/vulkan.h"
 
 /* quadrants._core.DeviceBuffer: an n-d array in device memory, zero-filled when made. What
- * fields and ndarrays hold on CUDA, and what CUDA kernels take for ndarray arguments. */
+ * fields and ndarrays hold on CUDA and Vulkan, and what their kernels take for ndarray
+ * arguments. */
 typedef struct DeviceBufferObject {
     PyObject_HEAD
     QdCuDeviceptr ptr;                  /* device address (0 only for a failed construction) */
+    QdVkBuffer vk;                      /* Vulkan memory (vk.impl NULL: CUDA memory); ptr is
+                                           its vk.address */
     size_t nbytes;                      /* itemsize * the product of the shape */
     uint32_t itemsize;                  /* bytes per element */
     uint32_t ndim;                      /* number of dimensions (0: one element) */

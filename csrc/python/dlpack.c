@@ -200,6 +200,12 @@ qd_py_device_buffer_to_dlpack(PyObject *self_obj, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "DeviceBuffer.to_dlpack: the buffer has no memory");
         return NULL;
     }
+    if (self->vk.impl != NULL) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "DeviceBuffer.to_dlpack: Vulkan memory cannot be shared through DLPack; "
+                        "copy it to the host (to_numpy) first");
+        return NULL;
+    }
     qd_ctx_init(&ctx);
     const QdCudaDevice *device = qd_cuda_device(&ctx);
     if (device == NULL) {

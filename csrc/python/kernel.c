@@ -344,6 +344,9 @@ QdPyElementAxes
 qd_py_compiled_element_axes(PyObject *ck, uint32_t i)
 {
     QdPyElementAxes none = {0, {0, 0}};
+    if (qd_py_is_vulkan_kernel(ck)) {
+        return qd_py_vulkan_element_axes(ck, i);
+    }
     if (PyVectorcall_Function(ck) != ck_vectorcall) {
         return qd_py_cuda_element_axes(ck, i);
     }
@@ -784,7 +787,7 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     req.frontend.bounds_check = debug != 0 || oob != 0;
     req.frontend.short_circuit = short_circuit != 0;
     req.frontend.unrolling_limit = (uint32_t)unroll;
-    if (!qd_py_wants_cuda(options)) {
+    if (!qd_py_wants_cuda(options) && !qd_py_wants_vulkan(options)) {
         PyObject *simt = PyDict_GetItemString(options, "cpu_simt");
         PyObject *arch = PyDict_GetItemString(options, "arch");
         if (!(simt && PyObject_IsTrue(simt) == 1)) {
@@ -798,8 +801,9 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         req.cache = qd_py_cache_for(state, options, &req.compiler_id);
         req.source_key = req.cache && has_source_key ? &source_key : NULL;
     }
-    if (qd_py_wants_cuda(options)) {
-        result = qd_py_cuda_compile(module, &ctx, &req, options);
+    if (qd_py_wants_cuda(options) || qd_py_wants_vulkan(options)) {
+        result = qd_py_wants_cuda(options) ? qd_py_cuda_compile(module, &ctx, &req, options)
+                                           : qd_py_vulkan_compile(module, &ctx, &req, options);
         if (result == NULL && full_traceback && host.first_exception) {
             PyErr_Clear();
             raise_compile_error(module, &host, &ctx, full_traceback);
@@ -918,6 +922,10 @@ load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     }
     if (qd_py_wants_cuda(options)) {
         result = qd_py_cuda_load_cached(module, cache, &source_key, args, n, options);
+        goto done;
+    }
+    if (qd_py_wants_vulkan(options)) {
+        result = qd_py_vulkan_load_cached(module, cache, &source_key, args, n, options);
         goto done;
     }
     PyTypeObject *tp = (PyTypeObject *)state->compiled_kernel_type;

@@ -173,6 +173,23 @@ const int64_t *qd_py_device_buffer_shape(PyObject *obj);
  * type). */
 QdPyElementAxes qd_py_cuda_element_axes(PyObject *ck, uint32_t i);
 
+/***** vulkan_kernel.c *****/
+
+/* Adds the VulkanKernel type to the _core module. 0, or -1 with an exception set. */
+int qd_py_vulkan_kernel_add(PyObject *module);
+/* Whether compile options ask for the Vulkan backend (arch "vulkan"). */
+bool qd_py_wants_vulkan(PyObject *options);
+/* As qd_py_cuda_compile and qd_py_cuda_load_cached, for Vulkan (a VulkanKernel). */
+PyObject *qd_py_vulkan_compile(PyObject *module, QdCtx *ctx, struct QdCompileRequest *req,
+                               PyObject *options);
+PyObject *qd_py_vulkan_load_cached(PyObject *module, struct QdCache *cache,
+                                   const struct QdDigest *source_key,
+                                   const struct QdKernelArg *args, uint32_t nargs,
+                                   PyObject *options);
+/* Whether `obj` is a VulkanKernel, and the element axes of its parameter `i`. */
+bool qd_py_is_vulkan_kernel(PyObject *obj);
+QdPyElementAxes qd_py_vulkan_element_axes(PyObject *kernel, uint32_t i);
+
 /***** dispatch.c *****/
 
 /* The Dispatcher type (the C base of qd.kernel objects: the launch fast path) for `module`
