@@ -44,9 +44,24 @@ def diagnose(out=sys.stdout):
         lines += _cuda_lines(_core)
     except Exception as exc:  # a broken driver is reported, not raised
         lines.append(f"  cuda    no: {type(exc).__name__}: {exc}")
-    lines.append("  vulkan  no: the Vulkan backend is not implemented yet")
+    try:
+        lines += _vulkan_lines(_core)
+    except Exception as exc:  # a broken loader or driver is reported, not raised
+        lines.append(f"  vulkan  no: {type(exc).__name__}: {exc}")
     print("\n".join(lines), file=out)
     return 0
+
+
+def _vulkan_lines(core):
+    """The Vulkan line of the diagnosis: the device, or why there is none."""
+    if not core.vulkan_available():
+        return ["  vulkan  no: no Vulkan loader or no Vulkan 1.2 device with buffer device address"]
+    info = core.vulkan_device_info()
+    major, minor = info["api_version"] >> 22, (info["api_version"] >> 12) & 0x3FF
+    return [
+        f"  vulkan  yes: {info['name']} (Vulkan {major}.{minor}, subgroup size "
+        f"{info['subgroup_size']}, glslang {core.build_info().get('glslang_version', '?')})"
+    ]
 
 
 def main(argv=None):

@@ -268,15 +268,15 @@ core_runtime_reset(PyObject *module, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* build_info(): {"llvm_version": "19.1.7", "host_cpu": "znver3"}, what `python -m quadrants`
- * reports of the code generator. */
+/* build_info(): {"llvm_version": "19.1.7", "host_cpu": "znver3", "glslang_version": "12.0.0"},
+ * what `python -m quadrants` reports of the code generators. */
 static PyObject *
 core_build_info(PyObject *module, PyObject *unused)
 {
     (void)module;
     (void)unused;
-    return Py_BuildValue("{s:s,s:s}", "llvm_version", qd_llvm_version(), "host_cpu",
-                         qd_llvm_host_cpu());
+    return Py_BuildValue("{s:s,s:s,s:s}", "llvm_version", qd_llvm_version(), "host_cpu",
+                         qd_llvm_host_cpu(), "glslang_version", qd_glslang_version());
 }
 
 /* dtype_ids(): {"u1": 1, ..., "f64": 13}, the scalar ids of ir/types.def. */
@@ -308,7 +308,7 @@ static PyMethodDef core_methods[] = {
      "register_field(field_id, array): back a field with an array's memory"},
     {"runtime_reset", core_runtime_reset, METH_NOARGS, "drop the JIT, thread pool and fields"},
     {"dtype_ids", core_dtype_ids, METH_NOARGS, "scalar type ids of the core"},
-    {"build_info", core_build_info, METH_NOARGS, "LLVM version and host CPU of the core"},
+    {"build_info", core_build_info, METH_NOARGS, "LLVM version, host CPU and glslang version of the core"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -122,6 +122,8 @@ def get_max_shared_memory_bytes(*, is_lowerbound_ok):
     cfg = _runtime.require_init()
     if cfg.arch is _runtime.Arch.cuda:
         return int(_core.cuda_device_info()["max_shared_memory_per_block"])
+    if cfg.arch is _runtime.Arch.vulkan:
+        return int(_core.vulkan_device_info()["max_shared_bytes"])
     if is_lowerbound_ok:
         return 0
     raise RuntimeError(f"get_max_shared_memory_bytes not implemented for arch {cfg.arch.name}")
