@@ -173,7 +173,7 @@ valgrind: setup
 	if [ $$rc -ne $(VALGRIND_ERROR) ] || ! grep -q "Invalid write" $(BUILD)/valgrind/canary.log; then \
 	    echo "Memcheck did not see the invalid write in JIT code (exit status $$rc)"; exit 1; \
 	fi
-	$(VALGRIND_ENV) $(MEMCHECK) -q --trace-children=yes $(VPY) -m pytest -q -p no:cacheprovider $(VALGRIND_TESTS)
+	$(VALGRIND_ENV) $(MEMCHECK) -q --trace-children=yes $(VPY) -m pytest -q -p no:cacheprovider --arch cpu $(VALGRIND_TESTS)
 	$(VALGRIND_ENV) $(MEMCHECK) --leak-check=full --log-file=$(BUILD)/valgrind/soak.log \
 	    $(VPY) tests/soak/compile_launch_reset.py --cycles 12 --warmup 2 --no-bound
 	$(VPY) scripts/valgrind_leaks.py $(BUILD)/valgrind/soak.log
