@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* glsl_to_spirv(source, what): new reference to the SPIR-V bytes, NULL with an exception. */
 static PyObject *
 glsl_to_spirv(PyObject *core, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -166,6 +167,8 @@ outputs_list(const GlslRun *run)
     return list;
 }
 
+/* vulkan_run_glsl(sources, groups, buffers, with_seconds): new reference to the list of output
+ * bytes (or the (list, seconds) tuple), NULL with an exception. */
 static PyObject *
 vulkan_run_glsl(PyObject *core, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {

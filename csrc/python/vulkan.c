@@ -29,6 +29,7 @@ open_device(QdCtx *ctx)
     return info;
 }
 
+/* vulkan_available() and vulkan_unavailable_reason(): new references. */
 static PyObject *
 vulkan_available(PyObject *module, PyObject *unused)
 {
