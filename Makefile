@@ -29,7 +29,10 @@ QDOPT_OBJ  := $(QDOPT_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJ   := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
 # Packages `make setup` installs with apt-get when dpkg reports them missing.
-APT_PACKAGES := llvm-19-dev
+# glslang-dev: GLSL -> SPIR-V (linked in statically); libvulkan-dev: the Vulkan headers (the
+# loader is opened at run time, never linked); mesa-vulkan-drivers: lavapipe, the CPU Vulkan
+# driver the Vulkan tests run on where there is no GPU.
+APT_PACKAGES := llvm-19-dev glslang-dev libvulkan-dev mesa-vulkan-drivers
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup build run test asan valgrind long-session bench wheel clean check-layers ext \

@@ -2,7 +2,9 @@
 
 The extension is compiled from every ``csrc/**/*.c`` except ``csrc/tools/`` (stand-alone
 programs with their own ``main``, built by the Makefile). LLVM is found through llvm-config;
-CUDA and Vulkan are never linked: the runtime loads them with dlopen. The IR templates of
+glslang (GLSL -> SPIR-V for the Vulkan backend) is linked in from its static libraries; CUDA
+and Vulkan are never linked: the runtime loads them with dlopen (the Vulkan headers are needed
+to build, for types only). The IR templates of
 ``quadrants/templates/*.qir`` are compiled in as one string (build/gen/qd_templates.inc), so a
 kernel compile never reads them from disk.
 
@@ -11,6 +13,9 @@ Environment:
     CI, QD_WERROR turn warnings into errors (CI=true or QD_WERROR=1)
     QD_SANITIZE   1 builds with AddressSanitizer and UndefinedBehaviorSanitizer (make asan)
     QD_LLVM_STATIC 1 links the LLVM libraries in statically (make wheel: a self-contained wheel)
+    QD_GLSLANG_PREFIX  where glslang is installed (headers in include/, static libraries in
+                  lib/ or lib/<multiarch>/); default: the system's directories
+    VULKAN_SDK    a Vulkan SDK whose include/ holds vulkan/vulkan.h (default: the system's)
 """
 
 import glob
@@ -19,6 +24,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 from setuptools import Extension, setup
 
@@ -78,6 +84,53 @@ def c_flags_from(cflags):
     return [f for f in cflags if f.startswith(("-I", "-D", "-U"))]
 
 
+# glslang's static libraries, in link order. glslang 12 (Debian 12's glslang-dev) splits the
+# compiler over several archives, and its SPIRV archive calls SPIRV-Tools (spirv-tools, a
+# dependency of glslang-dev); later releases merged some of them: those are optional.
+GLSLANG_LIBS = ["glslang", "SPIRV", "glslang-default-resource-limits"]
+GLSLANG_OPTIONAL_LIBS = ["MachineIndependent", "GenericCodeGen", "OSDependent", "OGLCompiler",
+                         "HLSL", "SPIRV-Tools-opt", "SPIRV-Tools"]
+GLSLANG_HOW = ("install it with `sudo apt-get install glslang-dev` (Debian/Ubuntu; `make setup` "
+               "does this) or set QD_GLSLANG_PREFIX to a glslang installation with static libraries")
+
+
+def multiarch_dirs(prefix):
+    """The library directories under an installation prefix, multiarch first."""
+    arch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+    return [os.path.join(prefix, "lib", arch), os.path.join(prefix, "lib64"), os.path.join(prefix, "lib")]
+
+
+def glslang_build():
+    """(include dirs, static archives in link order) of glslang and the Vulkan headers. Exits
+    with a message naming the missing package."""
+    prefix = os.environ.get("QD_GLSLANG_PREFIX")
+    prefixes = [prefix] if prefix else ["/usr", "/usr/local"]
+    include_dirs = [os.path.join(p, "include") for p in prefixes]
+    lib_dirs = [d for p in prefixes for d in multiarch_dirs(p)]
+    header = os.path.join("glslang", "Include", "glslang_c_interface.h")
+    include = next((d for d in include_dirs if os.path.exists(os.path.join(d, header))), None)
+    if include is None:
+        sys.exit(f"error: quadrants needs glslang (the GLSL compiler of the Vulkan backend) and "
+                 f"{header} was not found under {', '.join(include_dirs)}: {GLSLANG_HOW}")
+    archives = []
+    for name in GLSLANG_LIBS + GLSLANG_OPTIONAL_LIBS:
+        found = next((os.path.join(d, f"lib{name}.a") for d in lib_dirs
+                      if os.path.exists(os.path.join(d, f"lib{name}.a"))), None)
+        if found is None and name in GLSLANG_LIBS:
+            sys.exit(f"error: quadrants needs glslang's static library lib{name}.a, not found in "
+                     f"{', '.join(lib_dirs)}: {GLSLANG_HOW}")
+        if found is not None:
+            archives.append(found)
+    vulkan_dirs = [os.path.join(os.environ["VULKAN_SDK"], "include")] if os.environ.get("VULKAN_SDK") else []
+    vulkan_dirs += [include, "/usr/include", "/usr/local/include"]
+    vulkan = next((d for d in vulkan_dirs if os.path.exists(os.path.join(d, "vulkan", "vulkan.h"))), None)
+    if vulkan is None:
+        sys.exit("error: quadrants needs the Vulkan headers (vulkan/vulkan.h) to build: install them "
+                 "with `sudo apt-get install libvulkan-dev` (Debian/Ubuntu; `make setup` does this) "
+                 "or set VULKAN_SDK; libvulkan itself is never linked")
+    return list(dict.fromkeys([include, vulkan])), archives
+
+
 def core_sources():
     """Every C file of the core, as paths relative to the project root, in a stable order."""
     sources = glob.glob("csrc/**/*.c", root_dir=ROOT, recursive=True)
@@ -127,6 +180,11 @@ def make_extension():
                      + llvm_config("--link-static", "--system-libs") + ["-lstdc++"])
     else:
         link_args = llvm_config("--ldflags", "--libs", "--system-libs")
+    # glslang: its archives in one group (they call each other in both directions), their
+    # symbols kept private to the extension, C++ runtime and threads for its code.
+    glslang_includes, glslang_archives = glslang_build()
+    link_args += (["-Wl,--exclude-libs,ALL", "-Wl,--start-group"] + glslang_archives
+                  + ["-Wl,--end-group", "-lstdc++", "-lpthread"])
     if env_flag("CI") or env_flag("QD_WERROR"):
         compile_args.append("-Werror")
     if env_flag("QD_SANITIZE"):
@@ -138,7 +196,7 @@ def make_extension():
         "quadrants._core",
         sources=core_sources(),
         depends=core_depends() + template_files(),
-        include_dirs=[os.path.join(ROOT, GEN_DIR)],
+        include_dirs=[os.path.join(ROOT, GEN_DIR)] + [d for d in glslang_includes if d not in ("/usr/include", "/usr/local/include")],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
         runtime_library_dirs=llvm_config("--libdir"),

@@ -9,7 +9,8 @@
 # python/ is glue over the driver: besides its own files it may include exactly the files of
 # python_files below -- the driver's header (the one way to compile and load code), base, the
 # ABI, the IR types (ir/ir.h: test hooks parse and print QIR, the packer reads scalar types),
-# the runtimes' launch headers (runtime/cpu/cpu.h, runtime/cuda/cuda.h), and the frontend's
+# the runtimes' launch headers (runtime/cpu/cpu.h, runtime/cuda/cuda.h,
+# runtime/vulkan/vulkan.h), and the frontend's
 # tables it exports to Python (.def files, not the frontend's headers). Never codegen, cache,
 # passes or a frontend header directly: what it needs of them comes through driver/driver.h.
 #
@@ -37,7 +38,7 @@ python_files=(
     csrc/base/base.h csrc/base/errors.def
     csrc/abi/abi.h csrc/abi/args.def
     csrc/ir/ir.h
-    csrc/runtime/cpu/cpu.h csrc/runtime/cuda/cuda.h
+    csrc/runtime/cpu/cpu.h csrc/runtime/cuda/cuda.h csrc/runtime/vulkan/vulkan.h
     csrc/frontend/ast.def csrc/frontend/builtins.def csrc/frontend/simt.def
     csrc/frontend/collectives.def
     csrc/frontend/matrix_methods.def

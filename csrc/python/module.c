@@ -459,7 +459,8 @@ core_exec(PyObject *module)
     if (!state->compiled_kernel_type || !state->fields ||
         PyModule_AddObjectRef(module, "CompiledKernel", state->compiled_kernel_type) < 0 ||
         PyModule_AddFunctions(module, core_methods) < 0 || qd_py_cuda_add(module) < 0 ||
-        qd_py_vulkan_kernel_add(module) < 0 || qd_py_cache_add(module) < 0 || qd_py_profiler_add(module) < 0) {
+        qd_py_vulkan_add(module) < 0 || qd_py_vulkan_kernel_add(module) < 0 ||
+        qd_py_cache_add(module) < 0 || qd_py_profiler_add(module) < 0) {
         return -1;
     }
     return 0;

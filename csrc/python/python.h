@@ -173,6 +173,12 @@ const int64_t *qd_py_device_buffer_shape(PyObject *obj);
  * type). */
 QdPyElementAxes qd_py_cuda_element_axes(PyObject *ck, uint32_t i);
 
+/***** vulkan.c *****/
+
+/* Adds vulkan_available, vulkan_unavailable_reason and vulkan_device_info to the _core module.
+ * 0, or -1 with an exception set. */
+int qd_py_vulkan_add(PyObject *module);
+
 /***** vulkan_kernel.c *****/
 
 /* Adds the VulkanKernel type to the _core module. 0, or -1 with an exception set. */
@@ -209,6 +215,12 @@ PyObject *qd_py_testing_module_new(PyObject *core);
 /* Adds qir_to_ptx (QIR -> PTX without a GPU) to the _testing module (borrowed), bound to
  * `core` (borrowed). 0, or -1 with an exception set. */
 int qd_py_testing_add_cuda(PyObject *testing, PyObject *core);
+
+/***** testing_vulkan.c *****/
+
+/* Adds glsl_to_spirv and vulkan_run_glsl (GLSL through glslang and the Vulkan runtime) to the
+ * _testing module (borrowed), bound to `core` (borrowed). 0, or -1 with an exception set. */
+int qd_py_testing_add_vulkan(PyObject *testing, PyObject *core);
 
 /***** testing_run.c *****/
 
