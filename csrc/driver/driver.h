@@ -12,6 +12,7 @@
 #define QD_DRIVER_H
 
 #include "../cache/cache.h"
+#include "../codegen/glsl/glsl.h"
 #include "../codegen/llvm/codegen.h"
 #include "../frontend/frontend.h"
 #include "../runtime/cuda/cuda.h"
