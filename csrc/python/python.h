@@ -222,6 +222,12 @@ int qd_py_testing_add_cuda(PyObject *testing, PyObject *core);
  * _testing module (borrowed), bound to `core` (borrowed). 0, or -1 with an exception set. */
 int qd_py_testing_add_vulkan(PyObject *testing, PyObject *core);
 
+/***** testing_glsl.c *****/
+
+/* Adds qir_to_glsl (QIR -> GLSL compute shaders, no device needed) to the _testing module
+ * (borrowed), bound to `core` (borrowed). 0, or -1 with an exception set. */
+int qd_py_testing_add_glsl(PyObject *testing, PyObject *core);
+
 /***** testing_run.c *****/
 
 /* Adds run_qir / compile_qir (compile and run hand-written QIR kernels on NumPy data) to the

@@ -326,7 +326,7 @@ qd_py_testing_module_new(PyObject *core)
         Py_CLEAR(func);
     }
     if (qd_py_testing_add_run(testing) < 0 || qd_py_testing_add_cuda(testing, core) < 0 ||
-        qd_py_testing_add_vulkan(testing, core) < 0) {
+        qd_py_testing_add_vulkan(testing, core) < 0 || qd_py_testing_add_glsl(testing, core) < 0) {
         goto error;
     }
     Py_DECREF(name);
