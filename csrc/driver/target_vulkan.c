@@ -142,8 +142,8 @@ qd_target_vulkan_codegen(QdCtx *ctx, const QdTargetEnv *env, QdModule *m, const 
     artifact->image_size = k->vk.spirv_size;
     char host_symbol[160];
     snprintf(host_symbol, sizeof(host_symbol), "%s.host", symbol);
-    return qd_cpu_jit_compile_bounds_artifact(ctx, env->jit, m, kernel_name, host_symbol,
-                                              &k->host, &artifact->object);
+    return qd_cpu_jit_compile_bounds_artifact(ctx, env->jit, m, kernel_name, host_symbol, &k->host,
+                                              &artifact->object);
 }
 
 /* One pipeline per task from a SPIR-V blob. */

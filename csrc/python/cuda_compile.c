@@ -14,7 +14,6 @@
  */
 #include "cuda_py.h"
 
-
 #include <stdio.h>
 #include <string.h>
 
@@ -150,7 +149,8 @@ qd_py_cuda_compile(PyObject *module, QdCtx *ctx, QdCompileRequest *req, PyObject
         return NULL;
     }
     FieldLookup lookup = {state, NULL};
-    QdTargetEnv env = {state->jit, &opts, field_address, &lookup};
+    QdTargetEnv env = {
+        .jit = state->jit, .nvptx = &opts, .resolve_field = field_address, .resolve_user = &lookup};
     int rc = qd_driver_compile(ctx, req, QD_TARGET_cuda, &env, &code);
     if (req->qir_frontend) {
         k->qir_frontend = PyUnicode_FromString(req->qir_frontend);
@@ -201,7 +201,8 @@ qd_py_cuda_load_cached(PyObject *module, QdCache *cache, const QdDigest *source_
         return NULL;
     }
     FieldLookup lookup = {state, NULL};
-    QdTargetEnv env = {state->jit, &opts, field_address, &lookup};
+    QdTargetEnv env = {
+        .jit = state->jit, .nvptx = &opts, .resolve_field = field_address, .resolve_user = &lookup};
     if (qd_driver_load_cached(cache, source_key, QD_TARGET_cuda, &env, &code) != 1) {
         Py_RETURN_NONE;
     }
@@ -263,7 +264,8 @@ qd_py_cuda_kernel_from_qir(PyObject *module, QdModule *m, const char *name, PyOb
     /* Fields by name in `fields`; without it every field is missing. */
     PyObject *empty = fields ? NULL : PyDict_New();
     FieldLookup lookup = {state, fields ? fields : empty};
-    QdTargetEnv env = {k->own_jit, &opts, field_address, &lookup};
+    QdTargetEnv env = {
+        .jit = k->own_jit, .nvptx = &opts, .resolve_field = field_address, .resolve_user = &lookup};
     if (fields == NULL && empty == NULL) {
         Py_DECREF(k);
         return NULL;

@@ -48,27 +48,26 @@ typedef struct VkTask {
 
 /* A kernel compiled for Vulkan for one argument signature. */
 typedef struct VulkanKernelObject {
-    PyObject_HEAD
-    vectorcallfunc vectorcall; /* vk_vectorcall */
-    PyObject *module;          /* quadrants._core (strong) */
-    PyObject *qir_frontend;    /* str or NULL (options["keep_qir"]) */
-    PyObject *qir;             /* str or NULL */
-    QdVkCode code;             /* layout, pipelines, fields, asserts */
-    QdCompiledKernel host;     /* host bounds functions (CPU JIT) */
-    VkTask *tasks;             /* code.layout.ntasks entries */
-    QdVkDispatch *dispatches;  /* scratch of one launch: ntasks entries */
-    QdPyParam *params;         /* one per Python argument */
+    PyObject_HEAD vectorcallfunc vectorcall; /* vk_vectorcall */
+    PyObject *module;                        /* quadrants._core (strong) */
+    PyObject *qir_frontend;                  /* str or NULL (options["keep_qir"]) */
+    PyObject *qir;                           /* str or NULL */
+    QdVkCode code;                           /* layout, pipelines, fields, asserts */
+    QdCompiledKernel host;                   /* host bounds functions (CPU JIT) */
+    VkTask *tasks;                           /* code.layout.ntasks entries */
+    QdVkDispatch *dispatches;                /* scratch of one launch: ntasks entries */
+    QdPyParam *params;                       /* one per Python argument */
     uint32_t nparams;
-    uint32_t param_bytes;      /* args_size + tail + 8 per field */
-    int64_t rng_offset;        /* offset of the hidden random seed, -1 when none */
-    QdVkBuffer param_buffer;   /* the parameter buffer */
-    QdVkBuffer results;        /* kernel_ret slots (address 0 when none) */
-    QdVkBuffer tmps;           /* tmp_alloc slots (address 0 when none) */
-    uint64_t generation;       /* runtime generation it was compiled in */
-    QdCpuJit *own_jit;         /* QIR tests: the JIT holding the host bounds (else NULL) */
-    double ms_codegen;         /* compile: frontend to SPIR-V */
-    bool from_cache;           /* the SPIR-V came from the offline cache */
-    PyObject *profile_names;   /* tuple: the kernel profiler's name of each task, or NULL */
+    uint32_t param_bytes;    /* args_size + tail + 8 per field */
+    int64_t rng_offset;      /* offset of the hidden random seed, -1 when none */
+    QdVkBuffer param_buffer; /* the parameter buffer */
+    QdVkBuffer results;      /* kernel_ret slots (address 0 when none) */
+    QdVkBuffer tmps;         /* tmp_alloc slots (address 0 when none) */
+    uint64_t generation;     /* runtime generation it was compiled in */
+    QdCpuJit *own_jit;       /* QIR tests: the JIT holding the host bounds (else NULL) */
+    double ms_codegen;       /* compile: frontend to SPIR-V */
+    bool from_cache;         /* the SPIR-V came from the offline cache */
+    PyObject *profile_names; /* tuple: the kernel profiler's name of each task, or NULL */
 } VulkanKernelObject;
 
 static PyObject *vulkan_kernel_type; /* set by qd_py_vulkan_add (one module per process) */
@@ -137,9 +136,9 @@ typedef struct VkArrays {
     QdVkBuffer *dev;        /* their device copies, one per host buffer */
     uint32_t ndev;
     PyObject *device_buffer_type; /* borrowed */
-    bool opened_host;       /* the argument vk_open described last is a host buffer */
+    bool opened_host;             /* the argument vk_open described last is a host buffer */
     QdCtx *ctx;
-    PyObject *module;       /* borrowed */
+    PyObject *module; /* borrowed */
 } VkArrays;
 
 static int
@@ -265,8 +264,7 @@ run_tasks(VulkanKernelObject *self, QdCtx *ctx, unsigned char *packed, double *s
             QdVkDispatch one = {self->code.pipelines[t], groups};
             seconds[t] = 0.0;
             if (groups > 0) {
-                RETURN_IF_ERROR(
-                    qd_vk_run(ctx, &one, 1, self->param_buffer.address, &seconds[t]));
+                RETURN_IF_ERROR(qd_vk_run(ctx, &one, 1, self->param_buffer.address, &seconds[t]));
             }
         } else if (groups > 0) {
             self->dispatches[n].pipeline = self->code.pipelines[t];
@@ -274,8 +272,8 @@ run_tasks(VulkanKernelObject *self, QdCtx *ctx, unsigned char *packed, double *s
             n++;
         }
     }
-    return seconds != NULL ? 0 : qd_vk_run(ctx, self->dispatches, n, self->param_buffer.address,
-                                           NULL);
+    return seconds != NULL ? 0
+                           : qd_vk_run(ctx, self->dispatches, n, self->param_buffer.address, NULL);
 }
 
 /* Reads (and clears) the assert flag after a launch: -1 with the QD_ERR_ASSERTION diag of the
@@ -618,7 +616,8 @@ qd_py_vulkan_compile(PyObject *module, QdCtx *ctx, QdCompileRequest *req, PyObje
         return NULL;
     }
     FieldLookup lookup = {state, NULL};
-    QdTargetEnv env = {state->jit, NULL, &opts, field_address, &lookup};
+    QdTargetEnv env = {
+        .jit = state->jit, .glsl = &opts, .resolve_field = field_address, .resolve_user = &lookup};
     int rc = qd_driver_compile(ctx, req, QD_TARGET_vulkan, &env, &code);
     if (req->qir_frontend) {
         k->qir_frontend = PyUnicode_FromString(req->qir_frontend);
@@ -654,7 +653,8 @@ qd_py_vulkan_load_cached(PyObject *module, QdCache *cache, const QdDigest *sourc
         return NULL;
     }
     FieldLookup lookup = {state, NULL};
-    QdTargetEnv env = {state->jit, NULL, &opts, field_address, &lookup};
+    QdTargetEnv env = {
+        .jit = state->jit, .glsl = &opts, .resolve_field = field_address, .resolve_user = &lookup};
     if (qd_driver_load_cached(cache, source_key, QD_TARGET_vulkan, &env, &code) != 1) {
         Py_RETURN_NONE;
     }
@@ -699,7 +699,8 @@ qd_py_vulkan_kernel_from_qir(PyObject *module, QdModule *m, const char *name, Py
     k->own_jit = qd_driver_jit_new(&ctx, &host_opts);
     PyObject *empty = fields ? NULL : PyDict_New();
     FieldLookup lookup = {state, fields ? fields : empty};
-    QdTargetEnv env = {k->own_jit, NULL, &opts, field_address, &lookup};
+    QdTargetEnv env = {
+        .jit = k->own_jit, .glsl = &opts, .resolve_field = field_address, .resolve_user = &lookup};
     int rc = (fields != NULL || empty != NULL) && k->own_jit != NULL
                  ? qd_driver_compile_module(&ctx, m, name, QD_TARGET_vulkan, &env, &code)
                  : -1;
@@ -766,9 +767,8 @@ vk_get_tasks(VulkanKernelObject *self, void *closure)
     PyObject *list = PyList_New(self->code.layout.ntasks);
     for (uint32_t t = 0; list && t < self->code.layout.ntasks; t++) {
         const VkTask *task = &self->tasks[t];
-        PyObject *item = Py_BuildValue("(sIIO)", self->code.layout.tasks[t].entry,
-                                       task->block_dim, task->max_groups,
-                                       task->bounds ? Py_True : Py_False);
+        PyObject *item = Py_BuildValue("(sIIO)", self->code.layout.tasks[t].entry, task->block_dim,
+                                       task->max_groups, task->bounds ? Py_True : Py_False);
         if (item == NULL) {
             Py_CLEAR(list);
             break;
@@ -798,8 +798,7 @@ static PyGetSetDef vk_getset[] = {
 };
 
 static PyMemberDef vk_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(VulkanKernelObject, vectorcall), READONLY,
-     NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(VulkanKernelObject, vectorcall), READONLY, NULL},
     {"from_cache", T_BOOL, offsetof(VulkanKernelObject, from_cache), READONLY,
      "whether the SPIR-V came from the offline cache"},
     {"profile_names", T_OBJECT, offsetof(VulkanKernelObject, profile_names), 0,
