@@ -182,7 +182,7 @@ emit_field_ptr(Emitter *e, const QdInst *inst)
     if (narrow) {
         lin = qd_glsl_value(e, inst->args[0]);
         for (uint32_t i = 1; i < inst->nargs && lin; i++) {
-            lin = qd_glsl_str(e, "%s * %lld + %s", lin, (long long)field->shape[i],
+            lin = qd_glsl_str(e, "(%s * %lld + %s)", lin, (long long)field->shape[i],
                               qd_glsl_value(e, inst->args[i]));
         }
         lin = lin ? qd_glsl_str(e, "int64_t(%s)", lin) : NULL;
