@@ -57,7 +57,7 @@ def _vulkan_lines(core):
     if not core.vulkan_available():
         return ["  vulkan  no: no Vulkan loader or no Vulkan 1.2 device with buffer device address"]
     info = core.vulkan_device_info()
-    major, minor = info["api_version"] >> 22, (info["api_version"] >> 12) & 0x3FF
+    major, minor = info["api_version"][:2]
     return [
         f"  vulkan  yes: {info['name']} (Vulkan {major}.{minor}, subgroup size "
         f"{info['subgroup_size']}, glslang {core.build_info().get('glslang_version', '?')})"

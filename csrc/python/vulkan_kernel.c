@@ -239,8 +239,8 @@ task_groups(const VkTask *task, unsigned char *packed)
     host_ctx.results = NULL;
     host_ctx.tmps = NULL;
     task->bounds(&host_ctx, bounds);
-    if (bounds[1] <= bounds[0]) {
-        return 0;
+    if (bounds[1] == bounds[0]) {
+        return 0; /* an empty range has end = begin (the bounds function clamps it) */
     }
     uint64_t n = (uint64_t)bounds[1] - (uint64_t)bounds[0];
     uint64_t groups = (n + task->block_dim - 1) / task->block_dim;
