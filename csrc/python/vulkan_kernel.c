@@ -29,10 +29,13 @@
 
 /* Arguments packed on the stack up to this many bytes; larger buffers use PyMem. */
 #define INLINE_PARAM_BYTES 1024
-/* Invocations a range_for task is given at most (grid-stride loops cover the rest), and a
+/* Invocations a range_for task is given at most (grid-stride loops cover the rest): on a GPU
+ * one per iteration up to 2^26 (as many independent loads in flight as the hardware takes),
+ * on a CPU implementation (lavapipe) 2^18 (every workgroup costs a thread's time slice); and a
  * range_for that reduces into memory with atomics (fewer accumulators to combine). */
-#define MAX_INVOCATIONS    (1u << 18)
-#define REDUCE_INVOCATIONS (1u << 15)
+#define MAX_INVOCATIONS_GPU (1u << 26)
+#define MAX_INVOCATIONS_CPU (1u << 18)
+#define REDUCE_INVOCATIONS  (1u << 15)
 
 /* The assert flag and values of every Vulkan launch (abi.h: the runtime state), made on first
  * use and kept for the process, like the device. */
@@ -247,33 +250,32 @@ task_groups(const VkTask *task, unsigned char *packed)
     return groups < task->max_groups ? (uint32_t)groups : task->max_groups;
 }
 
-/* Every task of the launch, in order. With `seconds` (the kernel profiler is on) each task runs
- * on its own and seconds[t] receives its time. */
+/* Every task of the launch, in order, in one submission that first zeroes the tmps. With
+ * `seconds` (the kernel profiler is on) each task is submitted on its own and seconds[t]
+ * receives its time. */
 static int
 run_tasks(VulkanKernelObject *self, QdCtx *ctx, unsigned char *packed, double *seconds)
 {
     const QdCompiledKernel *layout = &self->code.layout;
-    if (layout->tmps_size > 0 &&
-        qd_vk_fill(ctx, &self->tmps, 0, (layout->tmps_size + 3) & ~(size_t)3, 0) < 0) {
-        return -1;
-    }
     uint32_t n = 0;
+    if (layout->tmps_size > 0) {
+        self->dispatches[n++] = (QdVkDispatch){NULL, 0, &self->tmps, (layout->tmps_size + 3) & ~3u};
+    }
     for (uint32_t t = 0; t < layout->ntasks; t++) {
         uint32_t groups = task_groups(&self->tasks[t], packed);
         if (seconds != NULL) {
-            QdVkDispatch one = {self->code.pipelines[t], groups};
             seconds[t] = 0.0;
             if (groups > 0) {
-                RETURN_IF_ERROR(qd_vk_run(ctx, &one, 1, self->param_buffer.address, &seconds[t]));
+                self->dispatches[n++] = (QdVkDispatch){self->code.pipelines[t], groups, NULL, 0};
+                RETURN_IF_ERROR(
+                    qd_vk_run(ctx, self->dispatches, n, self->param_buffer.address, &seconds[t]));
+                n = 0;
             }
         } else if (groups > 0) {
-            self->dispatches[n].pipeline = self->code.pipelines[t];
-            self->dispatches[n].groups = groups;
-            n++;
+            self->dispatches[n++] = (QdVkDispatch){self->code.pipelines[t], groups, NULL, 0};
         }
     }
-    return seconds != NULL ? 0
-                           : qd_vk_run(ctx, self->dispatches, n, self->param_buffer.address, NULL);
+    return qd_vk_run(ctx, self->dispatches, n, self->param_buffer.address, NULL);
 }
 
 /* Reads (and clears) the assert flag after a launch: -1 with the QD_ERR_ASSERTION diag of the
@@ -542,7 +544,7 @@ take_code(VulkanKernelObject *k, QdCtx *ctx, QdDriverKernel *code, long saturati
     memset(code, 0, sizeof(*code));
     const QdCompiledKernel *layout = &k->code.layout;
     k->tasks = PyMem_Calloc(layout->ntasks + 1, sizeof(VkTask));
-    k->dispatches = PyMem_Calloc(layout->ntasks + 1, sizeof(QdVkDispatch));
+    k->dispatches = PyMem_Calloc(layout->ntasks + 2, sizeof(QdVkDispatch));
     if (k->tasks == NULL || k->dispatches == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -556,21 +558,24 @@ take_code(VulkanKernelObject *k, QdCtx *ctx, QdDriverKernel *code, long saturati
         task->block_dim = layout->tasks[t].block_dim ? layout->tasks[t].block_dim : 1;
         task->is_serial = layout->tasks[t].grain == 0;
         task->bounds = t < k->host.ntasks ? k->host.tasks[t].bounds : NULL;
-        uint32_t invocations = layout->tasks[t].reduces ? REDUCE_INVOCATIONS : MAX_INVOCATIONS;
+        uint32_t invocations = layout->tasks[t].reduces                  ? REDUCE_INVOCATIONS
+                               : d->device_type == QD_VK_DEVICE_TYPE_CPU ? MAX_INVOCATIONS_CPU
+                                                                         : MAX_INVOCATIONS_GPU;
         uint32_t groups = saturating > 0 ? (uint32_t)saturating : invocations / task->block_dim;
         groups = groups > 0 ? groups : 1;
         task->max_groups = groups < d->max_workgroup_count ? groups : d->max_workgroup_count;
     }
     k->param_bytes = layout->args_size + QD_VK_TAIL_FIELDS + 8 * k->code.nfields;
-    RETURN_IF_ERROR(qd_vk_alloc(ctx, k->param_bytes, &k->param_buffer));
+    RETURN_IF_ERROR(qd_vk_alloc_mapped(ctx, k->param_bytes, &k->param_buffer));
     if (layout->nresults > 0) {
-        RETURN_IF_ERROR(qd_vk_alloc(ctx, QD_RESULT_SLOT_BYTES * layout->nresults, &k->results));
+        RETURN_IF_ERROR(
+            qd_vk_alloc_mapped(ctx, QD_RESULT_SLOT_BYTES * layout->nresults, &k->results));
     }
     if (layout->tmps_size > 0) {
         RETURN_IF_ERROR(qd_vk_alloc(ctx, (layout->tmps_size + 3) & ~3u, &k->tmps));
     }
     if (runtime_state.impl == NULL) {
-        RETURN_IF_ERROR(qd_vk_alloc(ctx, QD_NVPTX_RUNTIME_STATE_BYTES, &runtime_state));
+        RETURN_IF_ERROR(qd_vk_alloc_mapped(ctx, QD_NVPTX_RUNTIME_STATE_BYTES, &runtime_state));
     }
     return 0;
 }

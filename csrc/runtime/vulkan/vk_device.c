@@ -22,6 +22,8 @@
  */
 #include "vk_internal.h"
 
+_Static_assert(QD_VK_DEVICE_TYPE_CPU == VK_PHYSICAL_DEVICE_TYPE_CPU, "vulkan.h: the CPU device type");
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,8 @@
  * entry points, the process-wide device state, and the helpers that record and submit the one
  * command buffer.
  *
- * Private to the .c files of runtime/vulkan: it is the only header that includes <vulkan/vulkan.h> (the
- * Khronos headers, for types only: VK_NO_PROTOTYPES, nothing links libvulkan). vulkan.h, the
+ * Private to the .c files of runtime/vulkan: it is the only header that includes <vulkan/vulkan.h>
+ * (the Khronos headers, for types only: VK_NO_PROTOTYPES, nothing links libvulkan). vulkan.h, the
  * public surface, stays free of them so the rest of the core builds without Vulkan headers.
  *
  * Files: vk_load.c (loader, instance, VkResult names, qd_vk_device), vk_device.c (choosing
@@ -48,31 +48,31 @@ typedef enum QdVkLevel {
  * afterwards the handles are read-only, and `lock` guards the command buffer, the fence, the
  * query pool, the staging buffer and `lost`. */
 typedef struct QdVkState {
-    QdVkApi api;                     /* every entry point (NULL until resolved) */
-    VkInstance instance;             /* API 1.2 instance */
-    VkPhysicalDevice physical;       /* the chosen device */
-    VkDevice device;                 /* its logical device */
-    uint32_t queue_family;           /* a family with VK_QUEUE_COMPUTE_BIT */
-    VkQueue queue;                   /* queue 0 of that family */
-    VkCommandPool command_pool;      /* holds `commands` (resettable buffers) */
-    VkCommandBuffer commands;        /* the one command buffer, recorded under `lock` */
-    VkFence fence;                   /* signalled by every submission */
-    VkPipelineCache pipeline_cache;  /* in-memory cache shared by every pipeline */
+    QdVkApi api;                      /* every entry point (NULL until resolved) */
+    VkInstance instance;              /* API 1.2 instance */
+    VkPhysicalDevice physical;        /* the chosen device */
+    VkDevice device;                  /* its logical device */
+    uint32_t queue_family;            /* a family with VK_QUEUE_COMPUTE_BIT */
+    VkQueue queue;                    /* queue 0 of that family */
+    VkCommandPool command_pool;       /* holds `commands` (resettable buffers) */
+    VkCommandBuffer commands;         /* the one command buffer, recorded under `lock` */
+    VkFence fence;                    /* signalled by every submission */
+    VkPipelineCache pipeline_cache;   /* in-memory cache shared by every pipeline */
     VkPipelineLayout pipeline_layout; /* one push-constant range, no descriptor sets */
-    VkQueryPool timestamps;          /* two timestamp queries; VK_NULL_HANDLE when unsupported */
-    double timestamp_period_ns;      /* nanoseconds per timestamp tick */
-    uint64_t timestamp_mask;         /* the valid bits of a timestamp */
+    VkQueryPool timestamps;           /* two timestamp queries; VK_NULL_HANDLE when unsupported */
+    double timestamp_period_ns;       /* nanoseconds per timestamp tick */
+    uint64_t timestamp_mask;          /* the valid bits of a timestamp */
     VkPhysicalDeviceMemoryProperties memory; /* memory types and heaps */
-    uint32_t max_workgroup_count;    /* maxComputeWorkGroupCount[0] */
-    QdVkDeviceInfo info;             /* what qd_vk_device returns */
+    uint32_t max_workgroup_count;            /* maxComputeWorkGroupCount[0] */
+    QdVkDeviceInfo info;                     /* what qd_vk_device returns */
     /* vk_mem.c: the staging buffer, made on first use under `lock` */
-    VkBuffer staging;                /* QD_VK_STAGING_BYTES, TRANSFER_SRC | TRANSFER_DST */
-    VkDeviceMemory staging_memory;   /* host-visible, coherent */
-    void *staging_map;               /* its persistent mapping */
+    VkBuffer staging;              /* QD_VK_STAGING_BYTES, TRANSFER_SRC | TRANSFER_DST */
+    VkDeviceMemory staging_memory; /* host-visible, coherent */
+    void *staging_map;             /* its persistent mapping */
     /* A submission failed beyond repair (device lost, timeout): every later call that would
      * record commands fails with this reason. "" while the device is healthy. */
     char lost[256];
-    pthread_mutex_t lock;            /* serializes submissions and allocations */
+    pthread_mutex_t lock; /* serializes submissions and allocations */
 } QdVkState;
 
 /* What QdVkPipeline is (vk_pipeline.c makes them, vk_launch.c binds them). */
@@ -114,5 +114,13 @@ int qd_vk_begin(QdCtx *ctx, const char *what);
 int qd_vk_submit(QdCtx *ctx, const char *what);
 /* Ends and drops a recording that will not be submitted (an error while recording). */
 void qd_vk_abandon(void);
+
+/* What QdVkBuffer.impl points to. */
+typedef struct QdVkMemory {
+    VkBuffer buffer;       /* the buffer object */
+    VkDeviceMemory memory; /* its dedicated allocation */
+    uint8_t *mapped;       /* persistent mapping; NULL: copies go through the staging buffer */
+    VkDeviceSize bytes;    /* allocated: the request rounded up to whole 32-bit words */
+} QdVkMemory;
 
 #endif /* QD_RUNTIME_VULKAN_INTERNAL_H */

@@ -41,14 +41,23 @@ record(const QdVkDispatch *dispatches, uint32_t n, uint64_t params, bool timed)
                            QD_VK_PUSH_BYTES, &params);
     for (uint32_t i = 0; i < n; i++) {
         if (i > 0) {
+            /* after a fill (a transfer) or before one, every stage; else compute to compute */
+            bool transfer = dispatches[i].pipeline == NULL || dispatches[i - 1].pipeline == NULL;
+            VkPipelineStageFlags stages =
+                transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
+                         : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
             VkMemoryBarrier b = {
                 .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                 VK_ACCESS_TRANSFER_WRITE_BIT,
             };
-            vk->vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &b, 0, NULL, 0,
-                                     NULL);
+            vk->vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &b, 0, NULL, 0, NULL);
+        }
+        if (dispatches[i].pipeline == NULL) {
+            const QdVkMemory *m = dispatches[i].fill->impl;
+            vk->vkCmdFillBuffer(cmd, m->buffer, 0, dispatches[i].fill_bytes, 0);
+            continue;
         }
         if (dispatches[i].pipeline != bound) {
             bound = dispatches[i].pipeline;
@@ -81,11 +90,15 @@ qd_vk_run(QdCtx *ctx, const QdVkDispatch *dispatches, uint32_t n, uint64_t param
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
-        if (dispatches[i].pipeline == NULL) {
+        if (dispatches[i].pipeline == NULL &&
+            (dispatches[i].fill == NULL || dispatches[i].fill->impl == NULL ||
+             dispatches[i].fill_bytes % 4 != 0 ||
+             dispatches[i].fill_bytes > ((const QdVkMemory *)dispatches[i].fill->impl)->bytes)) {
             return qd_error(ctx, (QdLoc){0}, QD_ERR_INTERNAL,
-                            "qd_vk_run: dispatch %u has no "
-                            "pipeline",
-                            i);
+                            "qd_vk_run: step %u has neither a pipeline nor a valid fill", i);
+        }
+        if (dispatches[i].pipeline == NULL) {
+            continue;
         }
         if (dispatches[i].groups > qd_vk.max_workgroup_count) {
             return qd_error(ctx, (QdLoc){0}, QD_ERR_RUNTIME,
@@ -94,7 +107,13 @@ qd_vk_run(QdCtx *ctx, const QdVkDispatch *dispatches, uint32_t n, uint64_t param
                             qd_vk.max_workgroup_count);
         }
     }
-    const char *what = dispatches[0].pipeline->what;
+    const char *what = "a Vulkan launch";
+    for (uint32_t i = 0; i < n; i++) {
+        if (dispatches[i].pipeline != NULL) {
+            what = dispatches[i].pipeline->what;
+            break;
+        }
+    }
     pthread_mutex_lock(&qd_vk.lock);
     double start = now_seconds();
     rc = qd_vk_begin(ctx, what);

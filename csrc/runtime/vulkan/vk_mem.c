@@ -25,14 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What QdVkBuffer.impl points to. */
-typedef struct QdVkMemory {
-    VkBuffer buffer;       /* the buffer object */
-    VkDeviceMemory memory; /* its dedicated allocation */
-    uint8_t *mapped;       /* persistent mapping; NULL: copies go through the staging buffer */
-    VkDeviceSize bytes;    /* allocated: the request rounded up to whole 32-bit words */
-} QdVkMemory;
-
 /* Whether $QD_VULKAN_STAGING asks for staged copies. */
 static bool
 force_staging(void)
@@ -174,8 +166,11 @@ fill_locked(QdCtx *ctx, const QdVkMemory *m, VkDeviceSize offset, VkDeviceSize b
     return qd_vk_submit(ctx, "filling Vulkan memory");
 }
 
-int
-qd_vk_alloc(QdCtx *ctx, size_t bytes, QdVkBuffer *out)
+/* A buffer of memory with `need` (preferring `want`), mapped when the type is host-visible
+ * (and staging is not forced on a buffer that may use it). */
+static int
+alloc_buffer(QdCtx *ctx, size_t bytes, VkMemoryPropertyFlags need, VkMemoryPropertyFlags want,
+             QdVkBuffer *out)
 {
     const QdVkApi *vk = &qd_vk.api;
     VkMemoryPropertyFlags flags = 0;
@@ -196,11 +191,10 @@ qd_vk_alloc(QdCtx *ctx, size_t bytes, QdVkBuffer *out)
     if (make_buffer(ctx, m->bytes,
                     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
                         VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                    VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, true, &m->buffer, &m->memory,
-                    &flags) < 0) {
+                    need, want, true, &m->buffer, &m->memory, &flags) < 0) {
         goto done;
     }
-    if ((flags & host) == host && !force_staging()) {
+    if ((flags & host) == host && ((need & host) == host || !force_staging())) {
         void *map = NULL;
         if (qd_vk_check(ctx, vk->vkMapMemory(qd_vk.device, m->memory, 0, VK_WHOLE_SIZE, 0, &map),
                         "mapping %llu bytes of Vulkan memory", (unsigned long long)m->bytes) < 0) {
@@ -229,6 +223,20 @@ done:
         free(m);
     }
     return rc;
+}
+
+int
+qd_vk_alloc(QdCtx *ctx, size_t bytes, QdVkBuffer *out)
+{
+    return alloc_buffer(ctx, bytes, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, out);
+}
+
+int
+qd_vk_alloc_mapped(QdCtx *ctx, size_t bytes, QdVkBuffer *out)
+{
+    VkMemoryPropertyFlags host =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    return alloc_buffer(ctx, bytes, host, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, out);
 }
 
 void

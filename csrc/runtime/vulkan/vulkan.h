@@ -11,8 +11,8 @@
  * Model (one process, one device):
  *   - the device is the first physical device that is Vulkan 1.2+ and has what every kernel
  *     needs (compute queue, bufferDeviceAddress, shaderInt64, storageBuffer8BitAccess); a
- *     discrete GPU is preferred to an integrated one, either to a CPU implementation; $QD_VULKAN_DEVICE
- *     (an index into vkEnumeratePhysicalDevices) overrides the choice;
+ *     discrete GPU is preferred to an integrated one, either to a CPU implementation;
+ * $QD_VULKAN_DEVICE (an index into vkEnumeratePhysicalDevices) overrides the choice;
  *   - every buffer is created with SHADER_DEVICE_ADDRESS usage, so generated code reaches all
  *     memory through 64-bit addresses (GL_EXT_buffer_reference) and a kernel's only binding is
  *     one push constant: the address of its parameter buffer;
@@ -29,28 +29,31 @@
 
 /* The device in use and what it can do, queried once. */
 typedef struct QdVkDeviceInfo {
-    char name[256];             /* VkPhysicalDeviceProperties.deviceName */
-    uint32_t api_version;       /* VK_MAKE_API_VERSION of the device */
-    uint32_t driver_version;    /* as the driver reports it */
-    uint32_t vendor_id;         /* PCI vendor (0x10de NVIDIA, 0x10005 Mesa's lavapipe) */
-    uint32_t device_type;       /* VkPhysicalDeviceType */
-    uint32_t subgroup_size;     /* VkPhysicalDeviceSubgroupProperties.subgroupSize */
-    uint32_t subgroup_ops;      /* its supportedOperations (VkSubgroupFeatureFlags) in compute */
-    uint32_t max_workgroup_size;   /* maxComputeWorkGroupSize[0] and ...Invocations, the smaller */
-    uint32_t max_workgroup_count;  /* maxComputeWorkGroupCount[0] */
-    uint32_t max_shared_bytes;     /* maxComputeSharedMemorySize */
-    uint32_t max_push_bytes;       /* maxPushConstantsSize */
-    bool float64;               /* shaderFloat64 */
-    bool int16;                 /* shaderInt16 */
-    bool float16;               /* shaderFloat16 (VK 1.2 features) */
-    bool int8;                  /* shaderInt8 */
-    bool storage16;             /* storageBuffer16BitAccess */
-    bool atomic_int64;          /* shaderBufferInt64Atomics */
-    bool atomic_f32_add;        /* VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd */
-    bool atomic_f64_add;        /* ... shaderBufferFloat64AtomicAdd */
-    bool atomic_f32_minmax;     /* VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax */
-    bool shared_atomic_f32_add; /* shaderSharedFloat32AtomicAdd */
+    char name[256];               /* VkPhysicalDeviceProperties.deviceName */
+    uint32_t api_version;         /* VK_MAKE_API_VERSION of the device */
+    uint32_t driver_version;      /* as the driver reports it */
+    uint32_t vendor_id;           /* PCI vendor (0x10de NVIDIA, 0x10005 Mesa's lavapipe) */
+    uint32_t device_type;         /* VkPhysicalDeviceType (QD_VK_DEVICE_TYPE_CPU: lavapipe) */
+    uint32_t subgroup_size;       /* VkPhysicalDeviceSubgroupProperties.subgroupSize */
+    uint32_t subgroup_ops;        /* its supportedOperations (VkSubgroupFeatureFlags) in compute */
+    uint32_t max_workgroup_size;  /* maxComputeWorkGroupSize[0] and ...Invocations, the smaller */
+    uint32_t max_workgroup_count; /* maxComputeWorkGroupCount[0] */
+    uint32_t max_shared_bytes;    /* maxComputeSharedMemorySize */
+    uint32_t max_push_bytes;      /* maxPushConstantsSize */
+    bool float64;                 /* shaderFloat64 */
+    bool int16;                   /* shaderInt16 */
+    bool float16;                 /* shaderFloat16 (VK 1.2 features) */
+    bool int8;                    /* shaderInt8 */
+    bool storage16;               /* storageBuffer16BitAccess */
+    bool atomic_int64;            /* shaderBufferInt64Atomics */
+    bool atomic_f32_add;          /* VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd */
+    bool atomic_f64_add;          /* ... shaderBufferFloat64AtomicAdd */
+    bool atomic_f32_minmax;       /* VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax */
+    bool shared_atomic_f32_add;   /* shaderSharedFloat32AtomicAdd */
 } QdVkDeviceInfo;
+
+/* VK_PHYSICAL_DEVICE_TYPE_CPU: a CPU implementation such as Mesa's lavapipe. */
+#define QD_VK_DEVICE_TYPE_CPU 4
 
 /* Whether the loader opens and a suitable device exists. Never fails; the outcome is kept. */
 bool qd_vk_available(void);
@@ -72,6 +75,10 @@ typedef struct QdVkBuffer {
 /* Allocates `bytes` (at least 1) of device memory, zero-filled. Out of memory is a diag naming
  * the size. */
 int qd_vk_alloc(QdCtx *ctx, size_t bytes, QdVkBuffer *out);
+/* As qd_vk_alloc, in memory the host maps (HOST_VISIBLE and HOST_COHERENT; DEVICE_LOCAL too
+ * where the device has such memory): copies to and from it are memcpy, never a submission.
+ * For the small buffers of every launch (parameters, results). */
+int qd_vk_alloc_mapped(QdCtx *ctx, size_t bytes, QdVkBuffer *out);
 /* Frees a buffer (a zeroed one is allowed) and zeroes it. */
 void qd_vk_free(QdVkBuffer *buffer);
 /* Synchronous copies between host memory and buffer bytes [offset, offset + bytes); each is
@@ -98,14 +105,17 @@ void qd_vk_pipeline_free(QdVkPipeline *pipeline);
 
 /***** vk_launch.c *****/
 
-/* One dispatch of a launch: `groups` workgroups (1-D) of `pipeline`. */
+/* One step of a launch: `groups` workgroups (1-D) of `pipeline`; or, with pipeline NULL, the
+ * first `fill_bytes` (a multiple of 4) of buffer `fill` set to zero. */
 typedef struct QdVkDispatch {
     const QdVkPipeline *pipeline;
     uint32_t groups;
+    const QdVkBuffer *fill;
+    uint64_t fill_bytes;
 } QdVkDispatch;
 
-/* Runs the dispatches in order in one command buffer, with a memory barrier (shader writes
- * before shader reads and writes) between consecutive ones, every one given the push constant
+/* Runs the dispatches in order in one command buffer, with a memory barrier (writes before
+ * reads and writes) between consecutive ones, every one given the push constant
  * `params`; submits it and waits for completion. `seconds` (NULL: not wanted) receives the GPU
  * time of the whole launch from timestamp queries, when the queue supports them, else the wall
  * time of submit and wait. A device loss or timeout is a diag. */
