@@ -58,7 +58,9 @@ def run_probe(driver, tmp_path):
     """Runs PROBE (from a file: kernels need their source) with $QD_CUDA_DRIVER = driver."""
     script = tmp_path / "probe.py"
     script.write_text(PROBE)
-    env = dict(os.environ, QD_CUDA_DRIVER=str(driver), PYTHONPATH=str(REPO))
+    # no Vulkan loader either: qd.gpu then has nothing but the CPU to fall back to
+    env = dict(os.environ, QD_CUDA_DRIVER=str(driver), PYTHONPATH=str(REPO),
+               QD_VULKAN_LOADER="/nonexistent/libvulkan.so.1")
     proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
                           cwd=str(REPO))
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]

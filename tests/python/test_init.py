@@ -24,7 +24,9 @@ def clean_state(monkeypatch):
 
 @pytest.fixture
 def no_cuda(monkeypatch):
+    """No GPU arch: CUDA and Vulkan report no device."""
     monkeypatch.setattr(_core, "cuda_available", lambda: False)
+    monkeypatch.setattr(_core, "vulkan_available", lambda: False)
 
 
 def test_cfg_is_none_before_init():
@@ -281,9 +283,10 @@ def test_cuda_probe_that_raises(monkeypatch):
 
 
 def test_other_gpus_unavailable():
-    for arch in (qd.metal, qd.vulkan, qd.amdgpu, qd.python):
+    for arch in (qd.metal, qd.amdgpu, qd.python):
         assert not _runtime.is_arch_supported(arch)
     assert _runtime.is_arch_supported(qd.cpu)
+    assert _runtime.is_arch_supported(qd.vulkan) == _core.vulkan_available()
 
 
 def test_qd_arch_environment_overrides(monkeypatch, no_cuda, capsys):

@@ -205,3 +205,18 @@ def test_warm_start_from_the_offline_cache(tmp_path):
 
     k(x)
     np.testing.assert_array_equal(x, (np.arange(64) * 2 + 1) * 2 + 1)
+
+
+def test_gpu_list_picks_vulkan_when_there_is_no_cuda(monkeypatch):
+    monkeypatch.setattr(_core, "cuda_available", lambda: False)
+    qd.init(arch=qd.gpu)
+    assert qd.cfg.arch is qd.vulkan
+    x = qd.ndarray(qd.i32, 5)
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.i32, 1)):
+        for i in x:
+            x[i] = i * i
+
+    k(x)
+    np.testing.assert_array_equal(x.to_numpy(), np.arange(5) ** 2)
