@@ -278,9 +278,11 @@ def sync():
     from quadrants.lang import impl  # the reference materializes its runtime here too
 
     impl.materialize_runtime()
-    # CPU launches finish before the kernel call returns; CUDA ones are asynchronous.
+    # CPU launches finish before the kernel call returns; CUDA and Vulkan ones are asynchronous.
     if cfg.arch is Arch.cuda:
         _core.cuda_sync()
+    elif cfg.arch is Arch.vulkan:
+        _core.vulkan_sync()
 
 
 def check_require_version(require_version):

@@ -92,7 +92,24 @@ vulkan_device_info(PyObject *module, PyObject *unused)
         d->shared_atomic_f32_add ? Py_True : Py_False);
 }
 
+static PyObject *
+vulkan_sync(PyObject *module, PyObject *unused)
+{
+    QdCtx ctx;
+    int rc;
+    (void)unused;
+    qd_ctx_init(&ctx);
+    Py_BEGIN_ALLOW_THREADS
+    rc = qd_vk_sync(&ctx);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        return qd_py_raise_diag(module, &ctx.diag), NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef vulkan_methods[] = {
+    {"vulkan_sync", vulkan_sync, METH_NOARGS, "wait for all launched Vulkan work"},
     {"vulkan_available", vulkan_available, METH_NOARGS, "whether a Vulkan device can be used"},
     {"vulkan_unavailable_reason", vulkan_unavailable_reason, METH_NOARGS,
      "why Vulkan cannot be used, or None"},

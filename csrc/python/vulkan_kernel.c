@@ -11,12 +11,13 @@
  * The kernel's parameter buffer, kernel_ret slots and tmp_alloc slots are device buffers made
  * once per kernel.
  *
- * Launch (vk_call): pack the arguments, the launch tail and the field addresses; copy them into
- * the parameter buffer; zero the tmps; then one qd_vk_run with a dispatch per task (serial: one
- * workgroup of one invocation; range_for with host bounds: ceil(n / block_dim) workgroups up
- * to a cap, none for an empty range; otherwise the cap). Launches are synchronous and keep the
- * GIL, so a kernel's buffers are never used by two launches at once; results, the assert flag
- * and host arrays are read back after it.
+ * Launch (vk_call): pack the arguments, the launch tail and the field addresses; then one
+ * qd_vk_launch (the runtime copies them into the launch's own parameter area) that zeroes the
+ * tmps and runs a dispatch per task (serial: one workgroup of one invocation; range_for with
+ * host bounds: ceil(n / block_dim) workgroups up to a cap, none for an empty range; otherwise
+ * the cap). The launch is asynchronous unless something must come back: results, an assert
+ * flag to read, host arrays to copy back. Launches run in order, so one kernel's tmps and
+ * result slots are never used by two launches at once.
  */
 #include "cuda_py.h"
 
@@ -58,12 +59,11 @@ typedef struct VulkanKernelObject {
     QdVkCode code;                           /* layout, pipelines, fields, asserts */
     QdCompiledKernel host;                   /* host bounds functions (CPU JIT) */
     VkTask *tasks;                           /* code.layout.ntasks entries */
-    QdVkDispatch *dispatches;                /* scratch of one launch: ntasks entries */
+    QdVkDispatch *dispatches;                /* scratch of one launch: ntasks + 1 entries */
     QdPyParam *params;                       /* one per Python argument */
     uint32_t nparams;
     uint32_t param_bytes;    /* args_size + tail + 8 per field */
     int64_t rng_offset;      /* offset of the hidden random seed, -1 when none */
-    QdVkBuffer param_buffer; /* the parameter buffer */
     QdVkBuffer results;      /* kernel_ret slots (address 0 when none) */
     QdVkBuffer tmps;         /* tmp_alloc slots (address 0 when none) */
     uint64_t generation;     /* runtime generation it was compiled in */
@@ -118,7 +118,6 @@ vk_dealloc(VulkanKernelObject *self)
     k.vk = self->code;
     k.host = self->host;
     qd_driver_kernel_release(&k);
-    qd_vk_free(&self->param_buffer);
     qd_vk_free(&self->results);
     qd_vk_free(&self->tmps);
     qd_cpu_jit_free(self->own_jit);
@@ -250,11 +249,11 @@ task_groups(const VkTask *task, unsigned char *packed)
     return groups < task->max_groups ? (uint32_t)groups : task->max_groups;
 }
 
-/* Every task of the launch, in order, in one submission that first zeroes the tmps. With
- * `seconds` (the kernel profiler is on) each task is submitted on its own and seconds[t]
- * receives its time. */
+/* Every task of the launch, in order, in one submission that first zeroes the tmps; `wait`:
+ * returns once it finished. With `seconds` (the kernel profiler is on) each task is submitted
+ * on its own and waited for, and seconds[t] receives its time. */
 static int
-run_tasks(VulkanKernelObject *self, QdCtx *ctx, unsigned char *packed, double *seconds)
+run_tasks(VulkanKernelObject *self, QdCtx *ctx, unsigned char *packed, bool wait, double *seconds)
 {
     const QdCompiledKernel *layout = &self->code.layout;
     uint32_t n = 0;
@@ -267,15 +266,15 @@ run_tasks(VulkanKernelObject *self, QdCtx *ctx, unsigned char *packed, double *s
             seconds[t] = 0.0;
             if (groups > 0) {
                 self->dispatches[n++] = (QdVkDispatch){self->code.pipelines[t], groups, NULL, 0};
-                RETURN_IF_ERROR(
-                    qd_vk_run(ctx, self->dispatches, n, self->param_buffer.address, &seconds[t]));
+                RETURN_IF_ERROR(qd_vk_launch(ctx, self->dispatches, n, packed, self->param_bytes,
+                                             true, &seconds[t]));
                 n = 0;
             }
         } else if (groups > 0) {
             self->dispatches[n++] = (QdVkDispatch){self->code.pipelines[t], groups, NULL, 0};
         }
     }
-    return qd_vk_run(ctx, self->dispatches, n, self->param_buffer.address, NULL);
+    return qd_vk_launch(ctx, self->dispatches, n, packed, self->param_bytes, wait, NULL);
 }
 
 /* Reads (and clears) the assert flag after a launch: -1 with the QD_ERR_ASSERTION diag of the
@@ -416,10 +415,8 @@ vk_call(VulkanKernelObject *self, PyObject *const *args, size_t nargsf, PyObject
             goto done;
         }
     }
-    int launched = qd_vk_upload(&ctx, &self->param_buffer, 0, packed, self->param_bytes);
-    if (launched == 0) {
-        launched = run_tasks(self, &ctx, packed, seconds);
-    }
+    bool wait = self->code.layout.nresults > 0 || self->code.nasserts > 0 || arrays.host.count > 0;
+    int launched = run_tasks(self, &ctx, packed, wait, seconds);
     if (seconds) {
         int recorded = qd_py_profiler_record(state, self->profile_names, ntasks, seconds);
         PyMem_Free(seconds);
@@ -566,7 +563,6 @@ take_code(VulkanKernelObject *k, QdCtx *ctx, QdDriverKernel *code, long saturati
         task->max_groups = groups < d->max_workgroup_count ? groups : d->max_workgroup_count;
     }
     k->param_bytes = layout->args_size + QD_VK_TAIL_FIELDS + 8 * k->code.nfields;
-    RETURN_IF_ERROR(qd_vk_alloc_mapped(ctx, k->param_bytes, &k->param_buffer));
     if (layout->nresults > 0) {
         RETURN_IF_ERROR(
             qd_vk_alloc_mapped(ctx, QD_RESULT_SLOT_BYTES * layout->nresults, &k->results));

@@ -33,6 +33,8 @@ class Program:
         cfg = _runtime.require_init()
         if cfg.arch is _runtime.Arch.cuda:
             _core.cuda_sync()
+        elif cfg.arch is _runtime.Arch.vulkan:
+            _core.vulkan_sync()
 
 
 class PyQuadrants:

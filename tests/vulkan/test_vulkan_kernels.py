@@ -220,3 +220,31 @@ def test_gpu_list_picks_vulkan_when_there_is_no_cuda(monkeypatch):
 
     k(x)
     np.testing.assert_array_equal(x.to_numpy(), np.arange(5) ** 2)
+
+
+def test_asynchronous_launches_run_in_order(rng):
+    """Launches without results return before the device finishes; each runs after the one
+    before it, and reading the memory waits for all of them."""
+    x = qd.ndarray(qd.f32, 4096)
+    start = rng.standard_normal(4096).astype(np.float32)
+    x.from_numpy(start)
+    s = qd.field(qd.f32, shape=())
+
+    @qd.kernel
+    def step(x: qd.types.ndarray(qd.f32, 1), k: qd.f32):
+        for i in x:
+            x[i] = x[i] * 0.5 + k
+
+    @qd.kernel
+    def total(x: qd.types.ndarray(qd.f32, 1)):
+        for i in x:
+            s[None] += x[i]
+
+    expect = start.astype(np.float64)
+    for k in range(200):
+        step(x, float(k % 7))
+        expect = expect * 0.5 + (k % 7)
+    total(x)
+    qd.sync()
+    np.testing.assert_allclose(x.to_numpy(), expect, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(s[None], expect.sum(), rtol=1e-4)

@@ -22,7 +22,8 @@
  */
 #include "vk_internal.h"
 
-_Static_assert(QD_VK_DEVICE_TYPE_CPU == VK_PHYSICAL_DEVICE_TYPE_CPU, "vulkan.h: the CPU device type");
+_Static_assert(QD_VK_DEVICE_TYPE_CPU == VK_PHYSICAL_DEVICE_TYPE_CPU,
+               "vulkan.h: the CPU device type");
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -445,6 +446,7 @@ qd_vk_close_device(void)
         return; /* not even vkDestroyDevice resolved: the device is left behind (a broken
                    driver; this happens once per process at most) */
     }
+    qd_vk_release_slots();
     if (qd_vk.staging != VK_NULL_HANDLE) {
         vk->vkDestroyBuffer(dev, qd_vk.staging, NULL);
         vk->vkFreeMemory(dev, qd_vk.staging_memory, NULL);
@@ -470,22 +472,22 @@ qd_vk_close_device(void)
 
 /***** submissions *****/
 
-/* A global memory barrier: `src` accesses of `src_stage` before `dst` accesses of `dst_stage`. */
+/* A global memory barrier in `cmd`: `src` accesses of `src_stage` before `dst` accesses of
+ * `dst_stage`. */
 static void
-barrier(VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
-        VkAccessFlags dst)
+barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
+        VkPipelineStageFlags dst_stage, VkAccessFlags dst)
 {
     VkMemoryBarrier b = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
         .srcAccessMask = src,
         .dstAccessMask = dst,
     };
-    qd_vk.api.vkCmdPipelineBarrier(qd_vk.commands, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0,
-                                   NULL);
+    qd_vk.api.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
 int
-qd_vk_begin(QdCtx *ctx, const char *what)
+qd_vk_begin_on(QdCtx *ctx, VkCommandBuffer cmd, const char *what)
 {
     if (qd_vk.lost[0] != '\0') {
         return qd_error(ctx, (QdLoc){0}, QD_ERR_RUNTIME,
@@ -495,13 +497,20 @@ qd_vk_begin(QdCtx *ctx, const char *what)
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
-    RETURN_IF_ERROR(qd_vk_check(ctx, qd_vk.api.vkBeginCommandBuffer(qd_vk.commands, &begin),
+    RETURN_IF_ERROR(qd_vk_check(ctx, qd_vk.api.vkBeginCommandBuffer(cmd, &begin),
                                 "%s: vkBeginCommandBuffer", what));
-    barrier(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+    barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
             VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
             VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
             VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
     return 0;
+}
+
+int
+qd_vk_begin(QdCtx *ctx, const char *what)
+{
+    RETURN_IF_ERROR(qd_vk_drain_locked(ctx));
+    return qd_vk_begin_on(ctx, qd_vk.commands, what);
 }
 
 void
@@ -512,34 +521,41 @@ qd_vk_abandon(void)
 }
 
 int
-qd_vk_submit(QdCtx *ctx, const char *what)
+qd_vk_end_submit(QdCtx *ctx, VkCommandBuffer cmd, VkFence fence, const char *what)
 {
     const QdVkApi *vk = &qd_vk.api;
 
-    barrier(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+    barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
             VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-    VkResult r = vk->vkEndCommandBuffer(qd_vk.commands);
+    VkResult r = vk->vkEndCommandBuffer(cmd);
     if (r != VK_SUCCESS) {
-        vk->vkResetCommandBuffer(qd_vk.commands, 0);
+        vk->vkResetCommandBuffer(cmd, 0);
         return qd_vk_check(ctx, r, "%s: recording the commands", what);
     }
     VkSubmitInfo submit = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
         .commandBufferCount = 1,
-        .pCommandBuffers = &qd_vk.commands,
+        .pCommandBuffers = &cmd,
     };
-    r = vk->vkResetFences(qd_vk.device, 1, &qd_vk.fence);
+    r = vk->vkResetFences(qd_vk.device, 1, &fence);
     if (r == VK_SUCCESS) {
-        r = vk->vkQueueSubmit(qd_vk.queue, 1, &submit, qd_vk.fence);
+        r = vk->vkQueueSubmit(qd_vk.queue, 1, &submit, fence);
     }
     if (r != VK_SUCCESS) {
-        vk->vkResetCommandBuffer(qd_vk.commands, 0);
+        vk->vkResetCommandBuffer(cmd, 0);
         if (r == VK_ERROR_DEVICE_LOST) {
             snprintf(qd_vk.lost, sizeof(qd_vk.lost), "%s: VK_ERROR_DEVICE_LOST", what);
         }
         return qd_vk_check(ctx, r, "%s: vkQueueSubmit", what);
     }
-    r = vk->vkWaitForFences(qd_vk.device, 1, &qd_vk.fence, VK_TRUE, QD_VK_FENCE_TIMEOUT_NS);
+    return 0;
+}
+
+int
+qd_vk_wait(QdCtx *ctx, VkFence fence, const char *what)
+{
+    VkResult r =
+        qd_vk.api.vkWaitForFences(qd_vk.device, 1, &fence, VK_TRUE, QD_VK_FENCE_TIMEOUT_NS);
     if (r == VK_TIMEOUT) {
         /* The command buffer is still pending: it can be neither reset nor reused. */
         snprintf(qd_vk.lost, sizeof(qd_vk.lost), "%s did not finish within %llu s", what,
@@ -552,6 +568,14 @@ qd_vk_submit(QdCtx *ctx, const char *what)
         snprintf(qd_vk.lost, sizeof(qd_vk.lost), "%s: %s", what, qd_vk_result_name(r));
         return qd_vk_check(ctx, r, "%s: waiting for the device", what);
     }
-    return qd_vk_check(ctx, vk->vkResetCommandBuffer(qd_vk.commands, 0), "%s: vkResetCommandBuffer",
-                       what);
+    return 0;
+}
+
+int
+qd_vk_submit(QdCtx *ctx, const char *what)
+{
+    RETURN_IF_ERROR(qd_vk_end_submit(ctx, qd_vk.commands, qd_vk.fence, what));
+    RETURN_IF_ERROR(qd_vk_wait(ctx, qd_vk.fence, what));
+    return qd_vk_check(ctx, qd_vk.api.vkResetCommandBuffer(qd_vk.commands, 0),
+                       "%s: vkResetCommandBuffer", what);
 }

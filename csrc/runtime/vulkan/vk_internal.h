@@ -41,6 +41,11 @@ typedef enum QdVkLevel {
  * map (vk_mem.c). */
 #define QD_VK_STAGING_BYTES ((VkDeviceSize)16 << 20)
 
+/* Launches in flight at most (each in a slot of its own: command buffer, fence, parameter
+ * area), and the bytes of one slot's parameter area (vk_launch.c). */
+#define QD_VK_SLOTS            16
+#define QD_VK_PARAM_SLOT_BYTES ((VkDeviceSize)64 << 10)
+
 /* How long a submission may run before qd_vk_submit gives up on it (nanoseconds). */
 #define QD_VK_FENCE_TIMEOUT_NS (300ull * 1000000000ull)
 
@@ -69,6 +74,16 @@ typedef struct QdVkState {
     VkBuffer staging;              /* QD_VK_STAGING_BYTES, TRANSFER_SRC | TRANSFER_DST */
     VkDeviceMemory staging_memory; /* host-visible, coherent */
     void *staging_map;             /* its persistent mapping */
+    /* vk_launch.c: the slots of asynchronous launches (made on the first launch, under `lock`)
+     * and the host-mapped buffer of their parameter areas, slot i at i * QD_VK_PARAM_SLOT_BYTES */
+    VkCommandBuffer slot_commands[QD_VK_SLOTS];
+    VkFence slot_fences[QD_VK_SLOTS];
+    bool slot_pending[QD_VK_SLOTS]; /* submitted and not yet waited for */
+    uint32_t next_slot;             /* the slot the next launch takes */
+    VkBuffer params;
+    VkDeviceMemory params_memory;
+    uint8_t *params_map;
+    uint64_t params_address;
     /* A submission failed beyond repair (device lost, timeout): every later call that would
      * record commands fails with this reason. "" while the device is healthy. */
     char lost[256];
@@ -105,9 +120,22 @@ int qd_vk_resolve(QdCtx *ctx, QdVkLevel level);
 int qd_vk_open_device(QdCtx *ctx);
 /* Releases what qd_vk_open_device made (a failed open cleans up with it). */
 void qd_vk_close_device(void);
-/* Begins recording the command buffer (the caller holds qd_vk.lock), starting with a full
- * memory barrier so that the commands see every write of earlier submissions and the host. */
+/* Begins recording the command buffer (the caller holds qd_vk.lock), after every launch in
+ * flight finished (qd_vk_drain_locked), starting with a full memory barrier so that the commands
+ * see every write of earlier submissions and the host. */
 int qd_vk_begin(QdCtx *ctx, const char *what);
+/* Begins recording `cmd` with that barrier (the caller holds the lock). */
+int qd_vk_begin_on(QdCtx *ctx, VkCommandBuffer cmd, const char *what);
+/* Ends `cmd` with the barrier towards the host and submits it with `fence` (reset first),
+ * without waiting. */
+int qd_vk_end_submit(QdCtx *ctx, VkCommandBuffer cmd, VkFence fence, const char *what);
+/* Waits for `fence`; a device loss or a timeout marks the device lost. */
+int qd_vk_wait(QdCtx *ctx, VkFence fence, const char *what);
+/* Waits for every launch in flight (vk_launch.c; the caller holds the lock). 0, or -1 with the
+ * diag of the first that failed. */
+int qd_vk_drain_locked(QdCtx *ctx);
+/* Releases the launch slots (vk_launch.c; qd_vk_close_device). */
+void qd_vk_release_slots(void);
 /* Ends the command buffer with a barrier that makes its writes visible to the host, submits it,
  * waits for the fence and leaves the buffer ready for the next qd_vk_begin. A device loss or a
  * timeout marks the device lost (qd_vk.lost). `what` names the work in errors. */

@@ -15,9 +15,10 @@
  * buffers allocated while it is set (read at every allocation), so tests cover it on devices
  * whose memory is all mappable. Fresh buffers are zero-filled (memset or vkCmdFillBuffer).
  *
- * Copies through a mapping take no lock: launches are synchronous, so no kernel runs on the
- * buffer while the caller's thread copies (a copy racing another thread's launch on the same
- * buffer is the caller's race, as on CUDA). Everything else holds qd_vk.lock.
+ * Copies through a mapping first wait for the launches in flight (qd_vk_sync), then copy
+ * without the lock (a copy racing another thread's launch on the same buffer is the caller's
+ * race, as on CUDA). Everything else holds qd_vk.lock, and waits for the launches in flight
+ * before it records commands (qd_vk_begin) or frees memory.
  */
 #include "vk_internal.h"
 
@@ -244,8 +245,12 @@ qd_vk_free(QdVkBuffer *buffer)
 {
     QdVkMemory *m = buffer->impl;
     if (m != NULL) {
-        /* The lock also waits for a launch under way on another thread. */
+        /* The lock also waits for a launch under way on another thread; a launch in flight
+         * may still use the buffer. An error of one surfaces at the next wait. */
+        QdCtx ctx;
+        qd_ctx_init(&ctx);
         pthread_mutex_lock(&qd_vk.lock);
+        (void)qd_vk_drain_locked(&ctx);
         qd_vk.api.vkDestroyBuffer(qd_vk.device, m->buffer, NULL);
         qd_vk.api.vkFreeMemory(qd_vk.device, m->memory, NULL); /* unmaps it too */
         pthread_mutex_unlock(&qd_vk.lock);
@@ -298,6 +303,7 @@ qd_vk_upload(QdCtx *ctx, const QdVkBuffer *dst, size_t offset, const void *src, 
         return 0;
     }
     if (m->mapped != NULL) {
+        RETURN_IF_ERROR(qd_vk_sync(ctx)); /* no kernel in flight reads what is overwritten */
         memcpy(m->mapped + offset, src, bytes);
         return 0;
     }
@@ -323,6 +329,7 @@ qd_vk_download(QdCtx *ctx, void *dst, const QdVkBuffer *src, size_t offset, size
         return 0;
     }
     if (m->mapped != NULL) {
+        RETURN_IF_ERROR(qd_vk_sync(ctx)); /* every kernel launched before has written it */
         memcpy(dst, m->mapped + offset, bytes);
         return 0;
     }

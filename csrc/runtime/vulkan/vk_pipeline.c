@@ -81,6 +81,12 @@ qd_vk_pipeline_free(QdVkPipeline *pipeline)
     if (pipeline == NULL) {
         return;
     }
+    /* a launch in flight may still run it (its error, if any, surfaces at the next wait) */
+    QdCtx ctx;
+    qd_ctx_init(&ctx);
+    pthread_mutex_lock(&qd_vk.lock);
+    (void)qd_vk_drain_locked(&ctx);
     qd_vk.api.vkDestroyPipeline(qd_vk.device, pipeline->pipeline, NULL);
+    pthread_mutex_unlock(&qd_vk.lock);
     free(pipeline);
 }

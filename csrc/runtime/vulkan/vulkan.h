@@ -16,8 +16,10 @@
  *   - every buffer is created with SHADER_DEVICE_ADDRESS usage, so generated code reaches all
  *     memory through 64-bit addresses (GL_EXT_buffer_reference) and a kernel's only binding is
  *     one push constant: the address of its parameter buffer;
- *   - launches are synchronous: qd_vk_run records the dispatches into one command buffer,
- *     submits it and waits for it, so copies before and after it need no further ordering;
+ *   - launches (qd_vk_launch) are asynchronous: each is a command buffer of its own submitted to
+ *     the one queue, starting with a full barrier so it runs after everything before it; a
+ *     copy, fill or free first waits for every launch in flight, so the host never sees or
+ *     frees memory a kernel may still use (qd_vk_run is the synchronous form of tests);
  *   - every failing call becomes a QD_ERR_RUNTIME diag naming the call's purpose and the
  *     VkResult's name.
  * Thread safety: one lock serializes every call that submits work or allocates.
@@ -82,8 +84,8 @@ int qd_vk_alloc_mapped(QdCtx *ctx, size_t bytes, QdVkBuffer *out);
 /* Frees a buffer (a zeroed one is allowed) and zeroes it. */
 void qd_vk_free(QdVkBuffer *buffer);
 /* Synchronous copies between host memory and buffer bytes [offset, offset + bytes); each is
- * ordered after every earlier launch (launches are synchronous). Direct through a mapping when
- * the memory is host-visible, else through a staging buffer. */
+ * ordered after every earlier launch (they wait for the launches in flight). Direct through a
+ * mapping when the memory is host-visible, else through a staging buffer. */
 int qd_vk_upload(QdCtx *ctx, const QdVkBuffer *dst, size_t offset, const void *src, size_t bytes);
 int qd_vk_download(QdCtx *ctx, void *dst, const QdVkBuffer *src, size_t offset, size_t bytes);
 /* Fills bytes [offset, offset + bytes) with `value` (offset and bytes multiples of 4). */
@@ -121,5 +123,17 @@ typedef struct QdVkDispatch {
  * time of submit and wait. A device loss or timeout is a diag. */
 int qd_vk_run(QdCtx *ctx, const QdVkDispatch *dispatches, uint32_t n, uint64_t params,
               double *seconds);
+
+/* A launch as the kernels' launcher makes it: the dispatches recorded into a command buffer of
+ * their own (one of QD_VK_SLOTS in a ring) with the push constant pointing at a copy of
+ * `params` (nbytes, at most 64 KiB) in host-mapped memory, and submitted. Without `wait` it
+ * returns at once: later launches run after it (every submission begins with a full barrier),
+ * and every copy, fill or free waits for it first, as qd_vk_sync does; with `wait` (or
+ * `seconds`, which receives its GPU time) it returns once everything launched finished.
+ * An error of an asynchronous launch surfaces at the next wait. */
+int qd_vk_launch(QdCtx *ctx, const QdVkDispatch *dispatches, uint32_t n, const void *params,
+                 size_t nbytes, bool wait, double *seconds);
+/* Waits for every launch in flight (qd.sync). */
+int qd_vk_sync(QdCtx *ctx);
 
 #endif /* QD_RUNTIME_VULKAN_H */
