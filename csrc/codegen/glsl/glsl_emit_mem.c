@@ -431,9 +431,9 @@ narrow_conversions(QdTypeKind k, CasTarget *t)
         t->from = "int16_t(uint16_t(%s))";
         t->to = "uint(uint16_t(%s))";
         break;
-    default: /* F16 */
-        t->from = "uint16BitsToFloat16(uint16_t(%s))";
-        t->to = "uint(float16BitsToUint16(%s))";
+    default: /* F16, through the half packing functions, which need no 16-bit integers */
+        t->from = "float16_t(unpackHalf2x16(%s).x)";
+        t->to = "packHalf2x16(vec2(float(%s), 0.0))";
         break;
     }
 }
@@ -500,11 +500,21 @@ qd_glsl_atomic(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, uint32_t
     if (bits == 64) {
         e->ext |= X_ATOMIC_INT64;
     }
-    if (result != NULL) {
-        qd_glsl_line(e, "%s %s;", qd_glsl_type(e, k), result);
+    /* a CAS loop goes in a block of its own (its variables' scope), declaring the result
+     * before it */
+    bool is_loop = op == QD_OP_ATOMIC_MUL || !(k == QD_TY_I32 || k == QD_TY_U32 || k == QD_TY_I64 ||
+                                              k == QD_TY_U64 || k == QD_TY_F32 || k == QD_TY_F64);
+    bool native_float = has_native_float(e, op, k, global) && !(pv->is_bits && !global);
+    if (k == QD_TY_F32 || k == QD_TY_F64) {
+        is_loop = !native_float && op != QD_OP_ATOMIC_XCHG;
     }
-    qd_glsl_line(e, "{");
-    e->indent++;
+    if (is_loop) {
+        if (result != NULL) {
+            qd_glsl_line(e, "%s %s;", qd_glsl_type(e, k), result);
+        }
+        qd_glsl_line(e, "{");
+        e->indent++;
+    }
     if (k == QD_TY_I32 || k == QD_TY_U32 || k == QD_TY_I64 || k == QD_TY_U64) {
         const char *lv = global ? qd_glsl_ref(e, k, p, false) : p;
         r = native_atomic(e, op, ty, lv, v, v2);
@@ -517,7 +527,7 @@ qd_glsl_atomic(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, uint32_t
         const char *bits_lv = global ? qd_glsl_ref(e, k == QD_TY_F64 ? QD_TY_U64 : QD_TY_U32, p, false)
                               : pv->is_bits ? p
                                             : NULL;
-        if (has_native_float(e, op, k, global) && !(pv->is_bits && !global)) {
+        if (native_float) {
             e->ext |= op == QD_OP_ATOMIC_MIN || op == QD_OP_ATOMIC_MAX ? X_ATOMIC_FLOAT2
                                                                        : X_ATOMIC_FLOAT;
             r = native_atomic(e, op, ty, global ? qd_glsl_ref(e, k, p, false) : p, v, v2);
@@ -552,15 +562,15 @@ qd_glsl_atomic(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, uint32_t
         t.width = bits <= 8 ? 8 : 16;
         RETURN_IF_ERROR(cas_loop(e, at, op, ty, &t, v, v2, result));
     }
-    if (r != NULL) {
-        if (result != NULL) {
-            qd_glsl_line(e, "%s = %s;", result, r);
-        } else {
-            qd_glsl_line(e, "%s;", r);
-        }
+    if (r != NULL && result != NULL) {
+        qd_glsl_line(e, "%s %s = %s;", qd_glsl_type(e, k), result, r);
+    } else if (r != NULL) {
+        qd_glsl_line(e, "%s;", r);
     }
-    e->indent--;
-    qd_glsl_line(e, "}");
+    if (is_loop) {
+        e->indent--;
+        qd_glsl_line(e, "}");
+    }
     return 0;
 }
 
