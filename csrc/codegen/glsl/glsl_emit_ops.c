@@ -575,7 +575,8 @@ qd_glsl_emit_op(Emitter *e, const QdInst *inst)
         break;
     case SIG_SELECT: {
         const char *c = qd_glsl_value(e, inst->args[2]);
-        if (e->values[inst->args[1]].ptr == PTR_LVALUE) {
+        if (e->values[inst->args[1]].ptr == PTR_LVALUE ||
+            e->values[inst->args[2]].ptr == PTR_LVALUE) {
             return qd_glsl_unsupported(e, inst, "a select of local or shared pointers",
                                        "GLSL cannot address that memory");
         }
