@@ -91,10 +91,12 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
         qd_sbuf_printf(out, "    if (b == %s) {\n        return %s;\n    }\n", zero, zero);
         qd_sbuf_printf(out, "    if (b == -%s) {\n        return %s;\n    }\n", one,
                        h == H_DIV || h == H_FLOORDIV ? "-a" : zero);
-        qd_sbuf_printf(out, "    %s q = a / b;\n    %s r = a - q * b;\n", t, t);
         if (h == H_DIV) {
-            qd_sbuf_puts(out, "    return q;\n}\n");
-        } else if (h == H_REM) {
+            qd_sbuf_puts(out, "    return a / b;\n}\n");
+            return;
+        }
+        qd_sbuf_printf(out, "    %s q = a / b;\n    %s r = a - q * b;\n", t, t);
+        if (h == H_REM) {
             qd_sbuf_puts(out, "    return r;\n}\n");
         } else {
             qd_sbuf_printf(out, "    bool adjust = r != %s && ((r < %s) != (b < %s));\n", zero,
@@ -573,7 +575,8 @@ qd_glsl_emit_op(Emitter *e, const QdInst *inst)
         break;
     case SIG_SELECT: {
         const char *c = qd_glsl_value(e, inst->args[2]);
-        if (e->values[inst->args[1]].ptr == PTR_LVALUE) {
+        if (e->values[inst->args[1]].ptr == PTR_LVALUE ||
+            e->values[inst->args[2]].ptr == PTR_LVALUE) {
             return qd_glsl_unsupported(e, inst, "a select of local or shared pointers",
                                        "GLSL cannot address that memory");
         }

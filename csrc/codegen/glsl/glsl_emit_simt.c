@@ -40,8 +40,8 @@ shuffle_forms(Emitter *e, QdTypeKind k, const char **to, const char **from, cons
         *word = "uint";
         break;
     case QD_TY_F16:
-        *to = "uint(float16BitsToUint16(%s))";
-        *from = "uint16BitsToFloat16(uint16_t(%s))";
+        *to = "packHalf2x16(vec2(float(%s), 0.0))";
+        *from = "float16_t(unpackHalf2x16(%s).x)";
         *word = "uint";
         break;
     case QD_TY_I64:

@@ -10,7 +10,8 @@
  *   glsl_emit_task.c   serial tasks, range_for tasks: prologue, grid-/block-stride loops,
  *                      partial_* accumulators and their flush
  *   glsl_emit_ops.c    value instructions: arithmetic, comparisons, casts, math, helpers
- *   glsl_emit_mem.c    parameters, addresses, loads, stores, kernel_ret, atomics, assert
+ *   glsl_emit_mem.c    parameters, addresses, loads, stores, kernel_ret, assert
+ *   glsl_emit_atomic.c atomics (native or compare-and-swap loops), partial_* accumulators
  *   glsl_emit_simt.c   SIMT instructions, fences and shared memory
  *   glsl_types.c       GLSL types, literals, buffer reference declarations, extensions
  */
@@ -153,13 +154,21 @@ void qd_glsl_write_helpers(Emitter *e, QdSbuf *out);
 /***** glsl_emit_mem.c *****/
 
 int qd_glsl_emit_mem(Emitter *e, const QdInst *inst);
+int qd_glsl_emit_assert(Emitter *e, const QdInst *inst);
+/* Reads of the parameter buffer's tail (hoisted): "qd_results", "qd_tmps", "qd_rt". */
+const char *qd_glsl_tail(Emitter *e, int which);
+
+/***** glsl_emit_atomic.c *****/
+
+int qd_glsl_emit_atomic(Emitter *e, const QdInst *inst);
+int qd_glsl_emit_partial(Emitter *e, const QdInst *inst);
+/* The functions turning float kind k into its bits and back (uint / uint64_t). */
+const char *qd_glsl_from_bits_fn(QdTypeKind k);
+const char *qd_glsl_to_bits_fn(QdTypeKind k);
 /* An atomic read-modify-write `op` of value expression v (type ty) on pointer value ptr;
  * result: the variable to receive the old value, or NULL. */
 int qd_glsl_atomic(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, uint32_t ptr,
                    const char *v, const char *v2, const char *result);
-int qd_glsl_emit_assert(Emitter *e, const QdInst *inst);
-/* Reads of the parameter buffer's tail (hoisted): "qd_results", "qd_tmps", "qd_rt". */
-const char *qd_glsl_tail(Emitter *e, int which);
 /* Marks the task's shared variables that float atomics reach as kept in uint bits. */
 void qd_glsl_mark_bits_storage(Emitter *e, const QdRegion *r);
 
