@@ -43,7 +43,7 @@ def cuda_event_us(fn, fallback):
     return statistics.median(times)
 
 
-def measure(arch, log2n):
+def measure(arch, log2n, grid=0):
     """The figures of one arch, in this process."""
     import numpy as np
 
@@ -55,7 +55,8 @@ def measure(arch, log2n):
 
     if not getattr(_core, f"{arch}_available")():
         return None
-    qd.init(arch=getattr(qd, arch), offline_cache=False, kernel_profiler=True)
+    qd.init(arch=getattr(qd, arch), offline_cache=False, kernel_profiler=True,
+            saturating_grid_dim=grid)
 
     @qd.kernel
     def saxpy(a: qd.f32, x: qd.types.ndarray(qd.f32, 1), y: qd.types.ndarray(qd.f32, 1)):
@@ -76,7 +77,7 @@ def measure(arch, log2n):
     qd.sync()
     records = _core.kernel_profiler_records()
     device_us = statistics.median(ms * 1e3 for _, ms in records) if records else float("nan")
-    qd.init(arch=getattr(qd, arch), offline_cache=False)  # the profiler off
+    qd.init(arch=getattr(qd, arch), offline_cache=False, saturating_grid_dim=grid)  # no profiler
     xs = qd.ndarray(qd.f32, n)
     ys = qd.ndarray(qd.f32, n)
     saxpy(2.0, xs, ys)
@@ -127,15 +128,17 @@ def main():
     parser.add_argument("--json", help="write the numbers here")
     parser.add_argument("--n", type=int, default=26, help="log2 of the saxpy size")
     parser.add_argument("--archs", default="vulkan,cuda")
+    parser.add_argument("--grid", type=int, default=0,
+                        help="saturating_grid_dim: workgroups of every parallel loop (0: default)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.n)))
+        print(json.dumps(measure(args.one, args.n, args.grid)))
         return 0
     results = {}
     for arch in args.archs.split(","):
         proc = subprocess.run(
-            [sys.executable, __file__, "--one", arch, "--n", str(args.n)],
+            [sys.executable, __file__, "--one", arch, "--n", str(args.n), "--grid", str(args.grid)],
             capture_output=True, text=True,
         )
         lines = proc.stdout.strip().splitlines()

@@ -85,11 +85,16 @@ emit_shuffle(Emitter *e, const QdInst *inst)
         break;
     }
     const char *r = qd_glsl_str(e, from, call);
-    if (inst->op == QD_OP_SHUFFLE_UP) {
-        /* lanes below b keep their own value */
-        r = qd_glsl_str(e, "(gl_SubgroupInvocationID >= %s ? %s : %s)", lane, r, v);
-    } else if (inst->op == QD_OP_SHUFFLE_DOWN) {
-        r = qd_glsl_str(e, "(gl_SubgroupInvocationID + %s < gl_SubgroupSize ? %s : %s)", lane, r, v);
+    if (inst->op == QD_OP_SHUFFLE_UP || inst->op == QD_OP_SHUFFLE_DOWN) {
+        /* Lanes whose source is outside the subgroup keep their own value. The shuffle is
+         * evaluated by every lane first: inside a conditional expression it may become a branch
+         * that only some lanes take, and a lane then reads from lanes that are not active. */
+        const char *tmp = qd_glsl_str(e, "qd_sh%u", inst->result);
+        qd_glsl_line(e, "%s %s = %s;", qd_glsl_type(e, k), tmp, r);
+        r = inst->op == QD_OP_SHUFFLE_UP
+                ? qd_glsl_str(e, "(gl_SubgroupInvocationID >= %s ? %s : %s)", lane, tmp, v)
+                : qd_glsl_str(e, "(gl_SubgroupInvocationID + %s < gl_SubgroupSize ? %s : %s)",
+                              lane, tmp, v);
     }
     (void)word;
     return qd_glsl_define(e, inst, r);
