@@ -154,8 +154,15 @@ qd_ndarray_record_write(unsigned char *record, uint64_t data, const int64_t *sha
 
 /* A Vulkan kernel reads its parameters from a device buffer whose address is its only push
  * constant: the packed arguments, the tail of the NVPTX launch (results, tmps, runtime state at
- * the same offsets), then from this offset past the arguments one u64 per field the kernel
- * reads: the device address of field k of QdGlslKernel.fields at + 8 * k. */
-#define QD_VK_TAIL_FIELDS QD_NVPTX_TAIL_BYTES
+ * the same offsets), the address of the print buffer, then one u64 per field the kernel reads:
+ * the device address of field k of QdGlslKernel.fields at QD_VK_TAIL_FIELDS + 8 * k. */
+#define QD_VK_TAIL_PRINT  QD_NVPTX_TAIL_BYTES
+#define QD_VK_TAIL_FIELDS (QD_NVPTX_TAIL_BYTES + 8)
+/* The print buffer of Vulkan kernels: a u32 count of the 64-bit words used after the first
+ * (atomically added to), then the records: a word holding the print's id (low 32 bits) and its
+ * number of values n (high 32 bits), then n words: each value as an int64 ('i'), uint64 ('u')
+ * or a double's bits ('f'). A record that does not fit is dropped; the count still grows, so
+ * the host knows how many were lost. */
+#define QD_VK_PRINT_BYTES ((uint64_t)1 << 22)
 
 #endif

@@ -50,6 +50,9 @@ typedef struct QdVkCode {
     char **asserts;          /* message of assert id i */
     char **assert_kinds;     /* kinds of its values */
     uint32_t nasserts;
+    char **prints;           /* format of print id i */
+    char **print_kinds;      /* kinds of its values */
+    uint32_t nprints;
     void *spirv;             /* the shaders: u32 ntasks, then per task u32 nwords and the words
                                 (malloc; what the cache stores as the image) */
     size_t spirv_size;       /* its bytes */

@@ -9,8 +9,8 @@
  * up each field's device address (env->resolve_field); the launcher writes them after the
  * launch tail (abi.h: QD_VK_TAIL_FIELDS).
  *
- * Payload "vk1": the layout (qd_cache_write_layout), kernel info, fields, asserts and their value
- * kinds; the host bounds layout and object; the SPIR-V blob.
+ * Payload "vk1": the layout (qd_cache_write_layout), kernel info, fields, asserts and prints
+ * with their value kinds; the host bounds layout and object; the SPIR-V blob.
  */
 #include "driver.h"
 
@@ -91,8 +91,11 @@ take_layout(QdCtx *ctx, QdGlslKernel *g, uint32_t *offsets, uint32_t nparams, ui
     code->asserts = g->asserts;
     code->assert_kinds = g->assert_kinds;
     code->nasserts = g->nasserts;
-    g->fields = g->asserts = g->assert_kinds = NULL;
-    g->nfields = g->nasserts = 0;
+    code->prints = g->prints;
+    code->print_kinds = g->print_kinds;
+    code->nprints = g->nprints;
+    g->fields = g->asserts = g->assert_kinds = g->prints = g->print_kinds = NULL;
+    g->nfields = g->nasserts = g->nprints = 0;
     return 0;
 }
 
@@ -233,6 +236,8 @@ qd_target_vulkan_write(QdBytesOut *out, const QdDriverKernel *k, const QdDriverA
     qd_cache_write_strings(out, code->fields, code->nfields);
     qd_cache_write_strings(out, code->asserts, code->nasserts);
     qd_cache_write_strings(out, code->assert_kinds, code->nasserts);
+    qd_cache_write_strings(out, code->prints, code->nprints);
+    qd_cache_write_strings(out, code->print_kinds, code->nprints);
     qd_cache_write_layout(out, &k->host);
     qd_bytes_u64(out, artifact->object.object_size);
     qd_bytes_raw(out, artifact->object.object, artifact->object.object_size);
@@ -245,12 +250,14 @@ int
 qd_target_vulkan_read(QdBytesIn *in, QdDriverKernel *k, QdDriverArtifact *artifact)
 {
     QdVkCode *code = &k->vk;
-    uint32_t nkinds = 0;
+    uint32_t nkinds = 0, nprint_kinds = 0;
     if (qd_cache_read_layout(in, &code->layout) < 0 || qd_cache_read_info(in, &k->info) < 0 ||
         qd_cache_read_strings(in, &code->fields, &code->nfields) < 0 ||
         qd_cache_read_strings(in, &code->asserts, &code->nasserts) < 0 ||
         qd_cache_read_strings(in, &code->assert_kinds, &nkinds) < 0 || nkinds != code->nasserts ||
-        qd_cache_read_layout(in, &k->host) < 0) {
+        qd_cache_read_strings(in, &code->prints, &code->nprints) < 0 ||
+        qd_cache_read_strings(in, &code->print_kinds, &nprint_kinds) < 0 ||
+        nprint_kinds != code->nprints || qd_cache_read_layout(in, &k->host) < 0) {
         return -1;
     }
     artifact->object.object_size = qd_bytes_get_u64(in);
@@ -281,6 +288,8 @@ qd_target_vulkan_release(QdDriverKernel *k)
     free_strings(code->fields, code->nfields);
     free_strings(code->asserts, code->nasserts);
     free_strings(code->assert_kinds, code->nasserts);
+    free_strings(code->prints, code->nprints);
+    free_strings(code->print_kinds, code->nprints);
     free(code->spirv);
     free(code->field_addresses);
     memset(code, 0, sizeof(*code));

@@ -34,12 +34,15 @@
  * threads a large GPU keeps resident (an H100 streams saxpy fastest with 2^18, and slower with
  * one invocation per element); on lavapipe every workgroup is a CPU thread's time slice. And a
  * range_for that reduces into memory with atomics (fewer accumulators to combine). */
-#define MAX_INVOCATIONS (1u << 18)
-#define REDUCE_INVOCATIONS  (1u << 15)
+#define MAX_INVOCATIONS    (1u << 18)
+#define REDUCE_INVOCATIONS (1u << 15)
 
 /* The assert flag and values of every Vulkan launch (abi.h: the runtime state), made on first
  * use and kept for the process, like the device. */
 static QdVkBuffer runtime_state;
+/* The print buffer of every Vulkan launch (abi.h: QD_VK_PRINT_BYTES), host-mapped, made with
+ * the first kernel that prints. */
+static QdVkBuffer print_buffer;
 
 /* One task as the launcher runs it. */
 typedef struct VkTask {
@@ -308,6 +311,48 @@ check_assert_flag(VulkanKernelObject *self, QdCtx *ctx)
     return qd_error(ctx, (QdLoc){0}, QD_ERR_ASSERTION, "%s", host_ctx.assert_message);
 }
 
+/* Writes out the records of the print buffer (the launch finished) and empties it. */
+static int
+flush_prints(VulkanKernelObject *self, QdCtx *ctx)
+{
+    uint32_t used = 0;
+    RETURN_IF_ERROR(qd_vk_download(ctx, &used, &print_buffer, 0, sizeof(used)));
+    if (used == 0) {
+        return 0;
+    }
+    uint64_t capacity = QD_VK_PRINT_BYTES / 8 - 1;
+    uint64_t words = used < capacity ? used : capacity;
+    uint64_t *records = PyMem_Malloc(words * 8 + 8);
+    if (records == NULL) {
+        return qd_error(ctx, (QdLoc){0}, QD_ERR_NOMEM, "out of memory");
+    }
+    int rc = qd_vk_download(ctx, records, &print_buffer, 8, words * 8);
+    uint64_t at = 0, dropped = 0;
+    while (rc == 0 && at < words) {
+        uint32_t id = (uint32_t)records[at];
+        uint32_t n = (uint32_t)(records[at] >> 32);
+        if (id >= self->code.nprints || at + 1 + n > words) {
+            break; /* a record cut off at the end: only dropped ones follow */
+        }
+        qd_rt_print(self->code.prints[id], self->code.print_kinds[id], records + at + 1,
+                    (int32_t)n);
+        at += 1 + n;
+    }
+    dropped = used > words ? used - words : 0;
+    PyMem_Free(records);
+    uint32_t zero = 0;
+    if (rc == 0) {
+        rc = qd_vk_upload(ctx, &print_buffer, 0, &zero, sizeof(zero));
+    }
+    if (rc == 0 && dropped > 0) {
+        fprintf(stderr,
+                "[Quadrants] Vulkan: %llu words of print output did not fit the %llu-byte print "
+                "buffer and were dropped\n",
+                (unsigned long long)dropped, (unsigned long long)QD_VK_PRINT_BYTES);
+    }
+    return rc;
+}
+
 /* After the launch: the assert flag, host arrays, results. New reference or NULL. */
 static PyObject *
 finish_launch(VulkanKernelObject *self, QdCtx *ctx, const VkArrays *arrays)
@@ -323,7 +368,10 @@ finish_launch(VulkanKernelObject *self, QdCtx *ctx, const VkArrays *arrays)
             return PyErr_NoMemory();
         }
     }
-    if (self->code.nasserts > 0) {
+    if (self->code.nprints > 0) {
+        rc = flush_prints(self, ctx);
+    }
+    if (rc == 0 && self->code.nasserts > 0) {
         rc = check_assert_flag(self, ctx);
     }
     for (uint32_t i = 0; rc == 0 && i < arrays->host.count && i < arrays->ndev; i++) {
@@ -364,6 +412,7 @@ pack_arguments(VulkanKernelObject *self, QdPyState *state, PyObject *const *args
     memcpy(tail + QD_NVPTX_TAIL_RESULTS, &self->results.address, 8);
     memcpy(tail + QD_NVPTX_TAIL_TMPS, &self->tmps.address, 8);
     memcpy(tail + QD_NVPTX_TAIL_RUNTIME, &runtime_state.address, 8);
+    memcpy(tail + QD_VK_TAIL_PRINT, &print_buffer.address, 8);
     for (uint32_t i = 0; i < self->code.nfields; i++) {
         memcpy(tail + QD_VK_TAIL_FIELDS + 8 * i, &self->code.field_addresses[i], 8);
     }
@@ -569,6 +618,9 @@ take_code(VulkanKernelObject *k, QdCtx *ctx, QdDriverKernel *code, long saturati
     }
     if (runtime_state.impl == NULL) {
         RETURN_IF_ERROR(qd_vk_alloc_mapped(ctx, QD_NVPTX_RUNTIME_STATE_BYTES, &runtime_state));
+    }
+    if (k->code.nprints > 0 && print_buffer.impl == NULL) {
+        RETURN_IF_ERROR(qd_vk_alloc_mapped(ctx, QD_VK_PRINT_BYTES, &print_buffer));
     }
     return 0;
 }

@@ -177,13 +177,18 @@ def test_assert_fails_the_launch():
         k(np.arange(20, dtype=np.int32))
 
 
-def test_print_is_an_error_that_names_vulkan():
+def test_print_from_parallel_loops(capfd):
     @qd.kernel
-    def k():
-        print("hello")
+    def k(n: qd.i32, x: qd.f32):
+        for i in range(n):
+            print("item", i, "of", n, x * i)
+        print(f"done {n} {x:.2f}")
 
-    with pytest.raises(qd.QuadrantsSyntaxError, match="Vulkan"):
-        k()
+    k(100, 0.5)
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[-1] == "done 100 0.50"
+    items = sorted(lines[:-1], key=lambda line: int(line.split()[1]))
+    assert items == [f"item {i} of 100 {0.5 * i:.6f}" for i in range(100)]
 
 
 def test_warm_start_from_the_offline_cache(tmp_path):

@@ -22,6 +22,7 @@
  *                                       launcher before the first task of every launch)
  *     args_size + QD_NVPTX_TAIL_RUNTIME u64 address of the runtime state: i32 assert flag,
  *                                       then from byte 8 the 64-bit values of the failed assert
+ *     args_size + QD_VK_TAIL_PRINT      u64 address of the print buffer (abi.h: QD_VK_PRINT_BYTES)
  *     args_size + QD_VK_TAIL_FIELDS + 8k  u64 base address of field fields[k]
  *
  * Tasks. A serial task is dispatched as one workgroup of one invocation. A range_for task
@@ -83,12 +84,15 @@ typedef struct QdGlslKernel {
     char **asserts;           /* message of assert id i (printf format when it has values) */
     char **assert_kinds;      /* kinds of its values ('i', 'u', 'f'; "" when none) */
     uint32_t nasserts;
+    char **prints;            /* format of print id i (its values' kinds in print_kinds) */
+    char **print_kinds;
+    uint32_t nprints;
 } QdGlslKernel;
 
 /* Generates the shaders of kernel `kernel_name` of module m (concrete: the pass pipeline ran).
  * `arg_offsets` (one per parameter, QD_ARG_UNUSED for unread ones) and `args_size` come from
  * qd_arg_layout. 0 with *out filled, or -1 with a diag: QD_ERR_SYNTAX "<what> is not supported
- * on the Vulkan backend[: why]" for constructs the target cannot express (print, recursion,
+ * on the Vulkan backend[: why]" for constructs the target cannot express (recursion,
  * a feature the device lacks -- named), QD_ERR_INTERNAL for invalid input. */
 int qd_glsl_emit(QdCtx *ctx, QdModule *m, const char *kernel_name, const uint32_t *arg_offsets,
                  uint32_t args_size, const QdGlslOptions *opts, QdGlslKernel *out);

@@ -182,8 +182,7 @@ check_type(Emitter *e, const QdInst *inst, const QdType *ty, bool in_memory)
     if (feature != NULL && !has) {
         char what[160];
         snprintf(what, sizeof(what), "the type %s", qd_type_scalar_name(ty->kind));
-        return qd_glsl_unsupported(e, inst, what,
-                                   qd_glsl_str(e, "the device lacks %s", feature));
+        return qd_glsl_unsupported(e, inst, what, qd_glsl_str(e, "the device lacks %s", feature));
     }
     bool is16 = qd_type_bits(ty) == 16;
     if (in_memory && is16 && !e->opts->storage16) {
@@ -211,8 +210,7 @@ check_atomic(Emitter *e, const QdInst *inst)
         return 0;
     }
     char what[160];
-    snprintf(what, sizeof(what), "`%s` on %s", qd_op_info[op].text,
-             qd_type_scalar_name(ty->kind));
+    snprintf(what, sizeof(what), "`%s` on %s", qd_op_info[op].text, qd_type_scalar_name(ty->kind));
     return qd_glsl_unsupported(e, inst, what,
                                "the device lacks 64-bit atomics (shaderBufferInt64Atomics)");
 }
@@ -223,9 +221,6 @@ check_inst(QdInst *inst, void *data)
 {
     Emitter *e = data;
     QdSig sig = qd_op_info[inst->op].sig;
-    if (inst->op == QD_OP_PRINT) {
-        return qd_glsl_unsupported(e, inst, "print", NULL);
-    }
     if (inst->op == QD_OP_CALL) {
         char what[200];
         snprintf(what, sizeof(what), "the recursive function @%s", inst->imm.call.name);
@@ -334,8 +329,9 @@ qd_glsl_emit_inst(Emitter *e, const QdInst *inst)
         qd_glsl_line(e, "continue;");
         return 0;
     case QD_OP_CALL:
-    case QD_OP_PRINT:
         return check_inst((QdInst *)inst, e);
+    case QD_OP_PRINT:
+        return qd_glsl_emit_print(e, inst);
     case QD_OP_RET:
     case QD_OP_UNROLL:
     case QD_OP_TASK:
@@ -390,9 +386,9 @@ layout_tmps(Emitter *e)
 
 /* State of the walks over kernel_ret and field_ptr. */
 typedef struct KernelWalk {
-    uint64_t nresults;  /* 1 + the highest kernel_ret index */
-    QdTypeKind *types;  /* second walk: the type of each result */
-    bool *field_used;   /* per module field */
+    uint64_t nresults; /* 1 + the highest kernel_ret index */
+    QdTypeKind *types; /* second walk: the type of each result */
+    bool *field_used;  /* per module field */
     QdModule *m;
 } KernelWalk;
 
@@ -471,21 +467,21 @@ layout_kernel(Emitter *e, QdGlslKernel *out)
     return 0;
 }
 
-/* Copies the asserts' messages and kinds into out (malloc). */
+/* Copies the messages and kinds of asserts or prints into malloc'd arrays. */
 static int
-copy_asserts(Emitter *e, QdGlslKernel *out)
+copy_formats(Emitter *e, const GlslAssert *items, uint32_t n, char ***formats, char ***kinds,
+             uint32_t *count)
 {
-    uint32_t n = e->asserts.len;
-    out->asserts = calloc(n + 1, sizeof(char *));
-    out->assert_kinds = calloc(n + 1, sizeof(char *));
-    if (out->asserts == NULL || out->assert_kinds == NULL) {
+    *formats = calloc(n + 1, sizeof(char *));
+    *kinds = calloc(n + 1, sizeof(char *));
+    if (*formats == NULL || *kinds == NULL) {
         return qd_glsl_nomem(e, NULL);
     }
-    out->nasserts = n;
+    *count = n;
     for (uint32_t i = 0; i < n; i++) {
-        out->asserts[i] = strdup(e->asserts.data[i].format);
-        out->assert_kinds[i] = strdup(e->asserts.data[i].kinds);
-        if (out->asserts[i] == NULL || out->assert_kinds[i] == NULL) {
+        (*formats)[i] = strdup(items[i].format);
+        (*kinds)[i] = strdup(items[i].kinds);
+        if ((*formats)[i] == NULL || (*kinds)[i] == NULL) {
             return qd_glsl_nomem(e, NULL);
         }
     }
@@ -550,7 +546,10 @@ qd_glsl_emit(QdCtx *ctx, QdModule *m, const char *kernel_name, const uint32_t *a
         }
         out->ntasks++;
     }
-    if (copy_asserts(&e, out) < 0) {
+    if (copy_formats(&e, e.asserts.data, e.asserts.len, &out->asserts, &out->assert_kinds,
+                     &out->nasserts) < 0 ||
+        copy_formats(&e, e.prints.data, e.prints.len, &out->prints, &out->print_kinds,
+                     &out->nprints) < 0) {
         goto done;
     }
     rc = 0;
@@ -589,5 +588,7 @@ qd_glsl_kernel_release(QdGlslKernel *k)
     free_strings(k->fields, k->nfields);
     free_strings(k->asserts, k->nasserts);
     free_strings(k->assert_kinds, k->nasserts);
+    free_strings(k->prints, k->nprints);
+    free_strings(k->print_kinds, k->nprints);
     memset(k, 0, sizeof(*k));
 }

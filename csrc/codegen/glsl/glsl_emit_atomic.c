@@ -68,11 +68,11 @@ identity(Emitter *e, QdOp op, const QdType *ty)
 
 /* What a compare-and-swap loop works on. */
 typedef struct CasTarget {
-    const char *lvalue;  /* the bits (or the word) atomicCompSwap updates */
-    const char *bt;      /* their type: uint or uint64_t */
-    const char *from;    /* printf format turning bits %s into a value of the type */
-    const char *to;      /* printf format turning a value %s into bits */
-    int width;           /* sub-word: bits of the value in the word (0: the whole lvalue) */
+    const char *lvalue; /* the bits (or the word) atomicCompSwap updates */
+    const char *bt;     /* their type: uint or uint64_t */
+    const char *from;   /* printf format turning bits %s into a value of the type */
+    const char *to;     /* printf format turning a value %s into bits */
+    int width;          /* sub-word: bits of the value in the word (0: the whole lvalue) */
 } CasTarget;
 
 /* The new value of a CAS loop's update from the current value `cur`. */
@@ -91,18 +91,18 @@ updated(Emitter *e, QdOp op, const QdType *ty, const char *cur, const char *v, c
 
 /* old = *p; do { new = old OP v } while (!cas(p, old, new)); the old value into result. */
 static int
-cas_loop(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, const CasTarget *t,
-         const char *v, const char *v2, const char *result)
+cas_loop(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, const CasTarget *t, const char *v,
+         const char *v2, const char *result)
 {
     const char *type = qd_glsl_type(e, ty->kind);
-    const char *cur_bits = t->width ? qd_glsl_str(e, "bitfieldExtract(qd_old, int(qd_sh), %d)", t->width)
-                                    : "qd_old";
+    const char *cur_bits =
+        t->width ? qd_glsl_str(e, "bitfieldExtract(qd_old, int(qd_sh), %d)", t->width) : "qd_old";
     const char *cur = qd_glsl_str(e, t->from, cur_bits);
     const char *next = updated(e, op, ty, "qd_cur", v, v2);
     const char *next_bits = next ? qd_glsl_str(e, t->to, next) : NULL;
     if (t->width && next_bits) {
-        next_bits = qd_glsl_str(e, "bitfieldInsert(qd_old, %s, int(qd_sh), %d)", next_bits,
-                                t->width);
+        next_bits =
+            qd_glsl_str(e, "bitfieldInsert(qd_old, %s, int(qd_sh), %d)", next_bits, t->width);
     }
     if (cur == NULL || next_bits == NULL) {
         return qd_glsl_nomem(e, at);
@@ -201,8 +201,8 @@ has_native_float(const Emitter *e, QdOp op, QdTypeKind k, bool global)
 }
 
 int
-qd_glsl_atomic(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, uint32_t ptr,
-               const char *v, const char *v2, const char *result)
+qd_glsl_atomic(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, uint32_t ptr, const char *v,
+               const char *v2, const char *result)
 {
     const char *p = qd_glsl_value(e, ptr);
     const GlslValue *pv = &e->values[ptr];
@@ -221,7 +221,7 @@ qd_glsl_atomic(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, uint32_t
     /* a CAS loop goes in a block of its own (its variables' scope), declaring the result
      * before it */
     bool is_loop = op == QD_OP_ATOMIC_MUL || !(k == QD_TY_I32 || k == QD_TY_U32 || k == QD_TY_I64 ||
-                                              k == QD_TY_U64 || k == QD_TY_F32 || k == QD_TY_F64);
+                                               k == QD_TY_U64 || k == QD_TY_F32 || k == QD_TY_F64);
     bool native_float = has_native_float(e, op, k, global) && !(pv->is_bits && !global);
     if (k == QD_TY_F32 || k == QD_TY_F64) {
         is_loop = !native_float && op != QD_OP_ATOMIC_XCHG;
@@ -242,12 +242,13 @@ qd_glsl_atomic(Emitter *e, const QdInst *at, QdOp op, const QdType *ty, uint32_t
             RETURN_IF_ERROR(cas_loop(e, at, op, ty, &t, v, v2, result));
         }
     } else if (k == QD_TY_F32 || k == QD_TY_F64) {
-        const char *bits_lv = global ? qd_glsl_ref(e, k == QD_TY_F64 ? QD_TY_U64 : QD_TY_U32, p, false)
+        const char *bits_lv = global
+                                  ? qd_glsl_ref(e, k == QD_TY_F64 ? QD_TY_U64 : QD_TY_U32, p, false)
                               : pv->is_bits ? p
                                             : NULL;
         if (native_float) {
-            e->ext |= op == QD_OP_ATOMIC_MIN || op == QD_OP_ATOMIC_MAX ? X_ATOMIC_FLOAT2
-                                                                       : X_ATOMIC_FLOAT;
+            e->ext |=
+                op == QD_OP_ATOMIC_MIN || op == QD_OP_ATOMIC_MAX ? X_ATOMIC_FLOAT2 : X_ATOMIC_FLOAT;
             r = native_atomic(e, op, ty, global ? qd_glsl_ref(e, k, p, false) : p, v, v2);
         } else if (bits_lv == NULL) {
             return qd_error(e->ctx, qd_glsl_loc(at), QD_ERR_INTERNAL,
@@ -353,4 +354,3 @@ qd_glsl_emit_partial(Emitter *e, const QdInst *inst)
     e->values[inst->result] = (GlslValue){name, PTR_LVALUE, false};
     return 0;
 }
-

@@ -39,13 +39,13 @@ param_addr(Emitter *e, uint64_t offset)
 const char *
 qd_glsl_tail(Emitter *e, int which)
 {
-    static const char *const names[3] = {"qd_results", "qd_tmps", "qd_rt"};
-    static const uint32_t offsets[3] = {QD_NVPTX_TAIL_RESULTS, QD_NVPTX_TAIL_TMPS,
-                                        QD_NVPTX_TAIL_RUNTIME};
+    static const char *const names[4] = {"qd_results", "qd_tmps", "qd_rt", "qd_print"};
+    static const uint32_t offsets[4] = {QD_NVPTX_TAIL_RESULTS, QD_NVPTX_TAIL_TMPS,
+                                        QD_NVPTX_TAIL_RUNTIME, QD_VK_TAIL_PRINT};
     if (!e->tail_hoisted[which]) {
         e->tail_hoisted[which] = true;
-        const char *ref = qd_glsl_ref(e, QD_TY_U64, param_addr(e, e->args_size + offsets[which]),
-                                      false);
+        const char *ref =
+            qd_glsl_ref(e, QD_TY_U64, param_addr(e, e->args_size + offsets[which]), false);
         hoist_line(e, qd_glsl_str(e, "uint64_t %s = %s;", names[which], ref));
     }
     return names[which];
@@ -60,8 +60,7 @@ field_base(Emitter *e, uint32_t k)
         e->field_hoisted[k] = true;
         uint64_t at = (uint64_t)e->args_size + QD_VK_TAIL_FIELDS + 8u * k;
         const char *ref = qd_glsl_ref(e, QD_TY_U64, param_addr(e, at), false);
-        hoist_line(e, qd_glsl_str(e, "uint64_t %s = %s; /* @%s */", name, ref,
-                                  e->fields[k]->name));
+        hoist_line(e, qd_glsl_str(e, "uint64_t %s = %s; /* @%s */", name, ref, e->fields[k]->name));
     }
     return name;
 }
@@ -71,8 +70,8 @@ static const char *
 nd_part(Emitter *e, int32_t param, int axis)
 {
     uint32_t bit = axis < 0 ? 1u << 31 : 1u << axis;
-    const char *name = axis < 0 ? qd_glsl_str(e, "qd_nd%d", param)
-                                : qd_glsl_str(e, "qd_nd%d_%d", param, axis);
+    const char *name =
+        axis < 0 ? qd_glsl_str(e, "qd_nd%d", param) : qd_glsl_str(e, "qd_nd%d_%d", param, axis);
     if (!(e->nd_hoisted[param] & bit)) {
         e->nd_hoisted[param] |= bit;
         uint64_t base = e->arg_offsets[param];
@@ -126,8 +125,8 @@ ndarray_param(Emitter *e, const QdInst *inst, uint32_t id)
 {
     const QdValue *v = &e->kernel->values[id];
     if (v->param < 0 || v->type->kind != QD_TY_NDARRAY) {
-        qd_error(e->ctx, qd_glsl_loc(inst), QD_ERR_INTERNAL, "%s: ndarray operand is not a parameter",
-                 qd_op_info[inst->op].text);
+        qd_error(e->ctx, qd_glsl_loc(inst), QD_ERR_INTERNAL,
+                 "%s: ndarray operand is not a parameter", qd_op_info[inst->op].text);
         return -1;
     }
     return v->param;
@@ -187,9 +186,9 @@ emit_field_ptr(Emitter *e, const QdInst *inst)
                               index64(e, inst, i));
         }
     }
-    const char *addr = lin ? qd_glsl_str(e, "%s + uint64_t(%s) * %uul", base, lin,
-                                         qd_glsl_size(field->elem))
-                           : NULL;
+    const char *addr =
+        lin ? qd_glsl_str(e, "%s + uint64_t(%s) * %uul", base, lin, qd_glsl_size(field->elem))
+            : NULL;
     return define_address(e, inst, addr);
 }
 
@@ -225,8 +224,8 @@ emit_array_ptr(Emitter *e, const QdInst *inst)
         return qd_glsl_nomem(e, inst);
     }
     if (bv->ptr == PTR_LVALUE) {
-        const char *idx = qd_glsl_cast(e, idx_ty, qd_type_scalar(QD_TY_I32),
-                                       qd_glsl_value(e, inst->args[1]));
+        const char *idx =
+            qd_glsl_cast(e, idx_ty, qd_type_scalar(QD_TY_I32), qd_glsl_value(e, inst->args[1]));
         const char *lv = idx ? qd_glsl_str(e, "%s[%s]", base, idx) : NULL;
         if (lv == NULL) {
             return qd_glsl_nomem(e, inst);
@@ -261,7 +260,8 @@ emit_load(Emitter *e, const QdInst *inst)
         return qd_glsl_nomem(e, inst);
     }
     if (pv->ptr == PTR_LVALUE) {
-        return qd_glsl_define(e, inst, pv->is_bits ? qd_glsl_str(e, "%s(%s)", qd_glsl_from_bits_fn(k), p) : p);
+        return qd_glsl_define(
+            e, inst, pv->is_bits ? qd_glsl_str(e, "%s(%s)", qd_glsl_from_bits_fn(k), p) : p);
     }
     return qd_glsl_define(e, inst, qd_glsl_load_global(e, k, p, inst->op == QD_OP_LOAD_VOLATILE));
 }
@@ -300,10 +300,9 @@ assert_slot(Emitter *e, const QdType *ty, const char *v)
         return qd_glsl_str(e, "(%s ? 1ul : 0ul)", v);
     }
     if (!qd_type_is_float(ty)) {
-        return qd_glsl_str(e, "uint64_t(%s)",
-                           qd_glsl_cast(e, ty, qd_type_scalar(qd_type_is_signed(ty) ? QD_TY_I64
-                                                                                    : QD_TY_U64),
-                                        v));
+        return qd_glsl_str(
+            e, "uint64_t(%s)",
+            qd_glsl_cast(e, ty, qd_type_scalar(qd_type_is_signed(ty) ? QD_TY_I64 : QD_TY_U64), v));
     }
     if (e->opts->float64) {
         return qd_glsl_str(e, "doubleBitsToUint64(%s)",
@@ -359,6 +358,52 @@ qd_glsl_emit_assert(Emitter *e, const QdInst *inst)
     return 0;
 }
 
+int
+qd_glsl_emit_print(Emitter *e, const QdInst *inst)
+{
+    uint32_t n = inst->nargs;
+    const char *pb = qd_glsl_tail(e, 3);
+    char *kinds = qd_arena_alloc(&e->arena, n + 1);
+    if (pb == NULL || kinds == NULL) {
+        return qd_glsl_nomem(e, inst);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        const QdType *ty = qd_value_type(e->kernel, inst->args[k]);
+        kinds[k] = qd_type_is_float(ty) ? 'f' : qd_type_is_signed(ty) ? 'i' : 'u';
+    }
+    kinds[n] = '\0';
+    uint32_t id = e->prints.len;
+    GlslAssert p = {inst->imm.str, kinds};
+    if (qd_vec_push(&e->arena, &e->prints, p) < 0) {
+        return qd_glsl_nomem(e, inst);
+    }
+    /* reserve 1 + n words after the count; write the record when it fits */
+    const uint32_t capacity = (uint32_t)(QD_VK_PRINT_BYTES / 8 - 1);
+    qd_glsl_line(e, "{");
+    e->indent++;
+    qd_glsl_line(e, "uint qd_at = atomicAdd(%s, %uu);", qd_glsl_ref(e, QD_TY_U32, pb, false),
+                 1 + n);
+    qd_glsl_line(e, "if (qd_at + %uu <= %uu) {", 1 + n, capacity);
+    e->indent++;
+    qd_glsl_line(e, "uint64_t qd_rec = %s + 8ul + uint64_t(qd_at) * 8ul;", pb);
+    qd_glsl_line(e, "%s = %lluul;", qd_glsl_ref(e, QD_TY_U64, "qd_rec", false),
+                 (unsigned long long)id | ((unsigned long long)n << 32));
+    for (uint32_t k = 0; k < n; k++) {
+        const QdType *ty = qd_value_type(e->kernel, inst->args[k]);
+        const char *slot = assert_slot(e, ty, qd_glsl_value(e, inst->args[k]));
+        const char *addr = qd_glsl_str(e, "qd_rec + %uul", 8 + 8 * k);
+        if (slot == NULL || addr == NULL) {
+            return qd_glsl_nomem(e, inst);
+        }
+        qd_glsl_line(e, "%s = %s;", qd_glsl_ref(e, QD_TY_U64, addr, false), slot);
+    }
+    e->indent--;
+    qd_glsl_line(e, "}");
+    e->indent--;
+    qd_glsl_line(e, "}");
+    return 0;
+}
+
 /***** dispatch *****/
 
 int
@@ -385,8 +430,9 @@ qd_glsl_emit_mem(Emitter *e, const QdInst *inst)
         return emit_store(e, inst);
     case QD_OP_KERNEL_RET: {
         const QdType *ty = qd_value_type(e->kernel, inst->args[0]);
-        const char *slot = qd_glsl_str(e, "%s + %lluul", qd_glsl_tail(e, 0),
-                                       (unsigned long long)QD_RESULT_SLOT_BYTES * (uint64_t)inst->imm.i);
+        const char *slot =
+            qd_glsl_str(e, "%s + %lluul", qd_glsl_tail(e, 0),
+                        (unsigned long long)QD_RESULT_SLOT_BYTES * (uint64_t)inst->imm.i);
         const char *v = qd_glsl_value(e, inst->args[0]);
         if (slot == NULL || v == NULL) {
             return qd_glsl_nomem(e, inst);

@@ -34,8 +34,8 @@ static const char *
 use_helper(Emitter *e, GlslHelper h, QdTypeKind a, QdTypeKind b)
 {
     static const char *const names[H_COUNT] = {
-        "div", "rem", "floordiv", "floormod", "ipow", "fmin",
-        "fmax", "fpow", "frem", "round", "f2i", "f64_bits",
+        "div",  "rem",  "floordiv", "floormod", "ipow", "fmin",
+        "fmax", "fpow", "frem",     "round",    "f2i",  "f64_bits",
     };
     e->helpers[h][a][b] = true;
     qd_glsl_type(e, a);
@@ -54,8 +54,9 @@ int_range(QdTypeKind k, double *lo, double *hi)
 {
     uint32_t bits = qd_type_bits(qd_type_scalar(k));
     bool is_signed = qd_type_is_signed(qd_type_scalar(k));
-    *hi = is_signed ? (double)((uint64_t)1 << (bits - 1)) : bits == 64 ? 18446744073709551616.0
-                                                                        : (double)((uint64_t)1 << bits);
+    *hi = is_signed    ? (double)((uint64_t)1 << (bits - 1))
+          : bits == 64 ? 18446744073709551616.0
+                       : (double)((uint64_t)1 << bits);
     *lo = is_signed ? -*hi : 0.0;
 }
 
@@ -113,8 +114,8 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
         }
         qd_sbuf_printf(out, "    %s r = %s;\n", t, one);
         qd_sbuf_printf(out, "    while (b != %s) {\n", zero);
-        qd_sbuf_printf(out, "        if ((b & %s) != %s) {\n            r *= a;\n        }\n",
-                       one, zero);
+        qd_sbuf_printf(out, "        if ((b & %s) != %s) {\n            r *= a;\n        }\n", one,
+                       zero);
         qd_sbuf_printf(out, "        a *= a;\n        b = %s(%s(b) >> 1);\n    }\n", t,
                        qd_glsl_type(e, qd_glsl_unsigned_of(a)));
         qd_sbuf_puts(out, "    return r;\n}\n");
@@ -130,15 +131,17 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
          * and gives NaN for a non-integer one; a zero base gives 0 or inf */
         qd_sbuf_printf(out, "%s %s(%s a, %s b) {\n", t, name, t, t);
         qd_sbuf_printf(out, "    %s x = %s(a), y = %s(b);\n", ft, ft, ft);
-        qd_sbuf_puts(out, "    if (y == 0.0) {\n        return " );
+        qd_sbuf_puts(out, "    if (y == 0.0) {\n        return ");
         qd_sbuf_printf(out, "%s(1.0);\n    }\n", t);
         qd_sbuf_printf(out, "    %s m = abs(x);\n", ft);
-        qd_sbuf_printf(out, "    %s r = m == 0.0 ? (y > 0.0 ? 0.0 : 1.0 / m) : %s(pow(float(m), "
-                            "float(y)));\n",
+        qd_sbuf_printf(out,
+                       "    %s r = m == 0.0 ? (y > 0.0 ? 0.0 : 1.0 / m) : %s(pow(float(m), "
+                       "float(y)));\n",
                        ft, ft);
         qd_sbuf_puts(out, "    if (x < 0.0) {\n");
-        qd_sbuf_printf(out, "        if (floor(y) != y) {\n"
-                            "            return %s(uintBitsToFloat(0x7fc00000u));\n        }\n",
+        qd_sbuf_printf(out,
+                       "        if (floor(y) != y) {\n"
+                       "            return %s(uintBitsToFloat(0x7fc00000u));\n        }\n",
                        t);
         qd_sbuf_puts(out, "        r = mod(y, 2.0) == 1.0 ? -r : r;\n    }\n");
         qd_sbuf_printf(out, "    return %s(r);\n}\n", t);
@@ -163,8 +166,9 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
         double lo, hi;
         int_range(b, &lo, &hi);
         int64_t min = s ? (bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1))) : 0;
-        int64_t max = s ? (int64_t)(((uint64_t)1 << (bits - 1)) - 1)
-                        : bits == 64 ? -1 : (int64_t)(((uint64_t)1 << bits) - 1);
+        int64_t max = s            ? (int64_t)(((uint64_t)1 << (bits - 1)) - 1)
+                      : bits == 64 ? -1
+                                   : (int64_t)(((uint64_t)1 << bits) - 1);
         qd_sbuf_printf(out, "%s %s(%s a) {\n", it, name, t);
         qd_sbuf_printf(out, "    %s x = %s(a);\n", wt, wt);
         qd_sbuf_printf(out, "    if (isnan(x)) {\n        return %s;\n    }\n", zero_of(e, b));
@@ -416,12 +420,12 @@ bitcast(Emitter *e, QdTypeKind f, QdTypeKind t, const char *v)
         QdTypeKind from, to;
         const char *fn;
     } table[] = {
-        {QD_TY_F32, QD_TY_I32, "floatBitsToInt"},      {QD_TY_F32, QD_TY_U32, "floatBitsToUint"},
-        {QD_TY_I32, QD_TY_F32, "intBitsToFloat"},      {QD_TY_U32, QD_TY_F32, "uintBitsToFloat"},
-        {QD_TY_F64, QD_TY_I64, "doubleBitsToInt64"},   {QD_TY_F64, QD_TY_U64, "doubleBitsToUint64"},
-        {QD_TY_I64, QD_TY_F64, "int64BitsToDouble"},   {QD_TY_U64, QD_TY_F64, "uint64BitsToDouble"},
-        {QD_TY_F16, QD_TY_I16, "float16BitsToInt16"},  {QD_TY_F16, QD_TY_U16, "float16BitsToUint16"},
-        {QD_TY_I16, QD_TY_F16, "int16BitsToFloat16"},  {QD_TY_U16, QD_TY_F16, "uint16BitsToFloat16"},
+        {QD_TY_F32, QD_TY_I32, "floatBitsToInt"},     {QD_TY_F32, QD_TY_U32, "floatBitsToUint"},
+        {QD_TY_I32, QD_TY_F32, "intBitsToFloat"},     {QD_TY_U32, QD_TY_F32, "uintBitsToFloat"},
+        {QD_TY_F64, QD_TY_I64, "doubleBitsToInt64"},  {QD_TY_F64, QD_TY_U64, "doubleBitsToUint64"},
+        {QD_TY_I64, QD_TY_F64, "int64BitsToDouble"},  {QD_TY_U64, QD_TY_F64, "uint64BitsToDouble"},
+        {QD_TY_F16, QD_TY_I16, "float16BitsToInt16"}, {QD_TY_F16, QD_TY_U16, "float16BitsToUint16"},
+        {QD_TY_I16, QD_TY_F16, "int16BitsToFloat16"}, {QD_TY_U16, QD_TY_F16, "uint16BitsToFloat16"},
     };
     if (f == t) {
         return v;
@@ -440,8 +444,12 @@ static const char *
 compare(Emitter *e, QdOp op, const QdType *ty, const char *a, const char *b)
 {
     static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
-    int i = op == QD_OP_EQ ? 0 : op == QD_OP_NE ? 1 : op == QD_OP_LT ? 2 : op == QD_OP_LE ? 3
-                                                    : op == QD_OP_GT ? 4 : 5;
+    int i = op == QD_OP_EQ   ? 0
+            : op == QD_OP_NE ? 1
+            : op == QD_OP_LT ? 2
+            : op == QD_OP_LE ? 3
+            : op == QD_OP_GT ? 4
+                             : 5;
     if (ty->kind == QD_TY_U1 && i >= 2) {
         return qd_glsl_str(e, "(int(%s) %s int(%s))", a, ops[i], b);
     }

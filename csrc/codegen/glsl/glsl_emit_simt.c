@@ -93,8 +93,8 @@ emit_shuffle(Emitter *e, const QdInst *inst)
         qd_glsl_line(e, "%s %s = %s;", qd_glsl_type(e, k), tmp, r);
         r = inst->op == QD_OP_SHUFFLE_UP
                 ? qd_glsl_str(e, "(gl_SubgroupInvocationID >= %s ? %s : %s)", lane, tmp, v)
-                : qd_glsl_str(e, "(gl_SubgroupInvocationID + %s < gl_SubgroupSize ? %s : %s)",
-                              lane, tmp, v);
+                : qd_glsl_str(e, "(gl_SubgroupInvocationID + %s < gl_SubgroupSize ? %s : %s)", lane,
+                              tmp, v);
     }
     (void)word;
     return qd_glsl_define(e, inst, r);
@@ -168,8 +168,8 @@ emit_shared_alloc(Emitter *e, const QdInst *inst)
     const QdType *elem = qd_glsl_array_dims(inst->type->elem, dims, sizeof(dims));
     const char *name = qd_glsl_str(e, "v%u", inst->result);
     GlslValue *gv = &e->values[inst->result];
-    const char *type = gv->is_bits ? (elem->kind == QD_TY_F64 ? "uint64_t" : "uint")
-                                   : qd_glsl_type(e, elem->kind);
+    const char *type =
+        gv->is_bits ? (elem->kind == QD_TY_F64 ? "uint64_t" : "uint") : qd_glsl_type(e, elem->kind);
     qd_sbuf_printf(&e->globals, "shared %s %s%s;\n", type, name, dims);
     gv->name = name;
     gv->ptr = PTR_LVALUE;

@@ -126,8 +126,8 @@ emit_block_stride_loop(Emitter *e, const QdInst *pfor)
     LoopTypes lt;
     RETURN_IF_ERROR(loop_count(e, pfor, &lt));
     const char *u = lt.u;
-    qd_glsl_line(e, "%s qd_nblocks = qd_n / %s(%u) + (qd_n %% %s(%u) != %s(0) ? %s(1) : %s(0));",
-                 u, u, e->block_dim, u, e->block_dim, u, u, u);
+    qd_glsl_line(e, "%s qd_nblocks = qd_n / %s(%u) + (qd_n %% %s(%u) != %s(0) ? %s(1) : %s(0));", u,
+                 u, e->block_dim, u, e->block_dim, u, u, u);
     qd_glsl_line(e,
                  "for (%s qd_vb = %s(gl_WorkGroupID.x); qd_vb < qd_nblocks; "
                  "qd_vb += %s(gl_NumWorkGroups.x)) {",
@@ -307,7 +307,7 @@ qd_glsl_emit_task(Emitter *e, const QdInst *task, uint32_t index, QdGlslTask *ou
     task_name(e->kernel->name, index, task->imm.task.name, out->name, sizeof(out->name));
     out->is_serial = is_serial;
     e->is_range = !is_serial;
-    e->block_dim = is_serial ? 1
+    e->block_dim = is_serial                  ? 1
                    : task->imm.task.block_dim ? task->imm.task.block_dim
                                               : e->opts->default_block_dim;
     if (e->block_dim == 0 || e->block_dim > 1024) {

@@ -94,6 +94,7 @@ typedef struct Emitter {
     QdField **fields;      /* the field table: the fields the kernel reads, in module order */
     uint32_t nfields;
     QdVec(GlslAssert) asserts; /* in id order */
+    QdVec(GlslAssert) prints;  /* the prints' formats and kinds, in id order */
     bool has_asserts;          /* the kernel has an assert: every task checks the flag */
 
     /* the task being emitted */
@@ -111,7 +112,7 @@ typedef struct Emitter {
     bool is_range;        /* a range_for task */
     uint32_t *nd_hoisted; /* per parameter: bit 31 data, bit k extent k, already read */
     bool *field_hoisted;  /* per field table index */
-    bool tail_hoisted[3]; /* results, tmps, runtime state */
+    bool tail_hoisted[4]; /* results, tmps, runtime state, print buffer */
     QdVec(const QdInst *) partials; /* the task's partial_* accumulators */
     uint32_t ntemps;      /* counter for fresh temporaries */
 } Emitter;
@@ -157,6 +158,8 @@ int qd_glsl_emit_mem(Emitter *e, const QdInst *inst);
 int qd_glsl_emit_assert(Emitter *e, const QdInst *inst);
 /* Reads of the parameter buffer's tail (hoisted): "qd_results", "qd_tmps", "qd_rt". */
 const char *qd_glsl_tail(Emitter *e, int which);
+/* print "fmt", values: one record in the print buffer (abi.h: QD_VK_PRINT_BYTES). */
+int qd_glsl_emit_print(Emitter *e, const QdInst *inst);
 
 /***** glsl_emit_atomic.c *****/
 

@@ -285,6 +285,7 @@ qd_glsl_write_preamble(Emitter *e, QdSbuf *out)
                            memory_type(e, kind));
         }
     }
-    qd_sbuf_puts(out, "\n/* the device address of the parameter buffer (the Vulkan kernel ABI) */\n");
+    qd_sbuf_puts(out,
+                 "\n/* the device address of the parameter buffer (the Vulkan kernel ABI) */\n");
     qd_sbuf_puts(out, "layout(push_constant) uniform QdPush { uint64_t params; } qd_push;\n");
 }

@@ -98,15 +98,20 @@ kernel @k() {
         (ATOMIC64, {"atomic_int64": False}, "the device lacks 64-bit atomics"),
         (INT8, {"int8": False}, "8-bit integers (shaderInt8)"),
         (BF16, None, "bf16 is not supported on the Vulkan backend"),
-        (PRINT, None, "print is not supported on the Vulkan backend"),
         (RECURSION, None, "the recursive function @f is not supported on the Vulkan backend"),
         (SHARED_NARROW, None, "`atomic_add` on i16 in shared memory is not supported"),
     ],
-    ids=["f64", "atomic64", "int8", "bf16", "print", "recursion", "shared_narrow"],
+    ids=["f64", "atomic64", "int8", "bf16", "recursion", "shared_narrow"],
 )
 def test_unsupported(text, options, message):
     with pytest.raises(qd.QuadrantsSyntaxError, match=message.replace("(", r"\(").replace(")", r"\)")):
         _testing.qir_to_glsl(text, "k", options)
+
+
+def test_print_records_its_format_and_value_kinds():
+    result = _testing.qir_to_glsl(PRINT, "k")
+    source = result["tasks"][0]["source"]
+    assert "atomicAdd" in source and "qd_print" in source
 
 
 def test_the_same_kernels_compile_on_devices_with_the_features():
