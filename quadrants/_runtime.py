@@ -389,13 +389,24 @@ def _as_arch(value):
     )
 
 
+def _is_cpu_vulkan(arch):
+    """Whether `arch` is Vulkan on a CPU implementation (Mesa's lavapipe): chosen when asked for
+    by name, passed over in a list such as ``qd.gpu``, where the CPU backend runs faster."""
+    if arch is not Arch.vulkan:
+        return False
+    try:
+        return _core.vulkan_device_info().get("device_type") == "cpu"
+    except Exception:
+        return False
+
+
 def _select_arch(arch, enable_fallback):
     """The first available arch of `arch` (one arch or a list); CPU when `arch` is None."""
     if arch is None:
         return cpu
     candidates = [_as_arch(a) for a in (arch if isinstance(arch, (list, tuple)) else [arch])]
     for candidate in candidates:
-        if is_arch_supported(candidate):
+        if is_arch_supported(candidate) and not (len(candidates) > 1 and _is_cpu_vulkan(candidate)):
             return candidate
     names = "[" + ", ".join(a.name for a in candidates) + "]"
     if not enable_fallback:

@@ -740,6 +740,9 @@ def test_runtime_if_around_loop_is_serial():
 
 
 def test_runtime_if_around_loop_plain_assign():
+    if qd.cfg.arch is qd.vulkan and qd._core.vulkan_device_info()["device_type"] == "cpu":
+        pytest.skip("lavapipe (llvmpipe) ends every shader loop after 65535 iterations")
+
     @qd.kernel
     def k(n: qd.i32) -> qd.i32:
         last = -1
