@@ -9,7 +9,10 @@ round:
   (``__dlpack_device__`` is ``(1, 0)``, kDLCPU);
 - on CUDA it is a ``DeviceBuffer``: ``DeviceBuffer.to_dlpack`` (csrc/python/dlpack.c) makes the
   capsule, holding the buffer alive; every launched kernel is waited for first, so a consumer on
-  any stream sees their results (``__dlpack_device__`` is ``(2, ordinal)``, kDLCUDA).
+  any stream sees their results (``__dlpack_device__`` is ``(2, ordinal)``, kDLCUDA);
+- on Vulkan ``__dlpack_device__`` is ``(7, 0)``, kDLVulkan, but nothing exports: no DLPack
+  consumer (torch, CuPy, NumPy) takes Vulkan memory, so an export raises BufferError and
+  ``to_torch`` / ``to_numpy`` copy (``copy=False`` raises ValueError).
 
 ``copy=True`` (the default) always copies; ``copy=False`` aliases the memory or raises
 ValueError; ``copy=None`` aliases when it can and copies otherwise. ``to_numpy`` aliases only on
@@ -27,6 +30,7 @@ from quadrants import _core
 
 DL_CPU = 1
 DL_CUDA = 2
+DL_VULKAN = 7
 
 # DLPack type codes by NumPy kind
 _DL_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}
@@ -50,6 +54,11 @@ def export(view, device, *, versioned=False, max_version=None, copy=None):
         if copy is not None:
             kwargs["copy"] = copy
         return view.__dlpack__(**kwargs)
+    if _on_vulkan():
+        raise BufferError(
+            "Vulkan memory cannot be exported through DLPack (no consumer takes it); copy it "
+            "with to_numpy() or to_torch()"
+        )
     if copy:
         raise BufferError("a copying DLPack export of device memory is not supported")
     if max_version is not None:
@@ -61,10 +70,19 @@ def export(view, device, *, versioned=False, max_version=None, copy=None):
     )
 
 
+def _on_vulkan():
+    from quadrants import _device
+
+    return _device.on_vulkan()
+
+
 def device_of(device):
-    """``__dlpack_device__``: (kDLCPU, 0), or (kDLCUDA, ordinal) for memory on CUDA."""
+    """``__dlpack_device__``: (kDLCPU, 0), (kDLCUDA, ordinal) for memory on CUDA, (kDLVulkan, 0)
+    on Vulkan."""
     if device is None:
         return (DL_CPU, 0)
+    if _on_vulkan():
+        return (DL_VULKAN, 0)
     return (DL_CUDA, _core.cuda_device_info()["ordinal"])
 
 
