@@ -14,7 +14,7 @@ Each result is checked by reconstruction (tril(L) @ tril(L).T against A); the ta
 time per factorization of the whole batch and the speed-up over the baseline.
 
     python misc/demos/cholesky_blocked.py [--n 92] [--n-envs 4096] [--num-warmup 50]
-        [--num-iters 200] [--arch gpu|cuda|cpu] [--cuda-ref PATH] [--torch]
+        [--num-iters 200] [--arch gpu|cuda|vulkan|cpu] [--cuda-ref PATH] [--torch]
 
 --cuda-ref runs a binary built from the same tile algorithm hand-written in CUDA C (arguments
 N ENVS; it prints "block16 <us> us") and prints its time beside ours; --torch times
@@ -42,7 +42,7 @@ def parse_args(argv=None):
     p.add_argument("--n-envs", type=int, default=4096, help="matrices in the batch (4096)")
     p.add_argument("--num-warmup", type=int, default=50, help="untimed runs first (50)")
     p.add_argument("--num-iters", type=int, default=200, help="timed runs (200)")
-    p.add_argument("--arch", default="gpu", help="gpu (default), cuda or cpu")
+    p.add_argument("--arch", default="gpu", help="gpu (default), cuda, vulkan or cpu")
     p.add_argument("--cuda-ref", help="binary of the hand-written CUDA tile16 Cholesky")
     p.add_argument("--torch", action="store_true", help="also time torch.linalg.cholesky")
     return p.parse_args(argv)
@@ -215,7 +215,7 @@ def torch_us(a, warmup, iters):
 
 def run(args):
     """Builds, checks and times the kernels; returns the rows of the table."""
-    arch = {"gpu": qd.gpu, "cuda": qd.cuda, "cpu": qd.cpu}[args.arch]
+    arch = {"gpu": qd.gpu, "cuda": qd.cuda, "vulkan": qd.vulkan, "cpu": qd.cpu}[args.arch]
     qd.init(arch=arch, cpu_simt=True)
     a = spd_batch(args.n, args.n_envs)
     a_field, kernels = build(args.n, args.n_envs)
