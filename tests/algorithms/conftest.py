@@ -2,8 +2,9 @@
 
 Modes: on the CPU both code paths of the algorithms, the plain one (``cpu-plain``: a tile of 256
 elements is one iteration of a parallel loop) and the GPU one run by the SIMT emulation
-(``cpu-simt``: a tile is a block of 256 threads); on CUDA the GPU itself (``cuda``). The archs
-come from ``--arch`` (default: every arch this machine has), as for the rest of the suite.
+(``cpu-simt``: a tile is a block of 256 threads); on CUDA and Vulkan the GPU itself (``cuda``,
+``vulkan``). The archs come from ``--arch`` (default: every arch this machine has, Vulkan where
+its subgroups have the 32 lanes the algorithms are written for), as for the rest of the suite.
 """
 
 import warnings
@@ -23,7 +24,9 @@ def _available_archs():
 
         if _core.cuda_available():
             archs.append("cuda")
-    except Exception:  # a broken build or driver: the CUDA modes are skipped
+        if _core.vulkan_available() and _core.vulkan_device_info()["subgroup_size"] == 32:
+            archs.append("vulkan")
+    except Exception:  # a broken build or driver: the GPU modes are skipped
         pass
     return archs
 
