@@ -75,7 +75,6 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
     const char *zero = qd_glsl_int_literal(e, a, 0);
     const char *one = qd_glsl_int_literal(e, a, 1);
     bool is_signed = qd_type_is_signed(qd_type_scalar(a));
-    const char *ft = a == QD_TY_F64 ? "double" : "float"; /* what f16 is computed in */
 
     switch (h) {
     case H_DIV:
@@ -127,22 +126,19 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
                        h == H_FMIN ? "min" : "max");
         return;
     case H_FPOW:
-        /* C pow: x ** 0 = 1; a negative base takes the sign of an odd integer exponent
-         * and gives NaN for a non-integer one; a zero base gives 0 or inf */
-        qd_sbuf_printf(out, "%s %s(%s a, %s b) {\n", t, name, t, t);
-        qd_sbuf_printf(out, "    %s x = %s(a), y = %s(b);\n", ft, ft, ft);
-        qd_sbuf_puts(out, "    if (y == 0.0) {\n        return " );
-        qd_sbuf_printf(out, "%s(1.0);\n    }\n", t);
-        qd_sbuf_printf(out, "    %s m = abs(x);\n", ft);
-        qd_sbuf_printf(out, "    %s r = m == 0.0 ? (y > 0.0 ? 0.0 : 1.0 / m) : %s(pow(float(m), "
-                            "float(y)));\n",
-                       ft, ft);
-        qd_sbuf_puts(out, "    if (x < 0.0) {\n");
-        qd_sbuf_printf(out, "        if (floor(y) != y) {\n"
-                            "            return %s(uintBitsToFloat(0x7fc00000u));\n        }\n",
-                       t);
-        qd_sbuf_puts(out, "        r = mod(y, 2.0) == 1.0 ? -r : r;\n    }\n");
-        qd_sbuf_printf(out, "    return %s(r);\n}\n", t);
+        /* without float64 (f16, f32), in float. C pow: x ** 0 = 1; a negative base takes the
+         * sign of an odd integer exponent and gives NaN for a non-integer one; a zero base
+         * gives 0 or inf */
+        qd_sbuf_printf(out,
+                       "%s %s(%s a, %s b) {\n    float x = float(a), y = float(b);\n"
+                       "    if (y == 0.0) {\n        return %s(1.0);\n    }\n"
+                       "    float m = abs(x);\n"
+                       "    float r = m == 0.0 ? (y > 0.0 ? 0.0 : 1.0 / m) : pow(m, y);\n"
+                       "    if (x < 0.0) {\n        if (floor(y) != y) {\n"
+                       "            return %s(uintBitsToFloat(0x7fc00000u));\n        }\n"
+                       "        r = mod(y, 2.0) == 1.0 ? -r : r;\n    }\n"
+                       "    return %s(r);\n}\n",
+                       t, name, t, t, t, t, t);
         return;
     case H_FREM:
         qd_sbuf_printf(out, "%s %s(%s a, %s b) {\n", t, name, t, t);
@@ -177,24 +173,7 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
         return;
     }
     case H_F64_BITS:
-        /* the IEEE double of a float, from its bits (no float64 needed): assert values */
-        qd_sbuf_printf(out, "uint64_t %s(float f) {\n", name);
-        qd_sbuf_puts(out, "    uint b = floatBitsToUint(f);\n"
-                          "    uint64_t s = uint64_t(b >> 31) << 63;\n"
-                          "    uint x = (b >> 23) & 0xffu, m = b & 0x7fffffu;\n"
-                          "    if (x == 255u) {\n"
-                          "        return s | (0x7fful << 52) | (uint64_t(m) << 29);\n"
-                          "    }\n"
-                          "    if (x == 0u) {\n"
-                          "        if (m == 0u) {\n"
-                          "            return s;\n"
-                          "        }\n"
-                          "        int p = findMSB(m);\n"
-                          "        m = (m << uint(23 - p)) & 0x7fffffu;\n"
-                          "        return s | (uint64_t(p + 874) << 52) | (uint64_t(m) << 29);\n"
-                          "    }\n"
-                          "    return s | (uint64_t(x + 896u) << 52) | (uint64_t(m) << 29);\n"
-                          "}\n");
+        qd_glsl_write_f64_bits(out, name);
         return;
     default:
         return;

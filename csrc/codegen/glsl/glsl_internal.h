@@ -199,6 +199,8 @@ const char *qd_glsl_trig_text(GlslHelper h);
 
 int qd_glsl_emit_mem(Emitter *e, const QdInst *inst);
 int qd_glsl_emit_assert(Emitter *e, const QdInst *inst);
+/* Writes helper H_F64_BITS, named `name`. */
+void qd_glsl_write_f64_bits(QdSbuf *out, const char *name);
 /* Reads of the parameter buffer's tail (hoisted): "qd_results", "qd_tmps", "qd_rt". */
 const char *qd_glsl_tail(Emitter *e, int which);
 
