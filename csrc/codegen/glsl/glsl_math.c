@@ -7,25 +7,26 @@
  * them when the device has float64 (glsl_emit_ops.c); their results rounded to float are then
  * correctly rounded but for rare double-rounding cases.
  *
- * Techniques (each a textbook one): range reduction, then Taylor polynomials evaluated with
- * fma; double-double ("dd": hi + lo) arithmetic where one double is not enough. Every local is
- * `precise` so that the driver neither contracts nor reorders the error-free transformations.
- * fma is assumed fused (it is on NVIDIA, AMD and lavapipe; VK_KHR_shader_fma guarantees it).
+ * Techniques (each a textbook one): range reduction, then Taylor polynomials (Horner with fma);
+ * double-double ("dd": hi + lo) arithmetic where one double is not enough. Exact products come
+ * from Veltkamp splitting (qd_mul2_f64), not fma: Vulkan does not require fma to be fused, and
+ * lavapipe's is not. Every local is `precise` so that the driver neither contracts nor reorders
+ * the error-free transformations. Errors measured against NumPy: docs/internals-glsl.md.
  *   exp    x = k ln2 + r, |r| <= ln2 / 2 (ln2 in two parts, k * hi exact); e^r - 1 by Taylor
  *          to degree 13; 2^k (1 + p) scaled in two steps so that subnormals round once
  *   log    x = 2^e m, m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m-1)/(m+1), with s,
  *          s^3 and the result in dd: log is good to about 2^-62, which pow needs
  *   pow    C pow's special cases; exp(y * log|x|) with y * log|x| in dd
- *   sin, cos, tan  x = k pi/2 + r with pi/2 in three parts and fma (exact for the first part,
- *          dd for the rest); repeated while |r| > pi/4, so huge arguments give values of the
- *          right range, accurate (<= 1 ulp) while |x| < 2^45 and degrading past ~2^90 (no
- *          Payne-Hanek reduction); Taylor polynomials of degree 17 (sin) and 18 (cos)
+ *   sin, cos, tan  x = k pi/2 + r with pi/2 in three parts (x - k P1 exact, the rest in dd);
+ *          repeated while |r| > pi/4, so that huge arguments give values in range: within an
+ *          ulp for |x| up to about 1e26, wrong past about 1e30 (no Payne-Hanek reduction);
+ *          Taylor polynomials of degree 17 (sin) and 18 (cos); tan = sin / cos
  *   tanh   expm1(2|x|) / (expm1(2|x|) + 2)
  *   atan   atan(c) + atan((x - c) / (1 + x c)) for c in {5/16, 19/32, 1, 7/4, 7/2}, pi/2 -
  *          atan(1/x) past 5, so that |t| <= 0.2; Taylor to degree 23; atan(c) in dd
  *   atan2  C's special cases; atan of the smaller over the larger magnitude
- *   asin, acos  atan2(x, sqrt(1 - x^2)) and atan2(sqrt(1 - x^2), x), 1 - x^2 by one fma
- *   division, sqrt  one correction step from the exact fma residual
+ *   asin, acos  atan2(x, sqrt(1 - x^2)) and atan2(sqrt(1 - x^2), x), 1 - x^2 from an exact x^2
+ *   division, sqrt  one correction step from the exact residual
  */
 #include "glsl_internal.h"
 

@@ -7,8 +7,7 @@
  */
 #include "glsl_internal.h"
 
-/* pi/2 = P1 + P2 + P3 (each the nearest double to what remains), 2/pi, and pi, pi/2, pi/4
- * in dd. */
+/* pi/2 = P1 + P2 + P3, each the nearest double to what remains (to about 2^-160). */
 #define P1 "1.5707963267948966lf"
 #define P2 "6.123233995736766e-17lf"
 #define P3 "-1.4973849048591698e-33lf"
