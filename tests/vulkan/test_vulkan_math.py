@@ -206,3 +206,21 @@ def test_huge_trig_arguments_stay_in_range(name):
     out = np.zeros_like(x)
     _unary(UNARY[name][0])(x, out)
     assert np.all(np.abs(out) <= 1.0)
+
+
+def test_f64_to_f16_rounds_once():
+    """f64 -> f16 near the midpoints of f16 values (where rounding through f32 first goes wrong)."""
+    h = rng.standard_normal(N).astype(np.float16).astype(np.float64)
+    mid = h + np.spacing(np.abs(h).astype(np.float16)).astype(np.float64) / 2
+    a = np.concatenate([mid * (1 + 2.0**-40), mid * (1 - 2.0**-40), mid, rng.standard_normal(N) * 100,
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 65520.0, 65519.99, 1e-9, 7e-8]])
+
+    @qd.kernel
+    def k(a: NDArray[qd.f64, 1], out: NDArray[qd.f16, 1]):
+        for i in range(a.shape[0]):
+            out[i] = qd.cast(a[i], qd.f16)
+
+    out = np.zeros(a.size, np.float16)
+    k(a, out)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, a.astype(np.float16))

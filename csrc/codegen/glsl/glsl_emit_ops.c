@@ -390,6 +390,9 @@ qd_glsl_cast(Emitter *e, const QdType *from, const QdType *to, const char *v)
     if (from_float && !to_float) {
         return qd_glsl_str(e, "%s(%s)", use_helper(e, H_F2I, f, t), v);
     }
+    if (f == QD_TY_F64 && t == QD_TY_F16) { /* lavapipe rounds twice, through float */
+        return qd_glsl_str(e, "%s(%s)", qd_glsl_math(e, H_M_D2H), v);
+    }
     if (from_float || to_float) {
         return qd_glsl_str(e, "%s(%s)", tt, v);
     }

@@ -61,6 +61,7 @@ typedef enum GlslHelper {
     H_M_ACOS,    /* qd_acos_f64 */
     H_M_FDIV32,  /* qd_fdiv_f32: correctly rounded float division (through double if any) */
     H_M_FSQRT32, /* qd_fsqrt_f32: correctly rounded float sqrt (likewise) */
+    H_M_D2H,     /* qd_d2h_f64: double -> float16_t rounded once (through float rounded to odd) */
     H_COUNT
 } GlslHelper;
 

@@ -326,6 +326,18 @@ static const char fsqrt_float_text[] =
     "    return c;\n"
     "}\n";
 
+/* double -> f16 through float rounded to odd (float keeps 13 more bits than f16, so rounding
+ * that to f16 gives the correctly rounded result); a plain conversion may round twice. */
+static const char d2h_text[] =
+    "float16_t qd_d2h_f64(double d) {\n"
+    "    float f = float(d);\n"
+    "    uint b = floatBitsToUint(f);\n"
+    "    if (!isinf(f) && !isnan(f) && double(f) != d && (b & 1u) == 0u) {\n"
+    "        b = abs(double(f)) > abs(d) ? b - 1u : b + 1u;\n"
+    "    }\n"
+    "    return float16_t(uintBitsToFloat(b));\n"
+    "}\n";
+
 /* The helpers each one calls (earlier in GlslHelper's order). */
 static const GlslHelper math_deps[][4] = {
     [H_M_DIV] = {H_M_MUL2},
@@ -368,7 +380,7 @@ qd_glsl_math(Emitter *e, GlslHelper h)
         [H_M_COSK] = "cosk",   [H_M_SIN] = "sin",       [H_M_COS] = "cos",
         [H_M_TAN] = "tan",     [H_M_ATAN] = "atan",     [H_M_ATAN2] = "atan2",
         [H_M_ASIN] = "asin",   [H_M_ACOS] = "acos",     [H_M_FDIV32] = "fdiv",
-        [H_M_FSQRT32] = "fsqrt",
+        [H_M_FSQRT32] = "fsqrt", [H_M_D2H] = "d2h",
     };
     QD_ASSERT(h >= H_M_MUL2 && h < H_COUNT, "not a math helper");
     e->helpers[h][QD_TY_F64][QD_TY_F64] = true;
@@ -392,6 +404,9 @@ qd_glsl_write_math(Emitter *e, QdSbuf *out, GlslHelper h)
         break;
     case H_M_FSQRT32:
         text = e->opts->float64 ? fsqrt_double_text : fsqrt_float_text;
+        break;
+    case H_M_D2H:
+        text = d2h_text;
         break;
     default:
         text = h < H_M_REDUCE ? math_text[h] : qd_glsl_trig_text(h);
