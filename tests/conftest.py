@@ -28,10 +28,6 @@ ARCHS = ("cpu", "cuda", "vulkan")
 # Test files (relative to tests/) not run on Vulkan unless asked for with --arch vulkan, and why.
 VULKAN_NOT_BY_DEFAULT = {
     "lang/test_real_func_recursion.py": "GLSL has no recursion (docs/vulkan.md)",
-    "lang/test_math.py": "f64 transcendental functions are computed in f32 (docs/vulkan.md)",
-    "lang/test_types_promotion.py": "f64 pow is computed in f32 (docs/vulkan.md)",
-    "python/test_qd_math.py": "f64 transcendental functions are computed in f32 (docs/vulkan.md)",
-    "linalg/test_linalg_kernels.py": "f64 transcendental functions are computed in f32",
 }
 # Files written for 32-lane subgroups: run on Vulkan by default where subgroups have 32 lanes.
 VULKAN_32_LANES = (

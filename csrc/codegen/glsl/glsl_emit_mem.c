@@ -458,3 +458,27 @@ qd_glsl_emit_mem(Emitter *e, const QdInst *inst)
         return qd_glsl_emit_atomic(e, inst);
     }
 }
+
+/* The helper turning a float into the bits of the IEEE double of its value (no float64
+ * needed): assert values are passed as doubles. */
+void
+qd_glsl_write_f64_bits(QdSbuf *out, const char *name)
+{
+    qd_sbuf_printf(out, "uint64_t %s(float f) {\n", name);
+    qd_sbuf_puts(out, "    uint b = floatBitsToUint(f);\n"
+                      "    uint64_t s = uint64_t(b >> 31) << 63;\n"
+                      "    uint x = (b >> 23) & 0xffu, m = b & 0x7fffffu;\n"
+                      "    if (x == 255u) {\n"
+                      "        return s | (0x7fful << 52) | (uint64_t(m) << 29);\n"
+                      "    }\n"
+                      "    if (x == 0u) {\n"
+                      "        if (m == 0u) {\n"
+                      "            return s;\n"
+                      "        }\n"
+                      "        int p = findMSB(m);\n"
+                      "        m = (m << uint(23 - p)) & 0x7fffffu;\n"
+                      "        return s | (uint64_t(p + 874) << 52) | (uint64_t(m) << 29);\n"
+                      "    }\n"
+                      "    return s | (uint64_t(x + 896u) << 52) | (uint64_t(m) << 29);\n"
+                      "}\n");
+}

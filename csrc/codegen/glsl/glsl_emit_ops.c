@@ -8,13 +8,14 @@
  *   float -> integer casts                     saturating, NaN -> 0 (qd_f2i_<from>_<to>)
  *   float min / max                            the non-NaN operand wins
  *   integer pow                                by squaring, wrapping, 1 for b < 0
- *   float pow                                  C pow's results for negative bases and zero
+ *   float pow without float64                  C pow's results for negative bases and zero
  *   round                                      half away from zero (GLSL's round is free)
  *   float rem                                  a - b * trunc(a / b) (not exact like fmod)
  * u1 is GLSL bool: arithmetic on it is arithmetic modulo 2 (add is xor, mul is and).
- * f16 math goes through float and rounds back, as LLVM computes it. GLSL has no double
- * transcendental functions: f64 exp, log, sin, cos, tan, tanh, asin, acos, atan, atan2 and
- * pow are computed in float (about 7 significant digits; docs/internals-glsl.md).
+ * Float division and sqrt are correctly rounded (Vulkan's are not: glsl_math.c's helpers).
+ * exp, log, sin, cos, tan, tanh, asin, acos, atan, atan2 and pow are glsl_math.c's double
+ * helpers, f32 and f16 converted to double and back, when the device has float64; without
+ * it f32 uses the GLSL builtins (their Vulkan precision) and f16 is computed in float.
  */
 #include "glsl_internal.h"
 
@@ -75,7 +76,6 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
     const char *zero = qd_glsl_int_literal(e, a, 0);
     const char *one = qd_glsl_int_literal(e, a, 1);
     bool is_signed = qd_type_is_signed(qd_type_scalar(a));
-    const char *ft = a == QD_TY_F64 ? "double" : "float"; /* what f16 is computed in */
 
     switch (h) {
     case H_DIV:
@@ -127,24 +127,19 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
                        h == H_FMIN ? "min" : "max");
         return;
     case H_FPOW:
-        /* C pow: x ** 0 = 1; a negative base takes the sign of an odd integer exponent
-         * and gives NaN for a non-integer one; a zero base gives 0 or inf */
-        qd_sbuf_printf(out, "%s %s(%s a, %s b) {\n", t, name, t, t);
-        qd_sbuf_printf(out, "    %s x = %s(a), y = %s(b);\n", ft, ft, ft);
-        qd_sbuf_puts(out, "    if (y == 0.0) {\n        return ");
-        qd_sbuf_printf(out, "%s(1.0);\n    }\n", t);
-        qd_sbuf_printf(out, "    %s m = abs(x);\n", ft);
+        /* without float64 (f16, f32), in float. C pow: x ** 0 = 1; a negative base takes the
+         * sign of an odd integer exponent and gives NaN for a non-integer one; a zero base
+         * gives 0 or inf */
         qd_sbuf_printf(out,
-                       "    %s r = m == 0.0 ? (y > 0.0 ? 0.0 : 1.0 / m) : %s(pow(float(m), "
-                       "float(y)));\n",
-                       ft, ft);
-        qd_sbuf_puts(out, "    if (x < 0.0) {\n");
-        qd_sbuf_printf(out,
-                       "        if (floor(y) != y) {\n"
-                       "            return %s(uintBitsToFloat(0x7fc00000u));\n        }\n",
-                       t);
-        qd_sbuf_puts(out, "        r = mod(y, 2.0) == 1.0 ? -r : r;\n    }\n");
-        qd_sbuf_printf(out, "    return %s(r);\n}\n", t);
+                       "%s %s(%s a, %s b) {\n    float x = float(a), y = float(b);\n"
+                       "    if (y == 0.0) {\n        return %s(1.0);\n    }\n"
+                       "    float m = abs(x);\n"
+                       "    float r = m == 0.0 ? (y > 0.0 ? 0.0 : 1.0 / m) : pow(m, y);\n"
+                       "    if (x < 0.0) {\n        if (floor(y) != y) {\n"
+                       "            return %s(uintBitsToFloat(0x7fc00000u));\n        }\n"
+                       "        r = mod(y, 2.0) == 1.0 ? -r : r;\n    }\n"
+                       "    return %s(r);\n}\n",
+                       t, name, t, t, t, t, t);
         return;
     case H_FREM:
         qd_sbuf_printf(out, "%s %s(%s a, %s b) {\n", t, name, t, t);
@@ -180,24 +175,7 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
         return;
     }
     case H_F64_BITS:
-        /* the IEEE double of a float, from its bits (no float64 needed): assert values */
-        qd_sbuf_printf(out, "uint64_t %s(float f) {\n", name);
-        qd_sbuf_puts(out, "    uint b = floatBitsToUint(f);\n"
-                          "    uint64_t s = uint64_t(b >> 31) << 63;\n"
-                          "    uint x = (b >> 23) & 0xffu, m = b & 0x7fffffu;\n"
-                          "    if (x == 255u) {\n"
-                          "        return s | (0x7fful << 52) | (uint64_t(m) << 29);\n"
-                          "    }\n"
-                          "    if (x == 0u) {\n"
-                          "        if (m == 0u) {\n"
-                          "            return s;\n"
-                          "        }\n"
-                          "        int p = findMSB(m);\n"
-                          "        m = (m << uint(23 - p)) & 0x7fffffu;\n"
-                          "        return s | (uint64_t(p + 874) << 52) | (uint64_t(m) << 29);\n"
-                          "    }\n"
-                          "    return s | (uint64_t(x + 896u) << 52) | (uint64_t(m) << 29);\n"
-                          "}\n");
+        qd_glsl_write_f64_bits(out, name);
         return;
     default:
         return;
@@ -213,6 +191,10 @@ qd_glsl_write_helpers(Emitter *e, QdSbuf *out)
                 if (e->helpers[h][a][b]) {
                     if (out->len > 0) {
                         qd_sbuf_putc(out, '\n');
+                    }
+                    if (h >= H_M_MUL2) {
+                        qd_glsl_write_math(e, out, (GlslHelper)h);
+                        continue;
                     }
                     write_helper(e, out, (GlslHelper)h, (QdTypeKind)a, (QdTypeKind)b);
                 }
@@ -232,15 +214,26 @@ qd_glsl_truth(Emitter *e, const QdType *ty, const char *v)
     return qd_glsl_str(e, "(%s != %s)", v, qd_glsl_int_literal(e, ty->kind, 0));
 }
 
-/* `f(a)` for a float kind: f16 computed in float, f64 in float unless native (double
- * versions exist for sqrt, inversesqrt, floor, ceil, trunc, abs). */
+/* `f(a)` for a float kind: f16 computed in float, f64 natively (sqrt, inversesqrt, floor,
+ * ceil, trunc, abs have double versions). */
 static const char *
-math1(Emitter *e, const char *f, QdTypeKind k, const char *a, bool has_double)
+math1(Emitter *e, const char *f, QdTypeKind k, const char *a)
 {
-    if (k == QD_TY_F32 || (k == QD_TY_F64 && has_double)) {
-        return qd_glsl_str(e, "%s(%s)", f, a);
+    if (k == QD_TY_F16) {
+        return qd_glsl_str(e, "float16_t(%s(float(%s)))", f, a);
     }
-    return qd_glsl_str(e, "%s(%s(float(%s)))", qd_glsl_type(e, k), f, a);
+    return qd_glsl_str(e, "%s(%s)", f, a);
+}
+
+/* A transcendental function: the double helper h where the device has float64, else the
+ * GLSL builtin f in float. */
+static const char *
+transcendental(Emitter *e, GlslHelper h, const char *f, QdTypeKind k, const char *a)
+{
+    if (e->opts->float64) {
+        return qd_glsl_math_call(e, h, k, a, NULL);
+    }
+    return math1(e, f, k, a);
 }
 
 /* u1 arithmetic: modulo 2 on bools. */
@@ -290,22 +283,25 @@ float_binary(Emitter *e, QdOp op, QdTypeKind k, const char *a, const char *b)
     case QD_OP_MUL:
         return qd_glsl_str(e, "(%s * %s)", a, b);
     case QD_OP_DIV:
-        return qd_glsl_str(e, "(%s / %s)", a, b);
+        return qd_glsl_fdiv(e, k, a, b);
     case QD_OP_REM:
         return qd_glsl_str(e, "%s(%s, %s)", use_helper(e, H_FREM, k, k), a, b);
     case QD_OP_FLOORDIV:
-        return qd_glsl_str(e, "floor(%s / %s)", a, b);
+        return qd_glsl_str(e, "floor(%s)", qd_glsl_fdiv(e, k, a, b));
     case QD_OP_FLOORMOD:
-        return qd_glsl_str(e, "(%s - floor(%s / %s) * %s)", a, a, b, b);
+        return qd_glsl_str(e, "(%s - floor(%s) * %s)", a, qd_glsl_fdiv(e, k, a, b), b);
     case QD_OP_MIN:
         return qd_glsl_str(e, "%s(%s, %s)", use_helper(e, H_FMIN, k, k), a, b);
     case QD_OP_MAX:
         return qd_glsl_str(e, "%s(%s, %s)", use_helper(e, H_FMAX, k, k), a, b);
     case QD_OP_POW:
+        if (e->opts->float64) {
+            return qd_glsl_math_call(e, H_M_POW, k, a, b);
+        }
         return qd_glsl_str(e, "%s(%s, %s)", use_helper(e, H_FPOW, k, k), a, b);
     case QD_OP_ATAN2:
-        if (k == QD_TY_F32) {
-            return qd_glsl_str(e, "atan(%s, %s)", a, b);
+        if (e->opts->float64) {
+            return qd_glsl_math_call(e, H_M_ATAN2, k, a, b);
         }
         return qd_glsl_str(e, "%s(atan(float(%s), float(%s)))", t, a, b);
     default:
@@ -395,6 +391,9 @@ qd_glsl_cast(Emitter *e, const QdType *from, const QdType *to, const char *v)
     }
     if (from_float && !to_float) {
         return qd_glsl_str(e, "%s(%s)", use_helper(e, H_F2I, f, t), v);
+    }
+    if (f == QD_TY_F64 && t == QD_TY_F16) { /* lavapipe rounds twice, through float */
+        return qd_glsl_str(e, "%s(%s)", qd_glsl_math(e, H_M_D2H), v);
     }
     if (from_float || to_float) {
         return qd_glsl_str(e, "%s(%s)", tt, v);
@@ -491,7 +490,7 @@ unary(Emitter *e, QdOp op, const QdType *ty, const char *a)
         return k == QD_TY_U1 ? a : qd_glsl_str(e, "(-%s)", a);
     case QD_OP_ABS:
         if (is_float) {
-            return math1(e, "abs", k, a, true);
+            return math1(e, "abs", k, a);
         }
         if (!qd_type_is_signed(ty)) {
             return a;
@@ -507,34 +506,34 @@ unary(Emitter *e, QdOp op, const QdType *ty, const char *a)
         }
         return bit_count(e, op, ty, a);
     case QD_OP_SQRT:
-        return math1(e, "sqrt", k, a, true);
+        return qd_glsl_sqrt(e, k, a);
     case QD_OP_RSQRT:
         if (e->opts->fast_math) {
-            return math1(e, "inversesqrt", k, a, true);
+            return math1(e, "inversesqrt", k, a);
         }
-        return qd_glsl_str(e, "(%s(1.0) / %s)", t, math1(e, "sqrt", k, a, true));
+        return qd_glsl_fdiv(e, k, qd_glsl_str(e, "%s(1.0)", t), qd_glsl_sqrt(e, k, a));
     case QD_OP_EXP:
-        return math1(e, "exp", k, a, false);
+        return transcendental(e, H_M_EXP, "exp", k, a);
     case QD_OP_LOG:
-        return math1(e, "log", k, a, false);
+        return transcendental(e, H_M_LOG, "log", k, a);
     case QD_OP_SIN:
-        return math1(e, "sin", k, a, false);
+        return transcendental(e, H_M_SIN, "sin", k, a);
     case QD_OP_COS:
-        return math1(e, "cos", k, a, false);
+        return transcendental(e, H_M_COS, "cos", k, a);
     case QD_OP_TAN:
-        return math1(e, "tan", k, a, false);
+        return transcendental(e, H_M_TAN, "tan", k, a);
     case QD_OP_TANH:
-        return math1(e, "tanh", k, a, false);
+        return transcendental(e, H_M_TANH, "tanh", k, a);
     case QD_OP_ASIN:
-        return math1(e, "asin", k, a, false);
+        return transcendental(e, H_M_ASIN, "asin", k, a);
     case QD_OP_ACOS:
-        return math1(e, "acos", k, a, false);
+        return transcendental(e, H_M_ACOS, "acos", k, a);
     case QD_OP_ATAN:
-        return math1(e, "atan", k, a, false);
+        return transcendental(e, H_M_ATAN, "atan", k, a);
     case QD_OP_FLOOR:
-        return math1(e, "floor", k, a, true);
+        return math1(e, "floor", k, a);
     case QD_OP_CEIL:
-        return math1(e, "ceil", k, a, true);
+        return math1(e, "ceil", k, a);
     case QD_OP_ROUND:
         if (k == QD_TY_F16) {
             return qd_glsl_str(e, "float16_t(%s(float(%s)))",

@@ -10,6 +10,8 @@
  *   glsl_emit_task.c   serial tasks, range_for tasks: prologue, grid-/block-stride loops,
  *                      partial_* accumulators and their flush
  *   glsl_emit_ops.c    value instructions: arithmetic, comparisons, casts, math, helpers
+ *   glsl_math.c        double math helpers (exp, log, pow, ...), correctly rounded division
+ *   glsl_math_trig.c   their trigonometric part
  *   glsl_emit_mem.c    parameters, addresses, loads, stores, kernel_ret, assert
  *   glsl_emit_atomic.c atomics (native or compare-and-swap loops), partial_* accumulators
  *   glsl_emit_simt.c   SIMT instructions, fences and shared memory
@@ -35,6 +37,31 @@ typedef enum GlslHelper {
     H_ROUND,    /* round half away from zero */
     H_F2I,      /* saturating float -> integer cast, NaN -> 0 */
     H_F64_BITS, /* the bits of the double nearest a float, without float64 */
+    /* double math (glsl_math.c), one definition each (marked for f64), in dependency order */
+    H_M_MUL2,    /* qd_mul2_f64: a * b = hi + lo exactly (Dekker, without fma) */
+    H_M_SCALE,   /* qd_scale_f64(x, n): x * 2^n in two steps; qd_pow2_f64(n) */
+    H_M_DIV,     /* qd_div_f64: a / b refined to the correctly rounded quotient */
+    H_M_SQRT,    /* qd_sqrt_f64: sqrt refined likewise */
+    H_M_EXPCORE, /* qd_expcore_f64: e^(x + xl) = 2^k (1 + p) */
+    H_M_EXP,     /* qd_exp_f64 */
+    H_M_EXPM1,   /* qd_expm1_f64, for 0 <= x <= 50 */
+    H_M_TANH,    /* qd_tanh_f64 */
+    H_M_LOGDD,   /* qd_logdd_f64: log in double-double */
+    H_M_LOG,     /* qd_log_f64 */
+    H_M_POW,     /* qd_pow_f64: C pow */
+    H_M_REDUCE,  /* qd_reduce_f64: x = n pi/2 + r (glsl_math_trig.c from here on) */
+    H_M_SINK,    /* qd_sink_f64: sin on [-pi/4, pi/4] */
+    H_M_COSK,    /* qd_cosk_f64: cos on [-pi/4, pi/4] */
+    H_M_SIN,     /* qd_sin_f64 */
+    H_M_COS,     /* qd_cos_f64 */
+    H_M_TAN,     /* qd_tan_f64 */
+    H_M_ATAN,    /* qd_atan_f64 */
+    H_M_ATAN2,   /* qd_atan2_f64: C atan2 */
+    H_M_ASIN,    /* qd_asin_f64 */
+    H_M_ACOS,    /* qd_acos_f64 */
+    H_M_FDIV32,  /* qd_fdiv_f32: correctly rounded float division (through double if any) */
+    H_M_FSQRT32, /* qd_fsqrt_f32: correctly rounded float sqrt (likewise) */
+    H_M_D2H,     /* qd_d2h_f64: double -> float16_t rounded once (through float rounded to odd) */
     H_COUNT
 } GlslHelper;
 
@@ -152,10 +179,30 @@ int qd_glsl_emit_op(Emitter *e, const QdInst *inst);
 /* Writes the definitions of the helpers the shader uses. */
 void qd_glsl_write_helpers(Emitter *e, QdSbuf *out);
 
+/***** glsl_math.c *****/
+
+/* Marks math helper h (H_M_*) and those it calls; returns its name ("qd_exp_f64"). */
+const char *qd_glsl_math(Emitter *e, GlslHelper h);
+void qd_glsl_write_math(Emitter *e, QdSbuf *out, GlslHelper h);
+/* A call of double math helper h on a (and b) of float kind k: f32 and f16 converted to
+ * double and back (only where the device has float64). */
+const char *qd_glsl_math_call(Emitter *e, GlslHelper h, QdTypeKind k, const char *a,
+                              const char *b);
+/* Correctly rounded a / b and sqrt(a) of float kind k (f16: the native operation). */
+const char *qd_glsl_fdiv(Emitter *e, QdTypeKind k, const char *a, const char *b);
+const char *qd_glsl_sqrt(Emitter *e, QdTypeKind k, const char *a);
+
+/***** glsl_math_trig.c *****/
+
+/* The text of trigonometric helper h (H_M_REDUCE ... H_M_ACOS). */
+const char *qd_glsl_trig_text(GlslHelper h);
+
 /***** glsl_emit_mem.c *****/
 
 int qd_glsl_emit_mem(Emitter *e, const QdInst *inst);
 int qd_glsl_emit_assert(Emitter *e, const QdInst *inst);
+/* Writes helper H_F64_BITS, named `name`. */
+void qd_glsl_write_f64_bits(QdSbuf *out, const char *name);
 /* Reads of the parameter buffer's tail (hoisted): "qd_results", "qd_tmps", "qd_rt". */
 const char *qd_glsl_tail(Emitter *e, int which);
 /* print "fmt", values: one record in the print buffer (abi.h: QD_VK_PRINT_BYTES). */

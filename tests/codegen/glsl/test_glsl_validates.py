@@ -115,6 +115,39 @@ def test_math_functions(dt):
     k(np.full(4, 0.5, NP[dt]))
     check(k)
     check(k, {"fast_math": False})
+    if dt is not qd.f64:  # without float64: the GLSL builtins, float division and sqrt refined
+        check(k, {"float64": False})
+        check(k, {"float64": False, "fast_math": False})
+
+
+def test_math_helpers_emitted_on_use():
+    """A double math helper is in a shader only when the kernel uses it, with the helpers it
+    calls; f32 math goes through them where the device has float64."""
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f64, ndim=1), y: qd.types.ndarray(qd.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = qd.exp(x[i])
+            y[i] = y[i] / (y[i] + 1.0)
+
+    k(np.ones(4), np.ones(4, np.float32))
+    source = check(k)[0]["tasks"][0]["source"]
+    for name in ("qd_exp_f64", "qd_expcore_f64", "qd_scale_f64", "qd_fdiv_f32", "qd_div_f64",
+                 "qd_mul2_f64"):
+        assert f" {name}(" in source, name
+    for name in ("qd_log", "qd_sin", "qd_pow_f64", "qd_atan", "qd_reduce", "qd_tanh", "qd_expm1"):
+        assert name not in source, name
+
+    @qd.kernel
+    def s(y: qd.types.ndarray(qd.f32, ndim=1)):
+        for i in range(y.shape[0]):
+            y[i] = qd.sin(y[i]) / y[i]
+
+    s(np.ones(4, np.float32))
+    source = check(s)[0]["tasks"][0]["source"]
+    assert "float(qd_sin_f64(double(" in source and "qd_cosk_f64" in source
+    source = check(s, {"float64": False})[0]["tasks"][0]["source"]
+    assert "double" not in source and "sin(" in source and "qd_fdiv_f32" in source
 
 
 def test_ifs_loops_break_continue_while():
