@@ -26,7 +26,8 @@ qd_target_vulkan_identity(const QdTargetEnv *env, char *out, size_t size)
                         (o->int8 ? 8u : 0) | (o->storage16 ? 16u : 0) |
                         (o->atomic_int64 ? 32u : 0) | (o->atomic_f32_add ? 64u : 0) |
                         (o->atomic_f64_add ? 128u : 0) | (o->atomic_f32_minmax ? 256u : 0) |
-                        (o->shared_atomic_f32_add ? 512u : 0);
+                        (o->shared_atomic_f32_add ? 512u : 0) |
+                        (o->denorm_preserve_f32 ? 1024u : 0);
     snprintf(out, size, "glslang-%s|subgroup=%u|block=%u|fast_math=%d|features=%x",
              qd_glslang_version(), o->subgroup_size, o->default_block_dim, o->fast_math ? 1 : 0,
              features);

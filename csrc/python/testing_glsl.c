@@ -39,6 +39,7 @@ glsl_options(PyObject *options, QdGlslOptions *opts)
         {"atomic_f64_add", &opts->atomic_f64_add, NULL},
         {"atomic_f32_minmax", &opts->atomic_f32_minmax, NULL},
         {"shared_atomic_f32_add", &opts->shared_atomic_f32_add, NULL},
+        {"denorm_preserve_f32", &opts->denorm_preserve_f32, NULL},
     };
     PyObject *key, *value;
     Py_ssize_t pos = 0;

@@ -76,7 +76,7 @@ vulkan_device_info(PyObject *module, PyObject *unused)
     uint32_t v = d->api_version;
     return Py_BuildValue(
         "{s:s,s:(III),s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:I,"
-        "s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}",
+        "s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}",
         "name", d->name, "api_version", (v >> 22) & 0x7f, (v >> 12) & 0x3ff, v & 0xfff,
         "driver_version", d->driver_version, "vendor_id", d->vendor_id, "device_type",
         device_type_name(d->device_type), "subgroup_size", d->subgroup_size, "subgroup_ops",
@@ -89,7 +89,8 @@ vulkan_device_info(PyObject *module, PyObject *unused)
         d->atomic_f32_add ? Py_True : Py_False, "atomic_f64_add",
         d->atomic_f64_add ? Py_True : Py_False, "atomic_f32_minmax",
         d->atomic_f32_minmax ? Py_True : Py_False, "shared_atomic_f32_add",
-        d->shared_atomic_f32_add ? Py_True : Py_False);
+        d->shared_atomic_f32_add ? Py_True : Py_False, "denorm_preserve_f32",
+        d->denorm_preserve_f32 ? Py_True : Py_False);
 }
 
 static PyObject *

@@ -561,6 +561,7 @@ glsl_options(QdCtx *ctx, PyObject *options, QdGlslOptions *out)
     out->atomic_f64_add = d->atomic_f64_add;
     out->atomic_f32_minmax = d->atomic_f32_minmax;
     out->shared_atomic_f32_add = d->shared_atomic_f32_add;
+    out->denorm_preserve_f32 = d->denorm_preserve_f32;
     return 0;
 }
 

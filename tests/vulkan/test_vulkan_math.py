@@ -2,7 +2,10 @@
 helpers of codegen/glsl/glsl_math.c (exp, log, pow, sin, cos, tan, tanh, asin, acos, atan,
 atan2), over their whole ranges with special values (inf, NaN, -0.0, subnormals, huge arguments
 of sin / cos / tan), in f64 within 2 ulp of NumPy's float64 result and in f32 within 1 ulp of it
-rounded to f32; f32 and f64 division and f32 sqrt correctly rounded, with and without fast_math."""
+rounded to f32; f32 and f64 division and f32 sqrt correctly rounded, with and without fast_math.
+A device may flush f32 subnormal operands to zero (NVIDIA's driver does, with or without
+fast_math, and cannot promise otherwise); where a probe shows it, the f32 expectations are those
+of the same math on flushed arguments (docs/vulkan.md)."""
 
 import warnings
 
@@ -35,6 +38,36 @@ def vulkan(request):
     qd.reset()
 
 
+def f32_flushes():
+    """Whether this runtime's f32 arithmetic flushes subnormals to zero."""
+
+    @qd.kernel
+    def halve(x: NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * 0.5
+
+    x = np.full(4, 2e-39, np.float32)
+    halve(x)
+    return bool(x[0] == 0)
+
+
+def flush32(v):
+    """v (any float array) with what are f32 subnormals replaced by zeros of their sign."""
+    tiny = float(np.finfo(np.float32).tiny)
+    return np.where(np.abs(v) < tiny, np.copysign(0.0, v), v)
+
+
+def expect(ref, dtype, *args):
+    """ref over args in float64: NumPy's results, or where f32 subnormals are flushed, those of
+    flushed f32 arguments. Results stay as computed: f32 math goes through double helpers, and
+    the conversion of their results to float keeps subnormals (NVIDIA's driver)."""
+    args = [a.astype(np.float64) for a in args]
+    if dtype is np.float32 and f32_flushes():
+        args = [flush32(a) for a in args]
+    with np.errstate(all="ignore"):
+        return ref(*args)
+
+
 def log_uniform(lo, hi, n=N, signed=True):
     """n values spread evenly over the exponents of [lo, hi] (either sign when signed)."""
     v = np.exp(rng.uniform(np.log(lo), np.log(hi), n))
@@ -63,7 +96,7 @@ def check(name, got, want, dtype, bound):
 
 @qd.func
 def atan_of(v):
-    return qd.atan2(v, v * 0 + 1)
+    return qd.atan2(v, 1.0)  # 1.0 takes v's type (v * 0 + 1 would be NaN for infinite v)
 
 
 UNARY = {
@@ -129,8 +162,7 @@ def test_unary_against_numpy(name, dtype):
         x = np.concatenate([inputs(), specials]).astype(dtype)
     out = np.zeros_like(x)
     _unary(fn)(x, out)
-    with np.errstate(all="ignore"):
-        want = ref(x.astype(np.float64))
+    want = expect(ref, dtype, x)
     bound = F64_BOUND.get(name, 1) if dtype is np.float64 else 1
     if name == "sqrt" and dtype is np.float32:
         bound = 0  # correctly rounded
@@ -151,7 +183,7 @@ def test_atan2_against_numpy(dtype):
         y, x = np.concatenate([y, sy]).astype(dtype), np.concatenate([x, sx]).astype(dtype)
     out = np.zeros_like(x)
     _binary(qd.atan2)(y, x, out)
-    check("atan2", out, np.arctan2(y.astype(np.float64), x.astype(np.float64)), dtype,
+    check("atan2", out, expect(np.arctan2, dtype, y, x), dtype,
           2 if dtype is np.float64 else 1)
 
 
@@ -167,9 +199,7 @@ def test_pow_against_numpy(dtype):
         x, y = np.concatenate([x, sx]).astype(dtype), np.concatenate([y, sy]).astype(dtype)
     out = np.zeros_like(x)
     _binary(power)(x, y, out)
-    with np.errstate(all="ignore"):
-        want = np.power(x.astype(np.float64), y.astype(np.float64))
-    check("pow", out, want, dtype, 1)
+    check("pow", out, expect(np.power, dtype, x, y), dtype, 1)
 
 
 @pytest.mark.parametrize("vulkan", [True, False], ids=["fast_math", "no_fast_math"], indirect=True)
@@ -183,9 +213,7 @@ def test_division_correctly_rounded(dtype):
     a, b = np.concatenate([a, sa]).astype(dtype), np.concatenate([b, sb]).astype(dtype)
     out = np.zeros_like(a)
     _binary(quotient)(a, b, out)
-    with np.errstate(all="ignore"):
-        want = a / b
-    check("division", out, want, dtype, 0)
+    check("division", out, expect(np.divide, dtype, a, b), dtype, 0)
 
 
 @pytest.mark.parametrize("vulkan", [True, False], ids=["fast_math", "no_fast_math"], indirect=True)
@@ -194,8 +222,7 @@ def test_f32_sqrt_correctly_rounded():
                         np.array([0.0, -0.0, np.inf, -1.0, np.nan])]).astype(np.float32)
     out = np.zeros_like(x)
     _unary(qd.sqrt)(x, out)
-    with np.errstate(invalid="ignore"):
-        check("sqrt", out, np.sqrt(x), np.float32, 0)
+    check("sqrt", out, expect(np.sqrt, np.float32, x), np.float32, 0)
 
 
 @pytest.mark.parametrize("name", ["sin", "cos"])

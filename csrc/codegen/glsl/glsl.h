@@ -58,6 +58,7 @@ typedef struct QdGlslOptions {
     bool atomic_f64_add;
     bool atomic_f32_minmax;
     bool shared_atomic_f32_add;
+    bool denorm_preserve_f32; /* without fast_math: f32 subnormals kept (SPIR-V DenormPreserve) */
 } QdGlslOptions;
 
 void qd_glsl_options_default(QdGlslOptions *opts);

@@ -48,6 +48,7 @@ qd_glsl_options_default(QdGlslOptions *opts)
     opts->atomic_f64_add = false;
     opts->atomic_f32_minmax = false;
     opts->shared_atomic_f32_add = true;
+    opts->denorm_preserve_f32 = false;
 }
 
 /***** small helpers *****/

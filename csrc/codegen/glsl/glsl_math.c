@@ -10,8 +10,9 @@
  * Techniques (each a textbook one): range reduction, then Taylor polynomials (Horner with fma);
  * double-double ("dd": hi + lo) arithmetic where one double is not enough. Exact products come
  * from Veltkamp splitting (qd_mul2_f64), not fma: Vulkan does not require fma to be fused, and
- * lavapipe's is not. Every local is `precise` so that the driver neither contracts nor reorders
- * the error-free transformations. Errors measured against NumPy: docs/internals-glsl.md.
+ * lavapipe's is not. Every value of the error-free transformations is computed into a `precise`
+ * local, out parameters and call arguments included: NVIDIA's driver contracts and reassociates
+ * whatever is not (a low part assigned straight to an out parameter came out as 0). Errors measured against NumPy: docs/internals-glsl.md.
  *   exp    x = k ln2 + r, |r| <= ln2 / 2 (ln2 in two parts, k * hi exact); e^r - 1 by Taylor
  *          to degree 13; 2^k (1 + p) scaled in two steps so that subnormals round once
  *   log    x = 2^e m, m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m-1)/(m+1), with s,
@@ -66,7 +67,7 @@ static const char *const math_text[H_COUNT] = {
         "          abs(q) <= 1.0e290lf && abs(a) >= 1.0e-270lf)) {\n"
         "        return q;\n"
         "    }\n"
-        "    double pl;\n"
+        "    precise double pl;\n"
         "    precise double p = qd_mul2_f64(q, b, pl);\n"
         "    precise double r = (a - p) - pl;\n" /* exact residual */
         "    precise double c = q + r * (1.0lf / b);\n"
@@ -87,7 +88,7 @@ static const char *const math_text[H_COUNT] = {
         "    if (!(s > 0.0lf) || isinf(s)) {\n"
         "        return s;\n"
         "    }\n"
-        "    double pl;\n"
+        "    precise double pl;\n"
         "    precise double p = qd_mul2_f64(s, s, pl);\n"
         "    precise double r = (v - p) - pl;\n"
         "    precise double c = (s + r * (0.5lf / s)) * f;\n"
@@ -132,7 +133,8 @@ static const char *const math_text[H_COUNT] = {
         "    }\n"
         "    double k;\n"
         "    precise double p = qd_expcore_f64(x, 0.0lf, k);\n"
-        "    return qd_scale_f64(1.0lf + p, int(k));\n"
+        "    precise double m = 1.0lf + p;\n"
+        "    return qd_scale_f64(m, int(k));\n"
         "}\n",
     [H_M_EXPM1] =
         /* e^x - 1 for 0 <= x <= 50: 2^k (p + (1 - 2^-k)) */
@@ -179,7 +181,7 @@ static const char *const math_text[H_COUNT] = {
         "    precise double u = 2.0lf + f;\n"
         "    precise double ul = f - (u - 2.0lf);\n"
         "    precise double s = qd_div_f64(f, u);\n"
-        "    double pl, zl, s3l, tl;\n"
+        "    precise double pl, zl, s3l, tl;\n"
         "    precise double p = qd_mul2_f64(s, u, pl);\n"
         "    precise double sl = (((f - p) - pl) - s * ul) / u;\n"
         "    precise double z = qd_mul2_f64(s, s, zl);\n"
@@ -213,7 +215,8 @@ static const char *const math_text[H_COUNT] = {
         "    precise double err = (b - (sum - bb)) + (h - bb);\n"
         "    precise double l = err + (hl + de * 1.9082149292705877e-10lf);\n"
         "    precise double r = sum + l;\n"
-        "    lo = l - (r - sum);\n"
+        "    precise double rl = l - (r - sum);\n"
+        "    lo = rl;\n"
         "    return r;\n"
         "}\n",
     [H_M_LOG] =
@@ -262,11 +265,13 @@ static const char *const math_text[H_COUNT] = {
         "        } else if (zh < -745.2lf) {\n"
         "            r = 0.0lf;\n"
         "        } else {\n" /* |y| < 2^995 here, as |log x| > 2^-53 */
-        "            double k, zl;\n"
+        "            double k;\n"
+        "            precise double zl;\n"
         "            zh = qd_mul2_f64(y, lh, zl);\n"
         "            zl += y * lo;\n"
         "            precise double p = qd_expcore_f64(zh, zl, k);\n"
-        "            r = qd_scale_f64(1.0lf + p, int(k));\n"
+        "            precise double m = 1.0lf + p;\n"
+        "            r = qd_scale_f64(m, int(k));\n"
         "        }\n"
         "    }\n"
         "    return neg && is_odd ? -r : r;\n"
@@ -303,7 +308,7 @@ static const char fdiv_float_text[] =
     "          abs(a) >= 1.0e-20)) {\n"
     "        return q;\n"
     "    }\n"
-    "    float pl;\n"
+    "    precise float pl;\n"
     "    precise float p = qd_fmul2_f32(q, b, pl);\n"
     "    precise float c = q + ((a - p) - pl) * (1.0 / b);\n"
     "    return c;\n"
@@ -320,7 +325,7 @@ static const char fsqrt_float_text[] =
     "    if (!(s >= 1.0e-15 && s <= 1.0e15)) {\n"
     "        return s;\n"
     "    }\n"
-    "    float pl;\n"
+    "    precise float pl;\n"
     "    precise float p = qd_fmul2_f32(s, s, pl);\n"
     "    precise float c = s + ((x - p) - pl) * (0.5 / s);\n"
     "    return c;\n"
@@ -437,8 +442,10 @@ qd_glsl_fdiv(Emitter *e, QdTypeKind k, const char *a, const char *b)
         return qd_glsl_str(e, "%s(%s, %s)", qd_glsl_math(e, H_M_DIV), a, b);
     case QD_TY_F32:
         return qd_glsl_str(e, "%s(%s, %s)", qd_glsl_math(e, H_M_FDIV32), a, b);
-    default: /* f16: float16_t division (double rounding through float would be innocuous) */
-        return qd_glsl_str(e, "(%s / %s)", a, b);
+    default: /* f16: through the f32 division (rounding twice, to f32 then to f16, is exact as
+              * f32 has more than twice f16's precision); NVIDIA's float16_t division is not */
+        return qd_glsl_str(e, "float16_t(%s(float(%s), float(%s)))", qd_glsl_math(e, H_M_FDIV32),
+                           a, b);
     }
 }
 

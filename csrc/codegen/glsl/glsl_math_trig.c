@@ -17,7 +17,7 @@ static const char reduce_text[] =
     "double qd_reduce_step_f64(double x, double xl, out double r, out double rl) {\n"
     "    precise double k = floor(x * 0.6366197723675814lf + 0.5lf);\n"
     "    double f = abs(k) > 1.0e300lf ? 1.8446744073709552e19lf : 1.0lf;\n" /* 2^64 */
-    "    double pl, tl;\n"
+    "    precise double pl, tl;\n"
     "    precise double p = qd_mul2_f64(k / f, " P1 ", pl) * f;\n"
     "    precise double t = qd_mul2_f64(k / f, " P2 ", tl) * f;\n"
     "    pl *= f;\n"
@@ -32,7 +32,8 @@ static const char reduce_text[] =
     "    precise double l = (((e1 + e2) - tl) - k * " P3 ") + xl;\n"
     "    precise double h = s + l;\n"
     "    precise double hb = h - s;\n"
-    "    rl = (s - (h - hb)) + (l - hb);\n"
+    "    precise double hl = (s - (h - hb)) + (l - hb);\n"
+    "    rl = hl;\n"
     "    r = h;\n"
     "    return k;\n"
     "}\n\n"
@@ -209,16 +210,18 @@ static const char atan2_text[] =
 
 static const char asin_text[] =
     "double qd_asin_f64(double x) {\n"
-    "    double pl;\n"
+    "    precise double pl;\n"
     "    precise double p = qd_mul2_f64(x, x, pl);\n"
-    "    return qd_atan2_f64(x, qd_sqrt_f64((1.0lf - p) - pl));\n"
+    "    precise double w = (1.0lf - p) - pl;\n"
+    "    return qd_atan2_f64(x, qd_sqrt_f64(w));\n"
     "}\n";
 
 static const char acos_text[] =
     "double qd_acos_f64(double x) {\n"
-    "    double pl;\n"
+    "    precise double pl;\n"
     "    precise double p = qd_mul2_f64(x, x, pl);\n"
-    "    return qd_atan2_f64(qd_sqrt_f64((1.0lf - p) - pl), x);\n"
+    "    precise double w = (1.0lf - p) - pl;\n"
+    "    return qd_atan2_f64(qd_sqrt_f64(w), x);\n"
     "}\n";
 
 const char *

@@ -268,7 +268,19 @@ qd_glsl_write_preamble(Emitter *e, QdSbuf *out)
             qd_sbuf_printf(out, "#extension %s : require\n", extensions[i].name);
         }
     }
-    qd_sbuf_printf(out, "\nlayout(local_size_x = %u) in;\n\n", e->block_dim);
+    /* Without fast math, f32 subnormals are kept where the device can promise it (NVIDIA's
+     * driver flushes them otherwise): SPIR-V DenormPreserve (execution mode 4459, capability
+     * 4464) for 32-bit floats. f64 subnormals are kept there without it. */
+    bool keep_subnormals = !e->opts->fast_math && e->opts->denorm_preserve_f32;
+    if (keep_subnormals) {
+        qd_sbuf_puts(out, "#extension GL_EXT_spirv_intrinsics : require\n");
+    }
+    qd_sbuf_printf(out, "\nlayout(local_size_x = %u) in;\n", e->block_dim);
+    if (keep_subnormals) {
+        qd_sbuf_puts(out, "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], "
+                          "capabilities = [4464], 4459, 32);\n");
+    }
+    qd_sbuf_puts(out, "\n");
     for (int pass = 0; pass < 2; pass++) {
         const bool *used = pass == 0 ? e->refs : e->vrefs;
         const char *qualifier = pass == 1 ? "coherent volatile " : e->coherent ? "coherent " : "";

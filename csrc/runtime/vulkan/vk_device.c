@@ -312,8 +312,12 @@ static void
 describe(const Candidate *c)
 {
     QdVkDeviceInfo *info = &qd_vk.info;
+    VkPhysicalDeviceVulkan12Properties props12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES,
+    };
     VkPhysicalDeviceSubgroupProperties subgroup = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+        .pNext = &props12,
     };
     VkPhysicalDeviceProperties2 props = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
@@ -349,6 +353,7 @@ describe(const Candidate *c)
         c->has_atomic_float2 && c->atomic_float2.shaderBufferFloat32AtomicMinMax;
     info->shared_atomic_f32_add =
         c->has_atomic_float && c->atomic_float.shaderSharedFloat32AtomicAdd;
+    info->denorm_preserve_f32 = props12.shaderDenormPreserveFloat32;
     qd_vk.max_workgroup_count = limits->maxComputeWorkGroupCount[0];
 }
 

@@ -52,6 +52,7 @@ typedef struct QdVkDeviceInfo {
     bool atomic_f64_add;          /* ... shaderBufferFloat64AtomicAdd */
     bool atomic_f32_minmax;       /* VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax */
     bool shared_atomic_f32_add;   /* shaderSharedFloat32AtomicAdd */
+    bool denorm_preserve_f32;     /* shaderDenormPreserveFloat32 (VK 1.2 float controls) */
 } QdVkDeviceInfo;
 
 /* VK_PHYSICAL_DEVICE_TYPE_CPU: a CPU implementation such as Mesa's lavapipe. */

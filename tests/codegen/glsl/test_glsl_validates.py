@@ -396,3 +396,47 @@ def test_volatile_and_clock():
     k(np.ones(4, np.int32), np.zeros(4, np.int64))
     (result,) = check(k)
     assert "coherent volatile" in result["tasks"][0]["source"]
+
+
+@pytest.mark.parametrize("fast_math", [True, False], ids=["fast_math", "no_fast_math"])
+@pytest.mark.parametrize("preserve", [True, False], ids=["preserving", "not_preserving"])
+def test_f32_subnormals_kept_without_fast_math(fast_math, preserve):
+    """Without fast math, on a device that can keep f32 subnormals (shaderDenormPreserveFloat32),
+    the shader asks for it (SPIR-V DenormPreserve 32); otherwise it leaves the driver's default."""
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * 0.5
+
+    k(np.ones(4, np.float32))
+    source = check(k, {"fast_math": fast_math, "denorm_preserve_f32": preserve})[0]["tasks"][0]["source"]
+    asked = "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4464], 4459, 32);"
+    assert (asked in source) == (preserve and not fast_math)
+    assert ("GL_EXT_spirv_intrinsics" in source) == (preserve and not fast_math)
+
+
+def test_error_free_transformations_are_precise():
+    """Every value of the double helpers' error-free transformations is computed into a precise
+    local before it leaves the function (out parameters) or enters another (arguments): a driver
+    may contract and reassociate anything else, and NVIDIA's does."""
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f64, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = (qd.sin(x[i]) + qd.acos(x[i]) + qd.asin(x[i]) + qd.log(x[i]) + x[i] ** x[i]
+                    + qd.tanh(x[i]) + qd.exp(x[i]) + qd.sqrt(x[i]) / x[i])
+
+    k(np.full(4, 0.5))
+    source = check(k)[0]["tasks"][0]["source"]
+    for line in source.splitlines():
+        code = line.strip()
+        # out parameters (lo, rl, ...) only take a precise local or a constant
+        for out in ("lo = ", "rl = "):
+            if code.startswith(out):
+                assert code[len(out):].rstrip(";").replace(".", "").isalnum(), line
+        # no arithmetic in the arguments of a helper that takes a dd value apart
+        for helper in ("qd_sqrt_f64(", "qd_scale_f64("):
+            if helper in code and "double " + helper not in code:
+                arg = code.split(helper, 1)[1].split(")", 1)[0].split(",")[0]
+                assert not any(op in arg for op in " +-*/"), line
