@@ -12,7 +12,7 @@
  * from Veltkamp splitting (qd_mul2_f64), not fma: Vulkan does not require fma to be fused, and
  * lavapipe's is not. Every value of the error-free transformations is computed into a `precise`
  * local, out parameters and call arguments included: NVIDIA's driver contracts and reassociates
- * whatever is not (a low part assigned straight to an out parameter came out as 0). Errors measured against NumPy: docs/internals-glsl.md.
+ * whatever is not. Errors measured against NumPy: docs/internals-glsl.md.
  *   exp    x = k ln2 + r, |r| <= ln2 / 2 (ln2 in two parts, k * hi exact); e^r - 1 by Taylor
  *          to degree 13; 2^k (1 + p) scaled in two steps so that subnormals round once
  *   log    x = 2^e m, m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m-1)/(m+1), with s,
