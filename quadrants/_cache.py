@@ -49,6 +49,7 @@ _CODE_OPTIONS = (
     "cpu_simt",
     "opt_level",
     "default_gpu_block_dim",
+    "subgroup_size",
 )
 
 _compiler_id = None

@@ -219,6 +219,7 @@ class _State:
         self.special = SpecialConfig()
         self.src_ll_cache = True
         self.print_non_pure = False
+        self.subgroup_size = 32  # lanes per subgroup of the arch qd.init chose
         self.generation = generation
 
 
@@ -503,6 +504,8 @@ def init(
     _logging.set_logging_level(special.log_level)
     _state.src_ll_cache = bool(src_ll_cache)
     _state.print_non_pure = bool(print_non_pure)
+    if cfg.arch is Arch.vulkan:
+        _state.subgroup_size = int(_core.vulkan_device_info()["subgroup_size"])
     from quadrants.profiler import kernel_profiler
 
     kernel_profiler.get_default_kernel_profiler().set_kernel_profiler_mode(bool(cfg.kernel_profiler))
@@ -541,7 +544,14 @@ def compile_options():
         "offline_cache_cleaning_policy": str(cfg.offline_cache_cleaning_policy),
         "offline_cache_cleaning_factor": float(cfg.offline_cache_cleaning_factor),
         "compiler_id": _cache.compiler_id(),
+        "subgroup_size": _state.subgroup_size,
     }
+
+
+def subgroup_size():
+    """Lanes per subgroup: the Vulkan device's after ``qd.init(arch=qd.vulkan)``, else 32 (CUDA
+    warps, the CPU's SIMT emulation)."""
+    return _state.subgroup_size
 
 
 def dump_compile_config():

@@ -29,9 +29,10 @@ ARCHS = ("cpu", "cuda", "vulkan")
 VULKAN_NOT_BY_DEFAULT = {
     "lang/test_real_func_recursion.py": "GLSL has no recursion (docs/vulkan.md)",
 }
-# Files written for 32-lane subgroups: run on Vulkan by default where subgroups have 32 lanes.
+# Files whose kernels are written for 32-lane subgroups (lane indices, masks and tiles of 32): run
+# on Vulkan by default where subgroups have 32 lanes. The collectives, the block code and
+# tests/simt/test_subgroup_size.py follow the device's size and run everywhere.
 VULKAN_32_LANES = (
-    "simt/test_simt_collectives.py",
     "simt/test_simt_subgroup.py",
     "simt/test_subgroup_lanes.py",
     "simt/test_tile.py",

@@ -225,6 +225,9 @@ typedef struct QdFrontendOptions {
     uint32_t unrolling_limit; /* warn past this many static iterations (0 = never) */
     const char *simt_unsupported_arch; /* non-NULL: the arch cannot run qd.simt calls (the CPU
                                           without cpu_simt); each is rejected where it is made */
+    uint32_t subgroup_size;  /* lanes per subgroup of the target (a power of two; 0 = 32): the
+                                value of qd.simt.subgroup.group_size() and the width of the
+                                collectives */
 } QdFrontendOptions;
 
 /* What the launcher needs to know about a lowered kernel besides its QIR. */

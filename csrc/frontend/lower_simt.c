@@ -30,7 +30,22 @@
 #include <math.h>
 #include <string.h>
 
-#define SUBGROUP_SIZE 32
+/* Lanes per subgroup of the target, and its log2. */
+static uint32_t
+subgroup_size(const Lowerer *lw)
+{
+    return lw->opt->subgroup_size ? lw->opt->subgroup_size : 32;
+}
+
+static int64_t
+log2_subgroup_size(const Lowerer *lw)
+{
+    int64_t l = 0;
+    while ((1u << l) < subgroup_size(lw)) {
+        l++;
+    }
+    return l;
+}
 
 /* What a builtin lowers to. */
 typedef enum SimtKind {
@@ -43,7 +58,7 @@ typedef enum SimtKind {
     SK_SHUFFLE_M,  /* op(value, index) after a leading mask argument (warp.shfl_*) */
     SK_FIRST,      /* shuffle(value, 0) */
     SK_ELECT,      /* lane_id == 0 as i32 */
-    SK_CONST,      /* a compile-time int: ival */
+    SK_SUBGROUP_SIZE, /* a compile-time int: the subgroup size (ival 0) or its log2 (1) */
     SK_BALLOT,     /* ballot(pred): u64 (subgroup) */
     SK_BALLOT_N,   /* ballot_first_n(pred, n): u32 */
     SK_BALLOT32,   /* warp.ballot(pred) / active_mask(): u32 */
@@ -410,11 +425,12 @@ block_args(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall *c
            int64_t *block_dim)
 {
     const Expr *bd = &c->pos[1];
-    if (bd->kind != EX_INT || bd->ival <= 0 || bd->ival % SUBGROUP_SIZE != 0 || bd->ival > 1024) {
+    if (bd->kind != EX_INT || bd->ival <= 0 || bd->ival % subgroup_size(lw) != 0 ||
+        bd->ival > 1024) {
         return lw_error(lw, node, QD_ERR_COMPILATION,
                         "qd.simt.%s: block_dim must be a positive multiple of the subgroup size %d "
                         "(at most 1024) known at compile time",
-                        name, SUBGROUP_SIZE);
+                        name, subgroup_size(lw));
     }
     *block_dim = bd->ival;
     const QdType *ty;
@@ -446,12 +462,15 @@ collective(Lowerer *lw, const QdAst *node, const char *name, const Collective *c
                         "qd.simt.%s can only be used inside the body of a parallel for loop", name);
     }
     bool is_block = col->args >= CA_B;
-    int64_t size = 5; /* log2_size of a subgroup collective, block_dim of a block one */
+    int64_t log2_sg = log2_subgroup_size(lw);
+    int64_t size = log2_sg; /* log2_size of a subgroup collective, block_dim of a block one */
     if (tiled) {
         const Expr *l = &c->pos[want - 1];
-        if (l->kind != EX_INT || l->ival < 0 || l->ival > 5) {
+        if (l->kind != EX_INT || l->ival < 0 || l->ival > log2_sg) {
             return lw_error(lw, node, QD_ERR_COMPILATION,
-                            "qd.simt.%s: log2_size must be a compile-time int in [0, 5]", name);
+                            "qd.simt.%s: log2_size must be a compile-time int in [0, %lld] (the "
+                            "subgroups of this target have %u lanes)",
+                            name, (long long)log2_sg, subgroup_size(lw));
         }
         size = l->ival;
     }
@@ -462,7 +481,10 @@ collective(Lowerer *lw, const QdAst *node, const char *name, const Collective *c
     } else {
         RETURN_IF_ERROR(collective_value(lw, node, name, &c->pos[0], &v));
     }
-    LwTemplateArg targs[3] = {{.type = v.ty}, {.value = 0}, {.value = size}};
+    /* <T, OP, L> of a subgroup collective, <T, OP, B, S> of a block one (S: log2 of the
+     * subgroup size), <K, V, L> of the sort */
+    LwTemplateArg targs[4] = {{.type = v.ty}, {.value = 0}, {.value = size}, {.value = log2_sg}};
+    uint32_t ntargs = is_block ? 4 : 3;
     uint32_t args[2] = {v.id, QD_NO_VALUE}, nargs = 1;
     if (col->args == CA_KV) {
         /* the pair sorted in place in two one-element local arrays */
@@ -517,7 +539,7 @@ collective(Lowerer *lw, const QdAst *node, const char *name, const Collective *c
         args[nargs++] = ident.id;
     }
     uint32_t result;
-    RETURN_IF_ERROR(lw_call_template(lw, col->tmpl, targs, 3, args, nargs, v.ty, &result));
+    RETURN_IF_ERROR(lw_call_template(lw, col->tmpl, targs, ntargs, args, nargs, v.ty, &result));
     *out = lw_value(result, v.ty);
     return 0;
 }
@@ -544,7 +566,7 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     if (!col && (!b || b->kind == SK_UNSUPPORTED)) {
         return lw_error(lw, node, QD_ERR_SYNTAX, "qd.simt.%s is not supported in kernels yet", name);
     }
-    if (lw->opt->simt_unsupported_arch && (col || b->kind != SK_CONST)) {
+    if (lw->opt->simt_unsupported_arch && (col || b->kind != SK_SUBGROUP_SIZE)) {
         return lw_error(lw, node, QD_ERR_SYNTAX,
                         "qd.simt.%s is not supported for arch %s; use a GPU arch, or "
                         "qd.init(arch=qd.cpu, cpu_simt=True) to emulate it",
@@ -559,7 +581,7 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     static const uint32_t want[] = {
         [SK_GEOMETRY] = 0, [SK_GLOBAL_TID] = 0, [SK_BARRIER] = 0, [SK_SYNC_PRED] = 1,
         [SK_SHUFFLE] = 2,  [SK_SHUFFLE_M] = 3,  [SK_FIRST] = 1,   [SK_ELECT] = 0,
-        [SK_CONST] = 0,    [SK_BALLOT] = 1,     [SK_BALLOT_N] = 2, [SK_BALLOT32] = 1,
+        [SK_SUBGROUP_SIZE] = 0, [SK_BALLOT] = 1,     [SK_BALLOT_N] = 2, [SK_BALLOT32] = 1,
         [SK_VOTE] = 1,     [SK_VOTE_M] = 2,     [SK_UNIQUE] = 2,  [SK_ALL_EQUAL] = 1,
         [SK_LANEMASK] = 1, [SK_SHARED] = 2,    [SK_IDENTITY] = 2, [SK_UNSUPPORTED] = 0,
         [SK_MATCH_M] = 2,  [SK_SYNC_MASK] = 0,
@@ -573,10 +595,10 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
     if (b->kind != SK_SHARED && (c->npos != nwant || c->nkw)) {
         return nargs_error(lw, node, name, nwant, c->npos + c->nkw);
     }
-    if (b->kind == SK_CONST) {
+    if (b->kind == SK_SUBGROUP_SIZE) {
         memset(out, 0, sizeof(*out));
         out->kind = EX_INT;
-        out->ival = b->ival;
+        out->ival = b->ival ? log2_subgroup_size(lw) : subgroup_size(lw);
         return 0;
     }
     if (b->kind == SK_SHARED) {
@@ -660,7 +682,7 @@ lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const MatrixCall 
             return lw_convert(lw, node, out, scalar(QD_TY_U64), out);
         }
         if (b->kind == SK_BALLOT_N) {
-            if (a[1].kind != EX_INT || a[1].ival < 0 || a[1].ival > SUBGROUP_SIZE) {
+            if (a[1].kind != EX_INT || a[1].ival < 0 || a[1].ival > 32) {
                 return lw_error(lw, node, QD_ERR_COMPILATION,
                                 "qd.simt.subgroup.ballot_first_n: n must be a compile-time int in [0, 32]");
             }

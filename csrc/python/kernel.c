@@ -740,7 +740,7 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     qd_ctx_init(&ctx);
     CompiledKernelObject *ck = NULL;
     PyObject *result = NULL;
-    long fp, ip, debug, short_circuit, unroll, keep_qir, oob, full_traceback;
+    long fp, ip, debug, short_circuit, unroll, keep_qir, oob, full_traceback, subgroup;
     if (option_int(options, "default_fp", QD_TY_F32, &fp) < 0 ||
         option_int(options, "default_ip", QD_TY_I32, &ip) < 0 ||
         option_int(options, "debug", 0, &debug) < 0 ||
@@ -748,8 +748,15 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         option_int(options, "unrolling_limit", 32, &unroll) < 0 ||
         option_int(options, "keep_qir", 0, &keep_qir) < 0 ||
         option_int(options, "check_out_of_bound", 0, &oob) < 0 ||
-        option_int(options, "print_full_traceback", 0, &full_traceback) < 0) {
+        option_int(options, "print_full_traceback", 0, &full_traceback) < 0 ||
+        option_int(options, "subgroup_size", 32, &subgroup) < 0) {
         qd_arena_free(&arena);
+        return NULL;
+    }
+    if (subgroup < 1 || subgroup > 128 || (subgroup & (subgroup - 1)) != 0) {
+        qd_arena_free(&arena);
+        PyErr_Format(PyExc_ValueError, "subgroup_size must be a power of two in [1, 128], got %ld",
+                     subgroup);
         return NULL;
     }
     if (qd_py_host_init(&host, &arena, (QdTypeKind)fp, (QdTypeKind)ip) < 0) {
@@ -787,6 +794,7 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     req.frontend.bounds_check = debug != 0 || oob != 0;
     req.frontend.short_circuit = short_circuit != 0;
     req.frontend.unrolling_limit = (uint32_t)unroll;
+    req.frontend.subgroup_size = (uint32_t)subgroup;
     if (!qd_py_wants_cuda(options) && !qd_py_wants_vulkan(options)) {
         PyObject *simt = PyDict_GetItemString(options, "cpu_simt");
         PyObject *arch = PyDict_GetItemString(options, "arch");

@@ -89,9 +89,12 @@ def raw_dtype(dtype):
 
 def simt():
     """Whether phases run as blocks of threads (GPU, or the CPU with cpu_simt) or as tiles walked
-    by one CPU thread."""
+    by one thread each. The block code is written for subgroups of 32 lanes: on a Vulkan device
+    whose subgroups have another size the tiles are walked by one thread each there too."""
     cfg = _runtime.current_cfg()
-    return cfg is not None and (cfg.arch is not _runtime.cpu or bool(cfg.cpu_simt))
+    if cfg is None or _runtime.subgroup_size() != 32:
+        return False
+    return cfg.arch is not _runtime.cpu or bool(cfg.cpu_simt)
 
 
 def check_distinct(a, b, what):

@@ -2,16 +2,14 @@
 
 The block collectives themselves (reduce*, inclusive*, exclusive*) are IR templates
 (quadrants/templates/simt_block.qir, rows of csrc/frontend/collectives.def). block_dim must be a
-positive multiple of the subgroup size (32); every thread of the block must call them (they
-contain barriers).
+positive multiple of the subgroup size (qd.simt.subgroup.group_size()); every thread of the
+block must call them (they contain barriers).
 """
 
 import quadrants as qd
 from quadrants.simt import _subgroup_collectives as _sgc
 from quadrants.simt import block as _blk
 from quadrants.simt import subgroup as _sg
-
-W = 32
 
 
 @qd.func
@@ -29,7 +27,8 @@ def match_peers(words: qd.template(), slot, dtype: qd.template()):
     unsigned dtype), and reads the word back. (One shared-memory atomic per lane; one ballot per
     digit bit cost more in the sort's scatter.) The word stays set: the caller zeroes it, once
     every lane has read it, before its next use."""
-    qd.atomic_or(words[slot], qd.cast(1, dtype) << qd.cast(_blk.thread_idx() % W, dtype))
+    lane = _blk.thread_idx() % _sg.group_size()
+    qd.atomic_or(words[slot], qd.cast(1, dtype) << qd.cast(lane, dtype))
     _sg.sync()
     return qd.cast(words[slot], qd.u32)
 
@@ -40,10 +39,13 @@ def radix_rank_match_atomic_or(key, block_dim: qd.template(), radix_bits: qd.tem
                                excl_prefix):
     qd.static_assert(block_dim == (1 << radix_bits), "block_dim must be 1 << radix_bits")
     qd.static_assert(num_bits <= radix_bits, "num_bits must be at most radix_bits")
-    nw = qd.static(block_dim // W)
+    qd.static_assert(_sg.group_size() <= 32, "the ranking keeps a subgroup's lanes in 32-bit masks")
+    qd.static_assert(block_dim % _sg.group_size() == 0,
+                     "block_dim must be a multiple of the subgroup size")
+    nw = qd.static(block_dim // _sg.group_size())
     tid = _blk.thread_idx()
-    lane = tid % W
-    warp = tid // W
+    lane = tid % _sg.group_size()
+    warp = tid // _sg.group_size()
     digit = qd.cast((qd.cast(key, qd.u32) >> bit_start) & ((1 << num_bits) - 1), qd.i32)
     # per (subgroup, digit) lanes and counts, then the counts' exclusive prefix over the subgroups
     match = _blk.SharedArray((nw * block_dim,), qd.u32)

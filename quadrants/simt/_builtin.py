@@ -9,9 +9,15 @@ from quadrants import _core
 from quadrants._builtins import _kernel_only
 
 
-def _constant(full_name, value, doc):
+def _subgroup_size(full_name, log2, doc):
+    """group_size() / log2_group_size() on the host: the arch's subgroup size (the kernels get
+    the same value from the core)."""
+
     def constant():
-        return value
+        from quadrants import _runtime
+
+        size = _runtime.subgroup_size()
+        return size.bit_length() - 1 if log2 else size
 
     constant.__name__ = constant.__qualname__ = full_name.rsplit(".", 1)[1]
     constant.__doc__ = doc
@@ -26,8 +32,8 @@ def define(module, namespace):
         owner, _, short = name.partition(".")
         if owner != module:
             continue
-        if kind == "CONST":
-            namespace[short] = _constant(name, ival, doc)
+        if kind == "SUBGROUP_SIZE":
+            namespace[short] = _subgroup_size(name, ival, doc)
         else:
             namespace[short] = _kernel_only(f"simt.{name}", doc)
         if not short.startswith("_"):

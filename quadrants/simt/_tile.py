@@ -33,6 +33,12 @@ def tile_class(n, dtype=None):
         raise QuadrantsSyntaxError(
             f"Tile{n}x{n} requires a GPU backend (or qd.init(arch=qd.cpu, cpu_simt=True))"
         )
+    lanes = _runtime.subgroup_size()
+    if lanes < n:
+        raise QuadrantsSyntaxError(
+            f"Tile{n}x{n} holds one row per lane of a subgroup and needs subgroups of at least "
+            f"{n} lanes; this device's subgroups have {lanes}"
+        )
     key = (n, dtype)
     if key in _classes:
         return _classes[key]

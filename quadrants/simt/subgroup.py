@@ -1,5 +1,6 @@
-"""``qd.simt.subgroup``: the lanes of one subgroup (32 consecutive threads of a block; a warp
-on NVIDIA GPUs).
+"""``qd.simt.subgroup``: the lanes of one subgroup (``group_size()`` consecutive threads of a
+block: 32 on CUDA, where a subgroup is a warp, and in the CPU's SIMT emulation; the device's
+subgroup size on Vulkan).
 
 Data movement (index / offset / mask are u32): ``shuffle(v, index)``, ``shuffle_xor(v, mask)``,
 ``shuffle_up(v, offset)``, ``shuffle_down(v, offset)``, ``broadcast(v, index)``,
@@ -24,6 +25,4 @@ if TYPE_CHECKING:
 
 
 __all__ = _builtin.define("subgroup", globals())
-SUBGROUP_SIZE = group_size()  # noqa: F821 (defined from the table)
-LOG2_SUBGROUP_SIZE = log2_group_size()  # noqa: F821
 

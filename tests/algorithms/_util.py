@@ -28,6 +28,12 @@ def scratch_dtype(dt):
     return qd.u64 if dt in SCALARS_64 else qd.u32
 
 
+def plain(mode):
+    """Whether the mode runs the plain code (one thread per tile): the plain CPU, and Vulkan
+    devices whose subgroups are not the 32 lanes the block code is written for."""
+    return mode == "cpu-plain" or qd.simt.subgroup.group_size() != 32
+
+
 def skip_big(mode, n):
     import pytest
 

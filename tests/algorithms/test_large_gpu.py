@@ -15,6 +15,10 @@ D = 3
 def gpu_only(mode):
     if mode.startswith("cpu"):
         pytest.skip("GPU sizes")
+    if mode == "vulkan" and qd._core.vulkan_device_info()["device_type"] == "cpu":
+        # lavapipe runs the plain path (8-lane subgroups), whose one-thread table scan of these
+        # sizes is longer than the 65535 iterations lavapipe lets a shader loop run
+        pytest.skip("past lavapipe's loop limit")
 
 
 def test_sort_many_tiles_per_block():

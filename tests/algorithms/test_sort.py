@@ -15,6 +15,7 @@ from ._util import (
     guarded_scratch,
     nd1,
     pick_n,
+    plain,
     random_keys,
     random_values,
     sentinel,
@@ -113,8 +114,8 @@ def test_counts_beside_status_words(kdt, vdt, mode, monkeypatch, rng):
     """From 2**30 keys on, the GPU sort keeps the tiles' counts beside their status words (the
     flag bits leave 30 bits for a count in one word): that path, taken here from 0 keys on
     (counts that keep the three arrays within the scratch of sort_scratch_slots)."""
-    if mode == "cpu-plain":
-        pytest.skip("the plain CPU sort has no look-back")
+    if plain(mode):
+        pytest.skip("the plain sort has no look-back")
     from quadrants.algorithms import _sort
 
     monkeypatch.setattr(_sort, "_PACKED_LIMIT", 0)
@@ -270,5 +271,5 @@ def test_parallel_tasks_per_pass(end_bit, mode, keep_qir, rng):
                 if type(x).__name__ in ("CompiledKernel", "CudaKernel", "VulkanKernel")][0]
     tasks = [line.split()[1] for line in compiled.qir.splitlines() if line.startswith("  task ")]
     passes = end_bit // 8
-    expected = 3 * passes if mode == "cpu-plain" else 2 * passes + (passes + 3) // 4
+    expected = 3 * passes if plain(mode) else 2 * passes + (passes + 3) // 4
     assert tasks == ["range_for"] * expected
