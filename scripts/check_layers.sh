@@ -36,7 +36,7 @@ layer_of() {
 python_files=(
     csrc/driver/driver.h
     csrc/base/base.h csrc/base/errors.def
-    csrc/abi/abi.h csrc/abi/args.def
+    csrc/abi/abi.h csrc/abi/args.def csrc/abi/vk_features.def
     csrc/ir/ir.h
     csrc/runtime/cpu/cpu.h csrc/runtime/cuda/cuda.h csrc/runtime/vulkan/vulkan.h
     csrc/frontend/ast.def csrc/frontend/builtins.def csrc/frontend/simt.def

@@ -9,6 +9,7 @@
 #ifndef QD_ABI_H
 #define QD_ABI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -164,5 +165,15 @@ qd_ndarray_record_write(unsigned char *record, uint64_t data, const int64_t *sha
  * or a double's bits ('f'). A record that does not fit is dropped; the count still grows, so
  * the host knows how many were lost. */
 #define QD_VK_PRINT_BYTES ((uint64_t)1 << 22)
+
+/***** Vulkan device features (vk_features.def) *****/
+
+/* The optional features of a Vulkan device that change generated code: what the device has
+ * (runtime/vulkan QdVkDeviceInfo), what the GLSL code generator may use (QdGlslOptions). */
+typedef struct QdVkFeatures {
+#define QD_VK_FEATURE(name, bit, dflt, source) bool name;
+#include "vk_features.def"
+#undef QD_VK_FEATURE
+} QdVkFeatures;
 
 #endif

@@ -22,12 +22,10 @@ const char *
 qd_target_vulkan_identity(const QdTargetEnv *env, char *out, size_t size)
 {
     const QdGlslOptions *o = env->glsl;
-    unsigned features = (o->float64 ? 1u : 0) | (o->int16 ? 2u : 0) | (o->float16 ? 4u : 0) |
-                        (o->int8 ? 8u : 0) | (o->storage16 ? 16u : 0) |
-                        (o->atomic_int64 ? 32u : 0) | (o->atomic_f32_add ? 64u : 0) |
-                        (o->atomic_f64_add ? 128u : 0) | (o->atomic_f32_minmax ? 256u : 0) |
-                        (o->shared_atomic_f32_add ? 512u : 0) |
-                        (o->denorm_preserve_f32 ? 1024u : 0);
+    unsigned features = 0;
+#define QD_VK_FEATURE(name, bit, dflt, source) features |= o->features.name ? 1u << (bit) : 0;
+#include "../abi/vk_features.def"
+#undef QD_VK_FEATURE
     snprintf(out, size, "glslang-%s|subgroup=%u|block=%u|fast_math=%d|features=%x",
              qd_glslang_version(), o->subgroup_size, o->default_block_dim, o->fast_math ? 1 : 0,
              features);

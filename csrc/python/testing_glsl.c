@@ -6,9 +6,8 @@
  * compiles a QIR kernel (the final QIR of a Python kernel, or hand-written QIR after `passes`)
  * to the GLSL compute shaders of the Vulkan backend, without any device, so tests can check
  * the text and validate it with glslangValidator (tests/codegen/glsl/). `options` sets fields
- * of QdGlslOptions by name (default_block_dim, subgroup_size, fast_math, float64, int16,
- * float16, int8, storage16, atomic_int64, atomic_f32_add, atomic_f64_add, atomic_f32_minmax,
- * shared_atomic_f32_add). Compile errors raise the class of their diag.
+ * of QdGlslOptions by name (default_block_dim, subgroup_size, fast_math, and the device
+ * features of abi/vk_features.def). Compile errors raise the class of their diag.
  */
 #include "python.h"
 
@@ -29,17 +28,9 @@ glsl_options(PyObject *options, QdGlslOptions *opts)
         {"default_block_dim", NULL, &opts->default_block_dim},
         {"subgroup_size", NULL, &opts->subgroup_size},
         {"fast_math", &opts->fast_math, NULL},
-        {"float64", &opts->float64, NULL},
-        {"int16", &opts->int16, NULL},
-        {"float16", &opts->float16, NULL},
-        {"int8", &opts->int8, NULL},
-        {"storage16", &opts->storage16, NULL},
-        {"atomic_int64", &opts->atomic_int64, NULL},
-        {"atomic_f32_add", &opts->atomic_f32_add, NULL},
-        {"atomic_f64_add", &opts->atomic_f64_add, NULL},
-        {"atomic_f32_minmax", &opts->atomic_f32_minmax, NULL},
-        {"shared_atomic_f32_add", &opts->shared_atomic_f32_add, NULL},
-        {"denorm_preserve_f32", &opts->denorm_preserve_f32, NULL},
+#define QD_VK_FEATURE(name, bit, dflt, source) {#name, &opts->features.name, NULL},
+#include "../abi/vk_features.def"
+#undef QD_VK_FEATURE
     };
     PyObject *key, *value;
     Py_ssize_t pos = 0;

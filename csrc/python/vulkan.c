@@ -9,7 +9,7 @@
  *                                       "integrated", "virtual", "cpu" or "other"),
  *                                       subgroup_size, subgroup_ops, max_workgroup_size,
  *                                       max_workgroup_count, max_shared_bytes, max_push_bytes,
- *                                       and the feature flags float64 ... shared_atomic_f32_add
+ *                                       and the feature flags of abi/vk_features.def
  * The first call opens the device (a few milliseconds; lavapipe starts its threads); the GIL is
  * released meanwhile. Without a device, vulkan_device_info raises QuadrantsRuntimeError with
  * the reason (no loader, no suitable device, ...).
@@ -74,23 +74,25 @@ vulkan_device_info(PyObject *module, PyObject *unused)
         return NULL;
     }
     uint32_t v = d->api_version;
-    return Py_BuildValue(
-        "{s:s,s:(III),s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:I,"
-        "s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}",
-        "name", d->name, "api_version", (v >> 22) & 0x7f, (v >> 12) & 0x3ff, v & 0xfff,
-        "driver_version", d->driver_version, "vendor_id", d->vendor_id, "device_type",
-        device_type_name(d->device_type), "subgroup_size", d->subgroup_size, "subgroup_ops",
-        d->subgroup_ops, "max_workgroup_size", d->max_workgroup_size, "max_workgroup_count",
-        d->max_workgroup_count, "max_shared_bytes", d->max_shared_bytes, "max_push_bytes",
-        d->max_push_bytes, "float64", d->float64 ? Py_True : Py_False, "int16",
-        d->int16 ? Py_True : Py_False, "float16", d->float16 ? Py_True : Py_False, "int8",
-        d->int8 ? Py_True : Py_False, "storage16", d->storage16 ? Py_True : Py_False,
-        "atomic_int64", d->atomic_int64 ? Py_True : Py_False, "atomic_f32_add",
-        d->atomic_f32_add ? Py_True : Py_False, "atomic_f64_add",
-        d->atomic_f64_add ? Py_True : Py_False, "atomic_f32_minmax",
-        d->atomic_f32_minmax ? Py_True : Py_False, "shared_atomic_f32_add",
-        d->shared_atomic_f32_add ? Py_True : Py_False, "denorm_preserve_f32",
-        d->denorm_preserve_f32 ? Py_True : Py_False);
+    PyObject *info = Py_BuildValue(
+        "{s:s,s:(III),s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "name", d->name, "api_version",
+        (v >> 22) & 0x7f, (v >> 12) & 0x3ff, v & 0xfff, "driver_version", d->driver_version,
+        "vendor_id", d->vendor_id, "device_type", device_type_name(d->device_type),
+        "subgroup_size", d->subgroup_size, "subgroup_ops", d->subgroup_ops, "max_workgroup_size",
+        d->max_workgroup_size, "max_workgroup_count", d->max_workgroup_count, "max_shared_bytes",
+        d->max_shared_bytes, "max_push_bytes", d->max_push_bytes);
+    int rc = info != NULL ? 0 : -1;
+#define QD_VK_FEATURE(name, bit, dflt, source)                                                     \
+    if (rc == 0) {                                                                                 \
+        rc = PyDict_SetItemString(info, #name, d->features.name ? Py_True : Py_False);             \
+    }
+#include "../abi/vk_features.def"
+#undef QD_VK_FEATURE
+    if (rc < 0) {
+        Py_XDECREF(info);
+        return NULL;
+    }
+    return info;
 }
 
 static PyObject *

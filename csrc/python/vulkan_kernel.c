@@ -551,17 +551,7 @@ glsl_options(QdCtx *ctx, PyObject *options, QdGlslOptions *out)
         out->fast_math = PyObject_IsTrue(fast) == 1;
     }
     out->subgroup_size = d->subgroup_size;
-    out->float64 = d->float64;
-    out->int16 = d->int16;
-    out->float16 = d->float16;
-    out->int8 = d->int8;
-    out->storage16 = d->storage16;
-    out->atomic_int64 = d->atomic_int64;
-    out->atomic_f32_add = d->atomic_f32_add;
-    out->atomic_f64_add = d->atomic_f64_add;
-    out->atomic_f32_minmax = d->atomic_f32_minmax;
-    out->shared_atomic_f32_add = d->shared_atomic_f32_add;
-    out->denorm_preserve_f32 = d->denorm_preserve_f32;
+    out->features = d->features;
     return 0;
 }
 

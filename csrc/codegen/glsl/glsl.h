@@ -48,17 +48,7 @@ typedef struct QdGlslOptions {
     uint32_t default_block_dim; /* invocations per workgroup of range_for tasks without one */
     uint32_t subgroup_size;     /* the device's subgroup size */
     bool fast_math;             /* contractions and reassociation allowed */
-    bool float64;               /* device features (runtime/vulkan: QdVkDeviceInfo) */
-    bool int16;
-    bool float16;
-    bool int8;
-    bool storage16;
-    bool atomic_int64;
-    bool atomic_f32_add;
-    bool atomic_f64_add;
-    bool atomic_f32_minmax;
-    bool shared_atomic_f32_add;
-    bool denorm_preserve_f32; /* without fast_math: f32 subnormals kept (SPIR-V DenormPreserve) */
+    QdVkFeatures features;      /* what the device has (abi/vk_features.def) */
 } QdGlslOptions;
 
 void qd_glsl_options_default(QdGlslOptions *opts);

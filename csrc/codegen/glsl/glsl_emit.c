@@ -38,17 +38,9 @@ qd_glsl_options_default(QdGlslOptions *opts)
     opts->default_block_dim = 128;
     opts->subgroup_size = 32;
     opts->fast_math = true;
-    opts->float64 = true;
-    opts->int16 = true;
-    opts->float16 = true;
-    opts->int8 = true;
-    opts->storage16 = true;
-    opts->atomic_int64 = true;
-    opts->atomic_f32_add = true;
-    opts->atomic_f64_add = false;
-    opts->atomic_f32_minmax = false;
-    opts->shared_atomic_f32_add = true;
-    opts->denorm_preserve_f32 = false;
+#define QD_VK_FEATURE(name, bit, dflt, source) opts->features.name = (dflt);
+#include "../../abi/vk_features.def"
+#undef QD_VK_FEATURE
 }
 
 /***** small helpers *****/
@@ -149,17 +141,17 @@ type_feature(const Emitter *e, QdTypeKind k, bool *has)
     switch (k) {
     case QD_TY_I8:
     case QD_TY_U8:
-        *has = e->opts->int8;
+        *has = e->opts->features.int8;
         return "8-bit integers (shaderInt8)";
     case QD_TY_I16:
     case QD_TY_U16:
-        *has = e->opts->int16;
+        *has = e->opts->features.int16;
         return "16-bit integers (shaderInt16)";
     case QD_TY_F16:
-        *has = e->opts->float16;
+        *has = e->opts->features.float16;
         return "16-bit floats (shaderFloat16)";
     case QD_TY_F64:
-        *has = e->opts->float64;
+        *has = e->opts->features.float64;
         return "64-bit floats (shaderFloat64)";
     default:
         *has = true;
@@ -186,7 +178,7 @@ check_type(Emitter *e, const QdInst *inst, const QdType *ty, bool in_memory)
         return qd_glsl_unsupported(e, inst, what, qd_glsl_str(e, "the device lacks %s", feature));
     }
     bool is16 = qd_type_bits(ty) == 16;
-    if (in_memory && is16 && !e->opts->storage16) {
+    if (in_memory && is16 && !e->opts->features.storage16) {
         char what[160];
         snprintf(what, sizeof(what), "%s in memory", qd_type_scalar_name(ty->kind));
         return qd_glsl_unsupported(e, inst, what,
@@ -202,10 +194,10 @@ check_atomic(Emitter *e, const QdInst *inst)
     const QdType *ty = inst->type;
     QdOp op = inst->op;
     bool wide = qd_type_bits(ty) == 64;
-    if (!wide || e->opts->atomic_int64) {
+    if (!wide || e->opts->features.atomic_int64) {
         return 0;
     }
-    bool native_f64 = ty->kind == QD_TY_F64 && e->opts->atomic_f64_add &&
+    bool native_f64 = ty->kind == QD_TY_F64 && e->opts->features.atomic_f64_add &&
                       (op == QD_OP_ATOMIC_ADD || op == QD_OP_ATOMIC_SUB);
     if (native_f64) {
         return 0;

@@ -191,13 +191,13 @@ has_native_float(const Emitter *e, QdOp op, QdTypeKind k, bool global)
 {
     bool add = op == QD_OP_ATOMIC_ADD || op == QD_OP_ATOMIC_SUB;
     if (!global) {
-        return add && k == QD_TY_F32 && e->opts->shared_atomic_f32_add;
+        return add && k == QD_TY_F32 && e->opts->features.shared_atomic_f32_add;
     }
     if (add) {
-        return k == QD_TY_F32 ? e->opts->atomic_f32_add : e->opts->atomic_f64_add;
+        return k == QD_TY_F32 ? e->opts->features.atomic_f32_add : e->opts->features.atomic_f64_add;
     }
     bool minmax = op == QD_OP_ATOMIC_MIN || op == QD_OP_ATOMIC_MAX;
-    return minmax && k == QD_TY_F32 && e->opts->atomic_f32_minmax;
+    return minmax && k == QD_TY_F32 && e->opts->features.atomic_f32_minmax;
 }
 
 int

@@ -304,7 +304,7 @@ assert_slot(Emitter *e, const QdType *ty, const char *v)
             e, "uint64_t(%s)",
             qd_glsl_cast(e, ty, qd_type_scalar(qd_type_is_signed(ty) ? QD_TY_I64 : QD_TY_U64), v));
     }
-    if (e->opts->float64) {
+    if (e->opts->features.float64) {
         return qd_glsl_str(e, "doubleBitsToUint64(%s)",
                            k == QD_TY_F64 ? v : qd_glsl_str(e, "double(%s)", v));
     }

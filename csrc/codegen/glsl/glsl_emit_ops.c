@@ -230,7 +230,7 @@ math1(Emitter *e, const char *f, QdTypeKind k, const char *a)
 static const char *
 transcendental(Emitter *e, GlslHelper h, const char *f, QdTypeKind k, const char *a)
 {
-    if (e->opts->float64) {
+    if (e->opts->features.float64) {
         return qd_glsl_math_call(e, h, k, a, NULL);
     }
     return math1(e, f, k, a);
@@ -295,12 +295,12 @@ float_binary(Emitter *e, QdOp op, QdTypeKind k, const char *a, const char *b)
     case QD_OP_MAX:
         return qd_glsl_str(e, "%s(%s, %s)", use_helper(e, H_FMAX, k, k), a, b);
     case QD_OP_POW:
-        if (e->opts->float64) {
+        if (e->opts->features.float64) {
             return qd_glsl_math_call(e, H_M_POW, k, a, b);
         }
         return qd_glsl_str(e, "%s(%s, %s)", use_helper(e, H_FPOW, k, k), a, b);
     case QD_OP_ATAN2:
-        if (e->opts->float64) {
+        if (e->opts->features.float64) {
             return qd_glsl_math_call(e, H_M_ATAN2, k, a, b);
         }
         return qd_glsl_str(e, "%s(atan(float(%s), float(%s)))", t, a, b);

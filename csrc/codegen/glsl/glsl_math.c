@@ -389,7 +389,7 @@ qd_glsl_math(Emitter *e, GlslHelper h)
     };
     QD_ASSERT(h >= H_M_MUL2 && h < H_COUNT, "not a math helper");
     e->helpers[h][QD_TY_F64][QD_TY_F64] = true;
-    if (needs_float64(h) || e->opts->float64) {
+    if (needs_float64(h) || e->opts->features.float64) {
         for (int i = 0; i < 4 && math_deps[h][i] != 0; i++) {
             qd_glsl_math(e, math_deps[h][i]);
         }
@@ -405,10 +405,10 @@ qd_glsl_write_math(Emitter *e, QdSbuf *out, GlslHelper h)
     const char *text;
     switch (h) {
     case H_M_FDIV32:
-        text = e->opts->float64 ? fdiv_double_text : fdiv_float_text;
+        text = e->opts->features.float64 ? fdiv_double_text : fdiv_float_text;
         break;
     case H_M_FSQRT32:
-        text = e->opts->float64 ? fsqrt_double_text : fsqrt_float_text;
+        text = e->opts->features.float64 ? fsqrt_double_text : fsqrt_float_text;
         break;
     case H_M_D2H:
         text = d2h_text;

@@ -271,7 +271,7 @@ qd_glsl_write_preamble(Emitter *e, QdSbuf *out)
     /* Without fast math, f32 subnormals are kept where the device can promise it (NVIDIA's
      * driver flushes them otherwise): SPIR-V DenormPreserve (execution mode 4459, capability
      * 4464) for 32-bit floats. f64 subnormals are kept there without it. */
-    bool keep_subnormals = !e->opts->fast_math && e->opts->denorm_preserve_f32;
+    bool keep_subnormals = !e->opts->fast_math && e->opts->features.denorm_preserve_f32;
     if (keep_subnormals) {
         qd_sbuf_puts(out, "#extension GL_EXT_spirv_intrinsics : require\n");
     }

@@ -341,19 +341,9 @@ describe(const Candidate *c)
     info->max_workgroup_count = limits->maxComputeWorkGroupCount[0];
     info->max_shared_bytes = limits->maxComputeSharedMemorySize;
     info->max_push_bytes = limits->maxPushConstantsSize;
-    info->float64 = c->features.features.shaderFloat64;
-    info->int16 = c->features.features.shaderInt16;
-    info->float16 = c->v12.shaderFloat16;
-    info->int8 = c->v12.shaderInt8;
-    info->storage16 = c->v11.storageBuffer16BitAccess;
-    info->atomic_int64 = c->v12.shaderBufferInt64Atomics;
-    info->atomic_f32_add = c->has_atomic_float && c->atomic_float.shaderBufferFloat32AtomicAdd;
-    info->atomic_f64_add = c->has_atomic_float && c->atomic_float.shaderBufferFloat64AtomicAdd;
-    info->atomic_f32_minmax =
-        c->has_atomic_float2 && c->atomic_float2.shaderBufferFloat32AtomicMinMax;
-    info->shared_atomic_f32_add =
-        c->has_atomic_float && c->atomic_float.shaderSharedFloat32AtomicAdd;
-    info->denorm_preserve_f32 = props12.shaderDenormPreserveFloat32;
+#define QD_VK_FEATURE(name, bit, dflt, source) info->features.name = (source);
+#include "../../abi/vk_features.def"
+#undef QD_VK_FEATURE
     qd_vk.max_workgroup_count = limits->maxComputeWorkGroupCount[0];
 }
 

@@ -27,6 +27,7 @@
 #ifndef QD_RUNTIME_VULKAN_H
 #define QD_RUNTIME_VULKAN_H
 
+#include "../../abi/abi.h"
 #include "../../base/base.h"
 
 /* The device in use and what it can do, queried once. */
@@ -42,17 +43,7 @@ typedef struct QdVkDeviceInfo {
     uint32_t max_workgroup_count; /* maxComputeWorkGroupCount[0] */
     uint32_t max_shared_bytes;    /* maxComputeSharedMemorySize */
     uint32_t max_push_bytes;      /* maxPushConstantsSize */
-    bool float64;                 /* shaderFloat64 */
-    bool int16;                   /* shaderInt16 */
-    bool float16;                 /* shaderFloat16 (VK 1.2 features) */
-    bool int8;                    /* shaderInt8 */
-    bool storage16;               /* storageBuffer16BitAccess */
-    bool atomic_int64;            /* shaderBufferInt64Atomics */
-    bool atomic_f32_add;          /* VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd */
-    bool atomic_f64_add;          /* ... shaderBufferFloat64AtomicAdd */
-    bool atomic_f32_minmax;       /* VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax */
-    bool shared_atomic_f32_add;   /* shaderSharedFloat32AtomicAdd */
-    bool denorm_preserve_f32;     /* shaderDenormPreserveFloat32 (VK 1.2 float controls) */
+    QdVkFeatures features;        /* the optional features (abi/vk_features.def) */
 } QdVkDeviceInfo;
 
 /* VK_PHYSICAL_DEVICE_TYPE_CPU: a CPU implementation such as Mesa's lavapipe. */
