@@ -412,7 +412,12 @@ def _select_arch(arch, enable_fallback):
     names = "[" + ", ".join(a.name for a in candidates) + "]"
     if not enable_fallback:
         raise RuntimeError(f"Arch={names} is not supported")
-    warnings.warn(f"Arch={names} is not supported, falling back to CPU", stacklevel=3)
+    why = ""
+    if any(_is_cpu_vulkan(a) for a in candidates if a is Arch.vulkan):
+        device = _core.vulkan_device_info().get("name", "")
+        why = (f" (the Vulkan device, {device}, is a CPU implementation, slower than the CPU "
+               f"backend: qd.init(arch=qd.vulkan) asks for it by name)")
+    warnings.warn(f"Arch={names} is not supported, falling back to CPU{why}", stacklevel=3)
     return cpu
 
 

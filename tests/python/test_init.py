@@ -241,6 +241,19 @@ def test_gpu_falls_back_to_cpu(no_cuda, capsys):
     assert f"[Quadrants] Starting on arch={qd.cpu.name}" in capsys.readouterr().out
 
 
+def test_gpu_fallback_names_a_cpu_vulkan_device(monkeypatch):
+    """qd.gpu passes over a Vulkan device that is a CPU implementation (lavapipe), and the
+    warning says so."""
+    monkeypatch.setattr(_core, "cuda_available", lambda: False)
+    monkeypatch.setattr(_core, "vulkan_available", lambda: True)
+    monkeypatch.setattr(_core, "vulkan_device_info",
+                        lambda: {"name": "llvmpipe (test)", "device_type": "cpu"})
+    with pytest.warns(UserWarning, match=r"falling back to CPU \(the Vulkan device, llvmpipe "
+                                         r"\(test\), is a CPU implementation"):
+        qd.init(arch=qd.gpu)
+    assert qd.cfg.arch is qd.cpu
+
+
 def test_single_arch_is_wrapped_in_a_list(no_cuda):
     with pytest.warns(UserWarning, match=r"Arch=\[vulkan\] is not supported, falling back to CPU"):
         qd.init(arch=qd.vulkan)

@@ -38,17 +38,24 @@ def vulkan(request):
     qd.reset()
 
 
+_flushes = {}  # (device, fast_math) -> whether f32 subnormals are flushed
+
+
 def f32_flushes():
-    """Whether this runtime's f32 arithmetic flushes subnormals to zero."""
+    """Whether this runtime's f32 arithmetic flushes subnormals to zero (probed once per device
+    and fast_math setting)."""
+    key = (qd._core.vulkan_device_info()["name"], bool(qd.cfg.fast_math))
+    if key not in _flushes:
 
-    @qd.kernel
-    def halve(x: NDArray[qd.f32, 1]):
-        for i in range(x.shape[0]):
-            x[i] = x[i] * 0.5
+        @qd.kernel
+        def halve(x: NDArray[qd.f32, 1]):
+            for i in range(x.shape[0]):
+                x[i] = x[i] * 0.5
 
-    x = np.full(4, 2e-39, np.float32)
-    halve(x)
-    return bool(x[0] == 0)
+        x = np.full(4, 2e-39, np.float32)
+        halve(x)
+        _flushes[key] = bool(x[0] == 0)
+    return _flushes[key]
 
 
 def flush32(v):
