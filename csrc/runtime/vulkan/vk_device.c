@@ -16,9 +16,11 @@
  *
  * Submissions: qd_vk_begin / qd_vk_submit bracket the recording of the single command buffer,
  * under qd_vk.lock. Each submission starts with a full memory barrier (earlier submissions'
- * and the host's writes are visible to it) and ends with one towards the host (its writes are
- * visible to mapped reads), and is waited for; so the runtime's work is strictly ordered and
- * no two submissions overlap.
+ * writes are visible to it; the host's writes to coherent mapped memory are, by vkQueueSubmit)
+ * and ends with one towards the host (its writes are visible to mapped reads), and is waited
+ * for; so the runtime's work is strictly ordered and no two submissions overlap. Asynchronous
+ * launches (vk_launch.c) end with the barrier towards the host only when they are waited for
+ * at once; otherwise the next drain submits it, before the host can read anything.
  */
 #include "vk_internal.h"
 
@@ -494,8 +496,7 @@ qd_vk_begin_on(QdCtx *ctx, VkCommandBuffer cmd, const char *what)
     };
     RETURN_IF_ERROR(qd_vk_check(ctx, qd_vk.api.vkBeginCommandBuffer(cmd, &begin),
                                 "%s: vkBeginCommandBuffer", what));
-    barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-            VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
+    barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
             VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
             VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
     return 0;
@@ -516,12 +517,15 @@ qd_vk_abandon(void)
 }
 
 int
-qd_vk_end_submit(QdCtx *ctx, VkCommandBuffer cmd, VkFence fence, const char *what)
+qd_vk_end_submit(QdCtx *ctx, VkCommandBuffer cmd, VkFence fence, bool host_read,
+                 const char *what)
 {
     const QdVkApi *vk = &qd_vk.api;
 
-    barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
-            VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    if (host_read) {
+        barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+                VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    }
     VkResult r = vk->vkEndCommandBuffer(cmd);
     if (r != VK_SUCCESS) {
         vk->vkResetCommandBuffer(cmd, 0);
@@ -569,7 +573,7 @@ qd_vk_wait(QdCtx *ctx, VkFence fence, const char *what)
 int
 qd_vk_submit(QdCtx *ctx, const char *what)
 {
-    RETURN_IF_ERROR(qd_vk_end_submit(ctx, qd_vk.commands, qd_vk.fence, what));
+    RETURN_IF_ERROR(qd_vk_end_submit(ctx, qd_vk.commands, qd_vk.fence, true, what));
     RETURN_IF_ERROR(qd_vk_wait(ctx, qd_vk.fence, what));
     return qd_vk_check(ctx, qd_vk.api.vkResetCommandBuffer(qd_vk.commands, 0),
                        "%s: vkResetCommandBuffer", what);

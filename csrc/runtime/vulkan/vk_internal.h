@@ -79,6 +79,9 @@ typedef struct QdVkState {
     VkCommandBuffer slot_commands[QD_VK_SLOTS];
     VkFence slot_fences[QD_VK_SLOTS];
     bool slot_pending[QD_VK_SLOTS]; /* submitted and not yet waited for */
+    /* a launch submitted without the barrier towards the host: its writes are made visible to
+     * mapped reads by the next drain (qd_vk_drain_locked) */
+    bool host_barrier_owed;
     uint32_t next_slot;             /* the slot the next launch takes */
     VkBuffer params;
     VkDeviceMemory params_memory;
@@ -122,13 +125,16 @@ int qd_vk_open_device(QdCtx *ctx);
 void qd_vk_close_device(void);
 /* Begins recording the command buffer (the caller holds qd_vk.lock), after every launch in
  * flight finished (qd_vk_drain_locked), starting with a full memory barrier so that the commands
- * see every write of earlier submissions and the host. */
+ * see every write of earlier submissions (host writes to the coherent mapped memory are visible
+ * through vkQueueSubmit itself). */
 int qd_vk_begin(QdCtx *ctx, const char *what);
 /* Begins recording `cmd` with that barrier (the caller holds the lock). */
 int qd_vk_begin_on(QdCtx *ctx, VkCommandBuffer cmd, const char *what);
-/* Ends `cmd` with the barrier towards the host and submits it with `fence` (reset first),
+/* Ends `cmd`, with the barrier towards the host when `host_read` (the host reads what it
+ * wrote through a mapping once it finished), and submits it with `fence` (reset first),
  * without waiting. */
-int qd_vk_end_submit(QdCtx *ctx, VkCommandBuffer cmd, VkFence fence, const char *what);
+int qd_vk_end_submit(QdCtx *ctx, VkCommandBuffer cmd, VkFence fence, bool host_read,
+                     const char *what);
 /* Waits for `fence`; a device loss or a timeout marks the device lost. */
 int qd_vk_wait(QdCtx *ctx, VkFence fence, const char *what);
 /* Waits for every launch in flight (vk_launch.c; the caller holds the lock). 0, or -1 with the

@@ -246,6 +246,15 @@ qd_vk_drain_locked(QdCtx *ctx)
             rc = -1;
         }
     }
+    if (rc == 0 && qd_vk.host_barrier_owed) {
+        /* the launches' writes made visible to mapped reads: one empty submission whose
+         * barrier comes after them in the queue */
+        qd_vk.host_barrier_owed = false;
+        rc = qd_vk_begin_on(ctx, qd_vk.commands, "a Vulkan launch");
+        if (rc == 0) {
+            rc = qd_vk_submit(ctx, "making the launches' writes visible to the host");
+        }
+    }
     return rc;
 }
 
@@ -295,7 +304,11 @@ qd_vk_launch(QdCtx *ctx, const QdVkDispatch *dispatches, uint32_t n, const void 
         rc = qd_vk_begin_on(ctx, cmd, what);
         if (rc == 0) {
             record(cmd, dispatches, n, qd_vk.params_address + at, timed);
-            rc = qd_vk_end_submit(ctx, cmd, qd_vk.slot_fences[slot], what);
+            /* the barrier towards the host costs the GPU a flush of its caches: only for a
+             * launch waited for here; the next drain owes it to the others */
+            bool host_read = wait || seconds != NULL;
+            rc = qd_vk_end_submit(ctx, cmd, qd_vk.slot_fences[slot], host_read, what);
+            qd_vk.host_barrier_owed |= rc == 0 && !host_read;
         }
         if (rc == 0) {
             qd_vk.slot_pending[slot] = true;
