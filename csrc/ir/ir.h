@@ -175,6 +175,8 @@ typedef enum QdSig {
     SIG_VOTE,       /* integer -> u1 */
     SIG_PRINT,      /* scalars -> nothing; immediate format string */
     SIG_ASSERT,     /* integer -> nothing; immediate message */
+    SIG_NN_MATVEC,  /* (ptr<[M x T], local>, ptr<[K x T], local>, ndarray<W, 1|2>[, ndarray<B, 1>])
+                     * -> nothing; T, W, B float; M and K from the immediate */
 } QdSig;
 
 /* What QdInst.imm holds (the imm column of ops.def). */
@@ -187,6 +189,7 @@ typedef enum QdImmKind {
     IMM_UNROLL, /* imm.unroll */
     IMM_TASK,   /* imm.task */
     IMM_STRING, /* imm.str */
+    IMM_MATVEC, /* imm.matvec */
 } QdImmKind;
 
 enum {
@@ -304,6 +307,31 @@ typedef struct QdUnroll {
     QdCexpr *hi; /* one past the last value */
 } QdUnroll;
 
+/* Storage orders of a matrix that nn_matvec reads (QdMatvec.layout); the text is the name. */
+typedef enum QdMatLayout {
+    QD_MAT_ROW_MAJOR, /* "row_major": A(r, c) at offset + r * stride + c */
+    QD_MAT_COL_MAJOR, /* "col_major": A(r, c) at offset + c * stride + r */
+    QD_MAT_LAYOUT_COUNT_
+} QdMatLayout;
+
+/* Names of the layouts in the textual IR, indexed by QdMatLayout. */
+extern const char *const qd_mat_layout_names[QD_MAT_LAYOUT_COUNT_];
+
+/* The compile-time description of a matrix-vector product (IMM_MATVEC). */
+typedef struct QdMatvec {
+    uint32_t rows, cols;  /* shape of the stored matrix A */
+    QdMatLayout layout;   /* storage order of A */
+    bool transpose;       /* y = A^T x instead of A x */
+    bool has_bias;        /* a fourth operand: the bias ndarray */
+    int64_t offset;       /* element index of A(0, 0) in the weight ndarray (1-D) */
+    int64_t stride;       /* elements between rows (row-major) or columns (column-major) */
+    int64_t bias_offset;  /* element index of b[0] in the bias ndarray */
+} QdMatvec;
+
+/* Lengths of the input and the output vector of a product. */
+#define qd_matvec_in_len(mv) ((mv)->transpose ? (mv)->rows : (mv)->cols)
+#define qd_matvec_out_len(mv) ((mv)->transpose ? (mv)->cols : (mv)->rows)
+
 /* An instruction. Fixed header, operand array, immediate, nested regions. */
 struct QdInst {
     QdOp op;             /* opcode */
@@ -320,6 +348,7 @@ struct QdInst {
         QdUnroll unroll; /* IMM_UNROLL */
         QdTask task;     /* IMM_TASK */
         const char *str; /* IMM_STRING: the decoded string, arena-owned */
+        QdMatvec matvec; /* IMM_MATVEC */
     } imm;
     QdRegion *regions[2]; /* nested regions (IF: then, else; loops, unroll, task: body) */
     QdLoc loc;           /* user source location (Python file or .qir), may be unknown */

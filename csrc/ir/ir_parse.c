@@ -710,6 +710,72 @@ parse_call(Parser *p, QdInst **out, const Token *at)
     return 0;
 }
 
+/* A non-negative integer immediate into *out. */
+static int
+parse_count(Parser *p, int64_t *out)
+{
+    if (TOK->kind != T_INT || TOK->ival > INT32_MAX) {
+        return perror_at(p, TOK, "expected a non-negative integer");
+    }
+    *out = (int64_t)TOK->ival;
+    lex_next(&p->lx);
+    return 0;
+}
+
+/* `word <int>` after a comma. */
+static int
+parse_named_count(Parser *p, const char *word, int64_t *out)
+{
+    RETURN_IF_ERROR(expect_punct(p, ','));
+    if (!is_ident(p, word)) {
+        return perror_at(p, TOK, strcmp(word, "offset") == 0 ? "expected 'offset'" : "expected 'stride'");
+    }
+    lex_next(&p->lx);
+    return parse_count(p, out);
+}
+
+/* The immediate of nn_matvec after its operands:
+ * `, col_major 16 x 8, offset 0, stride 16[, bias 256][, transpose]`. */
+static int
+parse_matvec(Parser *p, QdMatvec *mv)
+{
+    RETURN_IF_ERROR(expect_punct(p, ','));
+    mv->layout = QD_MAT_LAYOUT_COUNT_;
+    for (int k = 0; k < QD_MAT_LAYOUT_COUNT_; k++) {
+        if (is_ident(p, qd_mat_layout_names[k])) {
+            mv->layout = (QdMatLayout)k;
+        }
+    }
+    if (mv->layout == QD_MAT_LAYOUT_COUNT_) {
+        return perror_at(p, TOK, "expected a matrix layout (row_major or col_major)");
+    }
+    lex_next(&p->lx);
+    int64_t rows = 0, cols = 0;
+    RETURN_IF_ERROR(parse_count(p, &rows));
+    if (!is_ident(p, "x")) {
+        return perror_at(p, TOK, "expected 'x' between the rows and the columns");
+    }
+    lex_next(&p->lx);
+    RETURN_IF_ERROR(parse_count(p, &cols));
+    mv->rows = (uint32_t)rows;
+    mv->cols = (uint32_t)cols;
+    RETURN_IF_ERROR(parse_named_count(p, "offset", &mv->offset));
+    RETURN_IF_ERROR(parse_named_count(p, "stride", &mv->stride));
+    while (is_punct(p, ',')) {
+        lex_next(&p->lx);
+        if (is_ident(p, "bias")) {
+            lex_next(&p->lx);
+            RETURN_IF_ERROR(parse_count(p, &mv->bias_offset));
+        } else if (is_ident(p, "transpose")) {
+            lex_next(&p->lx);
+            mv->transpose = true;
+        } else {
+            return perror_at(p, TOK, "expected 'bias' or 'transpose'");
+        }
+    }
+    return 0;
+}
+
 /* Instructions without regions: `[%r =] op operands [immediates] [: type]`. */
 static int
 parse_plain(Parser *p, QdOp op, const Token *at, QdInst **out)
@@ -809,6 +875,15 @@ parse_plain(Parser *p, QdOp op, const Token *at, QdInst **out)
         inst->imm.i = v;
         break;
     }
+    case IMM_MATVEC:
+        RETURN_IF_ERROR(parse_value_list(p, &args, false));
+        inst = new_inst(p, op, &args, at);
+        if (!inst) {
+            return -1;
+        }
+        RETURN_IF_ERROR(parse_matvec(p, &inst->imm.matvec));
+        inst->imm.matvec.has_bias = inst->nargs == 4;
+        break;
     default:
         RETURN_IF_ERROR(parse_value_list(p, &args, false));
         inst = new_inst(p, op, &args, at);

@@ -509,6 +509,22 @@ print_plain_body(Printer *p, const QdInst *inst)
         print_args(p, inst, false);
         qd_sbuf_printf(sb, ", %lld", (long long)inst->imm.i);
         break;
+    case IMM_MATVEC: {
+        /* nn_matvec %y, %x, %w[, %b], col_major 16 x 8, offset 0, stride 16[, bias 256][, transpose] */
+        const QdMatvec *mv = &inst->imm.matvec;
+        qd_sbuf_putc(sb, ' ');
+        print_args(p, inst, false);
+        qd_sbuf_printf(sb, ", %s %u x %u, offset %lld, stride %lld",
+                       (unsigned)mv->layout < QD_MAT_LAYOUT_COUNT_ ? qd_mat_layout_names[mv->layout] : "?",
+                       mv->rows, mv->cols, (long long)mv->offset, (long long)mv->stride);
+        if (mv->has_bias) {
+            qd_sbuf_printf(sb, ", bias %lld", (long long)mv->bias_offset);
+        }
+        if (mv->transpose) {
+            qd_sbuf_puts(sb, ", transpose");
+        }
+        break;
+    }
     default:
         if (inst->nargs) {
             qd_sbuf_putc(sb, ' ');

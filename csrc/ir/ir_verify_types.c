@@ -34,7 +34,7 @@ static const int8_t sig_has_result[] = {
     [SIG_KERNEL_RET] = 0, [SIG_I32] = 1,       [SIG_I64] = 1,        [SIG_PTR_TO_INT] = 1,
     [SIG_SYNC_PRED] = 1,  [SIG_SYNC_MASK] = 0, [SIG_SHUFFLE] = 1,    [SIG_BALLOT] = 1,
     [SIG_MATCH] = 1,      [SIG_VOTE] = 1,      [SIG_PRINT] = 0,      [SIG_ASSERT] = 0,
-    [SIG_PARTIAL] = 1,    [SIG_PARTIAL_INT] = 1,
+    [SIG_PARTIAL] = 1,    [SIG_PARTIAL_INT] = 1,  [SIG_NN_MATVEC] = 0,
 };
 
 /***** type classes *****/
@@ -192,6 +192,27 @@ check_imm(Verifier *v, const QdInst *inst)
             return verify_fail(v, inst, "missing string");
         }
         return 0;
+    case IMM_MATVEC: {
+        const QdMatvec *mv = &inst->imm.matvec;
+        if ((unsigned)mv->layout >= QD_MAT_LAYOUT_COUNT_) {
+            return verify_fail(v, inst, "invalid matrix layout");
+        }
+        if (mv->rows == 0 || mv->cols == 0) {
+            return verify_fail(v, inst, "empty matrix (%u x %u)", mv->rows, mv->cols);
+        }
+        if (mv->offset < 0 || mv->bias_offset < 0 || mv->stride < 0) {
+            return verify_fail(v, inst, "negative offset or stride");
+        }
+        uint32_t inner = mv->layout == QD_MAT_ROW_MAJOR ? mv->cols : mv->rows;
+        if (mv->stride < (int64_t)inner) {
+            return verify_fail(v, inst, "stride %" PRId64 " is less than the %u elements of a %s",
+                               mv->stride, inner, mv->layout == QD_MAT_ROW_MAJOR ? "row" : "column");
+        }
+        if (mv->has_bias != (inst->nargs == 4)) {
+            return verify_fail(v, inst, "the bias immediate and the bias operand go together");
+        }
+        return 0;
+    }
     case IMM_NONE:
     case IMM_INT:
         return 0;
@@ -222,6 +243,12 @@ check_arity(Verifier *v, const QdInst *inst)
     case SIG_CALL:
     case SIG_RET:
     case SIG_PRINT:
+        return 0;
+    case SIG_NN_MATVEC:
+        if (inst->nargs != 3 && inst->nargs != 4) {
+            return verify_fail(v, inst, "expects 3 or 4 operands (y, x, weights[, bias]), got %u",
+                               inst->nargs);
+        }
         return 0;
     case SIG_ASSERT:
         if (inst->nargs < 1) {
@@ -271,6 +298,59 @@ check_result(Verifier *v, const QdInst *inst)
 }
 
 /***** rules needing more than a line *****/
+
+/* Operand k of nn_matvec points to a local array of n floats; the element type, or NULL. */
+static const QdType *
+matvec_vector(Verifier *v, const QdInst *inst, uint32_t k, const char *what, uint32_t n)
+{
+    const QdType *p = verify_arg_type(v, inst, k);
+    if (p->kind != QD_TY_PTR || p->space != QD_SPACE_LOCAL || p->elem == NULL ||
+        p->elem->kind != QD_TY_ARRAY || !in_class(v, p->elem->elem, TC_FLOAT)) {
+        verify_fail(v, inst, "%s must point to a local array of floats, got %s", what,
+                    verify_type_name(v, 0, p));
+        return NULL;
+    }
+    if (p->elem->count_expr == NULL && p->elem->count != n) {
+        verify_fail(v, inst, "%s has %u elements, the %u x %u matrix%s needs %u", what,
+                    p->elem->count, inst->imm.matvec.rows, inst->imm.matvec.cols,
+                    inst->imm.matvec.transpose ? " (transposed)" : "", n);
+        return NULL;
+    }
+    return p->elem->elem;
+}
+
+/* nn_matvec %y, %x, %w[, %b]: y and x local arrays of one float type and of the lengths the
+ * matrix gives them; weights a float ndarray of 1 dimension (2 for a row-major view of a 2-D
+ * ndarray); the bias a 1-D float ndarray. */
+static int
+check_matvec(Verifier *v, const QdInst *inst)
+{
+    const QdMatvec *mv = &inst->imm.matvec;
+    const QdType *ty = matvec_vector(v, inst, 0, "the result", qd_matvec_out_len(mv));
+    if (ty == NULL) {
+        return -1;
+    }
+    const QdType *tx = matvec_vector(v, inst, 1, "the input", qd_matvec_in_len(mv));
+    if (tx == NULL) {
+        return -1;
+    }
+    RETURN_IF_ERROR(verify_need_equal(v, inst, "input and result element types", tx, ty));
+    for (uint32_t k = 2; k < inst->nargs; k++) {
+        const QdType *nd = verify_arg_type(v, inst, k);
+        const char *what = k == 2 ? "weights" : "bias";
+        if (nd->kind != QD_TY_NDARRAY || !in_class(v, nd->elem, TC_FLOAT)) {
+            return verify_fail(v, inst, "%s must be an ndarray of floats, got %s", what,
+                               verify_type_name(v, 0, nd));
+        }
+        bool two_d = k == 2 && nd->ndim == 2 && mv->layout == QD_MAT_ROW_MAJOR;
+        if (nd->ndim != 1 && !two_d) {
+            return verify_fail(v, inst, "%s must be a 1-D ndarray%s, got %s", what,
+                               k == 2 ? " (or a 2-D one, row-major)" : "",
+                               verify_type_name(v, 0, nd));
+        }
+    }
+    return 0;
+}
 
 /* A literal constant must be representable in its integer type (u1: 0 or 1). A constant
  * expression (integer-valued) may have any scalar type: instantiation converts its value, and
@@ -563,6 +643,8 @@ check_sig(Verifier *v, const QdInst *inst)
             RETURN_IF_ERROR(verify_need_class(v, inst, "printed value", c, TC_SCALAR));
         }
         return 0;
+    case SIG_NN_MATVEC:
+        return check_matvec(v, inst);
     }
     return verify_fail(v, inst, "unknown typing rule");
 }
