@@ -118,6 +118,42 @@ unpackable(Lowerer *lw, const QdAst *target, const Expr *value, Expr *out)
                     lw_is_runtime(value) ? "a runtime scalar" : "a non-sequence value");
 }
 
+/* `a, b, *rest, z = seq`: the targets of TUPLE/LIST node `target` take the items of seq; one
+ * starred target takes the items the others leave, as a list (a compile-time tuple). */
+static int
+assign_unpacked(Lowerer *lw, const QdAst *target, const Expr *seq, bool is_static)
+{
+    uint32_t n = target->a.len, star = n;
+    for (uint32_t i = 0; i < n; i++) {
+        if (target->a.items[i]->kind == QD_AST_STARRED) {
+            if (star != n) {
+                return lw_error(lw, target->a.items[i], QD_ERR_SYNTAX,
+                                "multiple starred expressions in assignment");
+            }
+            star = i;
+        }
+    }
+    if (star == n ? seq->nitems != n : seq->nitems < n - 1) {
+        return lw_error(lw, target, QD_ERR_SYNTAX,
+                        "The number of targets is not equal to value length");
+    }
+    uint32_t rest = star == n ? 0 : seq->nitems - (n - 1); /* items of the starred target */
+    for (uint32_t i = 0, k = 0; i < n; i++) {
+        const QdAst *t = target->a.items[i];
+        if (i == star) {
+            Expr list = {0};
+            list.kind = EX_TUPLE;
+            list.items = seq->items + k;
+            list.nitems = rest;
+            RETURN_IF_ERROR(lw_assign_target(lw, t->x, &list, is_static));
+            k += rest;
+            continue;
+        }
+        RETURN_IF_ERROR(lw_assign_target(lw, t, &seq->items[k++], is_static));
+    }
+    return 0;
+}
+
 int
 lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_static)
 {
@@ -128,14 +164,7 @@ lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_st
     case QD_AST_LIST: {
         Expr seq;
         RETURN_IF_ERROR(unpackable(lw, target, value, &seq));
-        if (seq.nitems != target->a.len) {
-            return lw_error(lw, target, QD_ERR_SYNTAX,
-                            "The number of targets is not equal to value length");
-        }
-        for (uint32_t i = 0; i < target->a.len; i++) {
-            RETURN_IF_ERROR(lw_assign_target(lw, target->a.items[i], &seq.items[i], is_static));
-        }
-        return 0;
+        return assign_unpacked(lw, target, &seq, is_static);
     }
     case QD_AST_ATTRIBUTE: {
         Expr base;

@@ -204,3 +204,26 @@ def test_slices_of_tuples_and_shapes():
     for p in (t[::-1], t[1:-1], t[::2], t[-2:], t[3:1:-1], x.shape[1:], x.shape[:-1][::-2]):
         expected += [len(p), *p]
     assert list(out[: len(expected)]) == expected
+
+
+def test_starred_target():
+    """`a, *rest, z = value` takes the items the other targets leave as a list (Python's rule),
+    for vectors and tuples; one starred target at most; too few items is an error."""
+
+    @qd.kernel
+    def k(x: NDArray[qd.f32, 1]) -> qd.f32:
+        a, *mid, z = qd.Vector([x[0], x[1], x[2], x[3]])
+        *none, last = (x[0],)
+        first, *rest = (x[1], x[2])
+        return a * 1000 + len(mid) * 100 + mid[1] * 10 + z + len(none) + last * 0 + len(rest) * 0.5
+
+    x = np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)
+    assert k(x) == 1000 + 200 + 30 + 4 + 0 + 0.5
+
+    @qd.kernel
+    def short() -> qd.f32:
+        a, b, *rest = qd.Vector([1.0])
+        return a
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="number of targets is not equal to value length"):
+        short()
