@@ -61,6 +61,7 @@ from quadrants._perf_dispatch import perf_dispatch
 from quadrants._matrix import Matrix, Vector
 from quadrants import math
 from quadrants import simt
+from quadrants import nn
 from quadrants._ndarray import Ndarray, ScalarNdarray, ndarray
 from quadrants._matrix_field import MatrixField, MatrixNdarray, VectorNdarray
 from quadrants._tensor import MatrixTensor, Tensor, VectorTensor, tensor, wrap

@@ -74,6 +74,7 @@ from quadrants import (
     _types,
 )
 from quadrants._annotations import NdarrayType, Template
+from quadrants.nn import _view as _nn_view
 from quadrants._core import (
     QuadrantsCompilationError,
     QuadrantsRuntimeError,
@@ -99,6 +100,7 @@ MATRIX = "matrix"  # a vector/matrix passed by value: one scalar argument per el
 TENSOR = "tensor"
 REF = "ref"  # a qd.ref(T) func parameter
 BUFFER_VIEW = "buffer_view"  # qd.BufferView: an ndarray window (quadrants/_buffer_view.py)
+MATRIX_VIEW = "matrix_view"  # qd.nn.MatrixView: a matrix in a buffer (quadrants/nn/_view.py)
 
 _live_kernels = weakref.WeakSet()
 _profile_kernels = 0  # kernels numbered for the kernel profiler so far (Kernel._name_tasks)
@@ -153,6 +155,8 @@ def _classify(annotation):
         return TENSOR, annotation
     if _buffer_view.is_annotation(annotation):
         return BUFFER_VIEW, annotation
+    if _nn_view.is_annotation(annotation):
+        return MATRIX_VIEW, annotation
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         _struct.check_dataclass(annotation)
         return DATACLASS, annotation
@@ -576,6 +580,9 @@ class Kernel(_core.Dispatcher, _Source):
             elif kind is BUFFER_VIEW:
                 key.append(_buffer_view.launch(param, value, launch, callbacks, _array_value))
                 fast.extend(("-", index, steps) for _ in range(_buffer_view.LAUNCH_VALUES))
+            elif kind is MATRIX_VIEW:
+                key.append(_nn_view.launch(param, value, launch, callbacks, _array_value))
+                fast.extend(("-", index, steps) for _ in range(_nn_view.LAUNCH_VALUES))
             elif kind is MATRIX:
                 members = _matrix.flatten_argument(param.name, param.annotation, value, launch)
                 key.append(("d", tuple((path, part) for path, part, _ in members)))
@@ -632,6 +639,8 @@ class Kernel(_core.Dispatcher, _Source):
                     descs.append((path, _desc(member_part, member_value)))
             elif part[0] == "v":
                 descs.extend(_buffer_view.descs(self._params[index].name, part))
+            elif part[0] == "m":
+                descs.extend(_nn_view.descs(self._params[index].name, part))
             elif part[0] == "g":
                 # an ndarray and its gradient (same dtype, shape and layout): "x", "x.grad"
                 desc = _desc(("a",) + part[1:], value)

@@ -68,6 +68,8 @@ struct Expr {
     Expr *keys;          /* DICT: keys */
     uint32_t nitems;     /* TUPLE, DICT: count */
     bool is_vector;      /* MATRIX: 1-D */
+    bool is_coopvec;     /* MATRIX: a qd.nn.CoopVec (a vector with the operations of
+                            lower_nn.c) */
     bool is_big;         /* INT: a Python int outside int64, held by the host: h; str is its
                             decimal text, fval its float value, ival INT64_MAX / INT64_MIN by its
                             sign, and big_u64 says it is in [2^63, 2^64) with ubits its bits */
@@ -133,6 +135,7 @@ typedef struct Var {
     Expr e;            /* LVALUE for runtime variables; anything else for compile-time bindings */
     bool is_arg;       /* a kernel argument: assigning to it is an error */
     bool is_loop_var;  /* a loop target: assigning to it is an error */
+    int control_depth; /* FuncFrame.control_depth where it was bound */
 } Var;
 
 /* Settings of the next top-level loop (qd.loop_config). */
@@ -293,6 +296,7 @@ extern const ExprOps lw_tuple_ops;        /* lower_container.c: EX_TUPLE */
 extern const ExprOps lw_dict_ops;         /* lower_container.c: EX_DICT (buffer views too) */
 extern const ExprOps lw_iter_ops;         /* lower_loop.c: EX_ITER */
 extern const ExprOps lw_host_ops;         /* lower_host.c: any other EX_PYOBJ */
+extern const ExprOps lw_coopvec_ops;      /* lower_nn.c: EX_MATRIX with is_coopvec */
 
 
 /***** lower_kernel.c *****/
@@ -625,6 +629,19 @@ int lw_slice_items(Lowerer *lw, const QdAst *node, const QdAst *slice, const Exp
                    uint32_t len, Expr *out);
 /* determinant() / inverse() of square matrix m (lower_matrix_linalg.c). */
 int lw_matrix_linalg_method(Lowerer *lw, const QdAst *node, const char *name, const Expr *m, Expr *out);
+/* qd.nn (lower_nn.c): cooperative vectors (EX_MATRIX vectors with is_coopvec) and matrix
+ * views (a dict of members with the marker __qd_matrix_view). */
+bool lw_is_coopvec(const Expr *e);
+bool lw_is_matrix_view(const Expr *e);
+/* A call of qd.nn.<name> (CoopVec, matvec, exp2, log2, fma, step, cast, dot). */
+int lw_nn_call(Lowerer *lw, const QdAst *node, const char *name, const CallArgs *c, Expr *out);
+/* A qd builtin called with a CoopVec argument (max, min, tanh, abs, cast, len; others are
+ * errors); LW_DECLINED when no argument is a CoopVec. */
+int lw_nn_builtin(Lowerer *lw, const char *name, const CallArgs *c, Expr *out);
+/* `A.T`, `A.shape` and the members of a matrix view. */
+int lw_matrix_view_attribute(Lowerer *lw, const QdAst *node, const Expr *base, const char *attr,
+                             Expr *out);
+
 /* qd.BufferView arguments (lower_buffer_view.c): a dict of members arr, offset, size and a
  * marker. */
 bool lw_is_buffer_view(const Expr *e);

@@ -226,7 +226,14 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
             MatrixCall mc = {c.pos, c.npos, c.kw, c.kwv, c.nkw};
             return lw_simt_call(lw, node, fn.str + 5, &mc, out);
         }
-        int rc = matrix_call(lw, &fn, &c, out);
+        if (strncmp(fn.str, "nn.", 3) == 0) {
+            return lw_nn_call(lw, node, fn.str + 3, &c, out);
+        }
+        int rc = lw_nn_builtin(lw, fn.str, &c, out); /* a builtin given a CoopVec */
+        if (rc != LW_DECLINED) {
+            return rc;
+        }
+        rc = matrix_call(lw, &fn, &c, out);
         if (rc <= 0) {
             return rc;
         }

@@ -187,6 +187,9 @@ dict_attribute(Lowerer *lw, const QdAst *node, const Expr *base, Expr *out)
     if (lw_is_buffer_view(base)) {
         return lw_buffer_view_attribute(lw, node, base, attr, out);
     }
+    if (lw_is_matrix_view(base)) {
+        return lw_matrix_view_attribute(lw, node, base, attr, out);
+    }
     for (uint32_t i = 0; i < base->nitems; i++) {
         if (base->keys[i].kind == EX_STR && strcmp(base->keys[i].str, attr) == 0) {
             *out = base->items[i];

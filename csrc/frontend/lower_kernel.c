@@ -101,6 +101,7 @@ lw_bind(Lowerer *lw, const char *name, const Expr *e, Var **out)
     Var v = {0};
     v.name = qd_intern(lw->m, name);
     v.e = *e;
+    v.control_depth = lw->frame ? lw->frame->control_depth : 0;
     if (!v.name || qd_vec_push(lw->arena, &lw->vars, v) < 0) {
         return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
     }

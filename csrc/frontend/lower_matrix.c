@@ -607,6 +607,9 @@ lw_matrix_operand(Lowerer *lw, const QdAst *node, const Expr **e, Expr *tmp)
 int
 lw_matrix_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
+    if (lw_is_coopvec(a) || lw_is_coopvec(b)) { /* a plain vector facing a CoopVec */
+        return lw_coopvec_ops.binary(lw, node, op, a, b, out);
+    }
     Expr ta, tb;
     RETURN_IF_ERROR(lw_matrix_operand(lw, node, &a, &ta));
     RETURN_IF_ERROR(lw_matrix_operand(lw, node, &b, &tb));
@@ -625,6 +628,9 @@ compare_elem(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *
 static int
 matrix_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
+    if (lw_is_coopvec(a) || lw_is_coopvec(b)) {
+        return lw_coopvec_ops.compare(lw, node, op, a, b, out);
+    }
     Expr ta, tb;
     RETURN_IF_ERROR(lw_matrix_operand(lw, node, &a, &ta));
     RETURN_IF_ERROR(lw_matrix_operand(lw, node, &b, &tb));

@@ -43,6 +43,9 @@ lw_expr_ops(const Expr *e)
         default: return &lw_host_ops;
         }
     }
+    if (e->kind == EX_MATRIX && e->is_coopvec) {
+        return &lw_coopvec_ops;
+    }
     if ((size_t)e->kind >= sizeof(kind_ops) / sizeof(kind_ops[0]) || !kind_ops[e->kind]) {
         return &no_ops;
     }
