@@ -3,7 +3,7 @@
  * `nn_matvec %y, %x, %w[, %b], <layout> R x C, offset O, stride S[, bias B][, transpose]`
  * (ops.def) is lowered where it stands into:
  *
- *     %acc = alloca : ptr<[M x f32], local>            M outputs, K inputs
+ *     %acc = alloca : ptr<[M x f32], local>            M outputs, K inputs (at the task's start)
  *     for %o = 0 to M { acc[o] = f32(b[B + o]) or 0.0 }
  *     for ... { acc[o] = acc[o] + f32(A(o, k)) * f32(x[k]) }
  *     for %o = 0 to M { y[o] = T(acc[o]) }
@@ -220,10 +220,17 @@ lower_matvec(Emitter *e, const QdInst *inst)
     uint32_t m = qd_matvec_out_len(mv), n = qd_matvec_in_len(mv);
     const QdType *arr = qd_type_array(e->f->module, e->f32, m);
     const QdType *ptr = arr ? qd_type_ptr(e->f->module, arr, QD_SPACE_LOCAL) : NULL;
-    QdInst *alloca = ptr ? emit(e, QD_OP_ALLOCA, 0, ptr) : NULL;
-    if (!alloca) {
+    QdInst *alloca = ptr ? qd_inst_new(e->f, QD_OP_ALLOCA, 0) : NULL;
+    if (!alloca || qd_inst_set_result(e->f, alloca, ptr, NULL) == QD_NO_VALUE) {
         return -1;
     }
+    alloca->loc = e->loc;
+    /* at the start of the enclosing task (or func), where the frontend puts its slots */
+    QdRegion *home = e->region;
+    while (home->owner && home->owner->op != QD_OP_TASK) {
+        home = home->owner->parent;
+    }
+    qd_region_insert_before(home, home->first, alloca);
     uint32_t acc = alloca->result, o, k;
 
     /* acc[o] = bias or 0 */
