@@ -139,7 +139,7 @@ QdCpuJit *qd_driver_jit_new(QdCtx *ctx, const QdLlvmOptions *opts);
 
 /* The passes the QIR test hooks run when not told otherwise: what hand-written QIR needs
  * before code generation. Kernels always get the whole pipeline (qd_run_pipeline). */
-#define QD_DRIVER_TEST_PASSES "instantiate,inline,constfold,dce"
+#define QD_DRIVER_TEST_PASSES "instantiate,inline,nn_lower,constfold,dce"
 /* Runs the passes named in `pass_list`, in that order (passes/passes.h: qd_run_passes). */
 int qd_driver_run_passes(QdCtx *ctx, QdModule *m, const char *pass_list, bool verify_each);
 /* Names of the passes in pipeline order, NULL-terminated. */

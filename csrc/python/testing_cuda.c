@@ -1,6 +1,6 @@
 /* python/testing_cuda.c -- the CUDA code generator's test hooks in quadrants._core._testing.
  *
- *     qir_to_ptx(text, kernel, sm=90, passes="instantiate,inline,constfold,dce", options=None)
+ *     qir_to_ptx(text, kernel, sm=90, passes="instantiate,inline,nn_lower,constfold,dce", options=None)
  *         -> dict(ptx=str, symbol=str, tasks=[(entry, block_dim, is_range)], fields=[names],
  *                 asserts=[messages], args_size=int, tmps_size=int, nresults=int, has_print)
  * compiles a hand-written QIR kernel to PTX for sm_<sm> without any GPU or driver, so CI can

@@ -1,7 +1,7 @@
 /* python/testing_run.c -- run_qir / compile_qir: hand-written QIR kernels on the CPU backend.
  *
  * Adds to quadrants._core._testing:
- *     run_qir(text, kernel, args, fields=None, passes="instantiate,inline,constfold,dce",
+ *     run_qir(text, kernel, args, fields=None, passes="instantiate,inline,nn_lower,constfold,dce",
  *             nthreads=0, options=None) -> list of the kernel's results (kernel_ret)
  *     compile_qir(text, kernel, fields=None, passes=..., nthreads=0, options=None)
  *         -> CompiledQir, whose launch(*args) runs the kernel again and again
@@ -520,7 +520,7 @@ build_from_args(PyObject *self, const char *func, PyObject **argv, int fields_at
 }
 
 PyDoc_STRVAR(run_qir_doc,
-             "run_qir(text, kernel, args, fields=None, passes='instantiate,inline,constfold,dce',"
+             "run_qir(text, kernel, args, fields=None, passes='instantiate,inline,nn_lower,constfold,dce',"
              " nthreads=0, options=None)\n--\n\n"
              "Compile kernel `kernel` of the QIR text for the CPU, run it once with `args` and\n"
              "return the list of its results.");
@@ -553,7 +553,7 @@ done:
 }
 
 PyDoc_STRVAR(compile_qir_doc,
-             "compile_qir(text, kernel, fields=None, passes='instantiate,inline,constfold,dce',"
+             "compile_qir(text, kernel, fields=None, passes='instantiate,inline,nn_lower,constfold,dce',"
              " nthreads=0, options=None)\n--\n\n"
              "Compile kernel `kernel` of the QIR text for the CPU; returns a CompiledQir whose\n"
              "launch(*args) runs it.");

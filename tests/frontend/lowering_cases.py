@@ -186,3 +186,20 @@ def recursive_real_func_early_return_template():
 
     k(np.zeros(4, np.float32), np.zeros(4, np.float32))
     return k
+
+
+@case
+def nn_matvec():
+    """A cooperative vector through a packed layer with a bias and ReLU: the frontend stores x,
+    emits one nn_matvec and reads y back; nn_lower turns it into loops."""
+    _, w, b = qd.nn.pack(np.ones((3, 2)), np.ones(3))
+
+    @qd.kernel
+    def k(W: qd.nn.MatrixView, B: qd.nn.MatrixView, x: NDARRAY_F32, y: NDARRAY_F32):
+        for i in range(x.shape[0]):
+            v = qd.nn.CoopVec(x[i], 1.0, dtype=qd.f16)
+            r0, r1, r2 = qd.max(qd.nn.matvec(W, v, B), 0.0)
+            y[i] = r0 + r1 + r2
+
+    k(w, b, np.zeros(4, np.float32), np.zeros(4, np.float32))
+    return k

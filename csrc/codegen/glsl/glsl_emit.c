@@ -330,6 +330,7 @@ qd_glsl_emit_inst(Emitter *e, const QdInst *inst)
     case QD_OP_TASK:
     case QD_OP_PARALLEL_FOR:
     case QD_OP_TMP_ALLOC:
+    case QD_OP_NN_MATVEC:
         return qd_error(e->ctx, qd_glsl_loc(inst), QD_ERR_INTERNAL,
                         "`%s` cannot be compiled here (run the pass pipeline before code "
                         "generation)",

@@ -217,9 +217,10 @@ qd_llvm_emit_inst(Emitter *e, const QdInst *inst, const LoopTargets *loop)
     case QD_OP_TASK:
     case QD_OP_PARALLEL_FOR:
     case QD_OP_TMP_ALLOC:
+    case QD_OP_NN_MATVEC:
         return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_COMPILATION,
                         "`%s` cannot be compiled here (run the passes "
-                        "instantiate,inline,constfold,dce before code generation)",
+                        "instantiate,inline,nn_lower,constfold,dce before code generation)",
                         qd_op_info[op].text);
     case QD_OP_ALLOCA:
     case QD_OP_FIELD_PTR:
