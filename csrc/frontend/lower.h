@@ -638,6 +638,12 @@ int lw_nn_call(Lowerer *lw, const QdAst *node, const char *name, const CallArgs 
 /* A qd builtin called with a CoopVec argument (max, min, tanh, abs, cast, len; others are
  * errors); LW_DECLINED when no argument is a CoopVec. */
 int lw_nn_builtin(Lowerer *lw, const char *name, const CallArgs *c, Expr *out);
+/* A new CoopVec of n elements of type ty, its items to fill (lower_nn.c). */
+int lw_coopvec_new(Lowerer *lw, uint32_t n, const QdType *ty, Expr *out);
+/* y = op(A) x (+ b) (lower_nn_matvec.c): A a matrix view, x a CoopVec, b a vector view or NULL;
+ * op(A) = A^T when transpose differs from A's own transpose flag. */
+int lw_nn_matvec(Lowerer *lw, const QdAst *node, const Expr *a, const Expr *x, const Expr *b,
+                 bool transpose, Expr *out);
 /* `A.T`, `A.shape` and the members of a matrix view. */
 int lw_matrix_view_attribute(Lowerer *lw, const QdAst *node, const Expr *base, const char *attr,
                              Expr *out);

@@ -311,3 +311,25 @@ def test_view_argument_type_error():
 
     with pytest.raises(qd.QuadrantsRuntimeTypeError, match="expects a qd.nn.MatrixView"):
         kern(np.zeros((2, 2), dtype=np.float32), np.zeros(1, dtype=np.float32))
+
+
+def test_views_through_annotated_func_parameters():
+    """A func parameter annotated qd.nn.MatrixView takes a view as it is (like qd.template())."""
+    A, b = rng.standard_normal((4, 3)), rng.standard_normal(4)
+    _, Av, bv = qd.nn.pack(A, b, dtype=qd.f32)
+
+    @qd.func
+    def affine(W: qd.nn.MatrixView, B: qd.nn.MatrixView, x):
+        return qd.nn.matvec(W, x, B)
+
+    @qd.kernel
+    def kern(W: qd.nn.MatrixView, B: qd.nn.MatrixView, X: vec_array(3), Y: vec_array(4)):
+        for i in range(X.shape[0]):
+            Y[i] = qd.Vector(affine(W, B, qd.nn.CoopVec(X[i])))
+
+    x = rng.uniform(-1, 1, size=(BATCH, 3)).astype(np.float32)
+    y = np.zeros((BATCH, 4), dtype=np.float32)
+    kern(Av, bv, x, y)
+    ref, acc = model.matvec_ref(model.rounded(A, "f32"), x.astype(np.float64).T,
+                                model.rounded(b, "f32")[:, None])
+    model.check(y, ref.T, model.ulp(ref.T, "f32") + acc.T, "annotated func parameters")
