@@ -879,8 +879,16 @@ lw_matrix_merge_branches(Lowerer *lw, const QdAst *node, QdInst *ifi, Expr *vals
         vals[1].kind != EX_MATRIX) {
         return LW_DECLINED;
     }
+    bool coopvecs = lw_is_coopvec(&vals[0]) || lw_is_coopvec(&vals[1]);
+    if (coopvecs && (!lw_is_coopvec(&vals[0]) || !lw_is_coopvec(&vals[1]) ||
+                     vals[0].nitems != vals[1].nitems || !qd_type_equal(vals[0].ty, vals[1].ty))) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "both branches must be qd.nn.CoopVecs of one length and dtype");
+    }
     RETURN_IF_ERROR(branches_as_matrices(lw, node, ifi, vals));
-    return matrix_merge(lw, node, ifi, vals, out); /* element by element */
+    RETURN_IF_ERROR(matrix_merge(lw, node, ifi, vals, out)); /* element by element */
+    out->is_coopvec = coopvecs;
+    return 0;
 }
 
 bool

@@ -286,6 +286,36 @@ def test_rebinding_to_another_length():
     assert y[0] == 9.0
 
 
+def test_conditional_expression():
+    """`a if c else b` of two CoopVecs is a CoopVec (still not subscriptable); a CoopVec facing
+    a plain vector is an error."""
+    n = 5
+
+    @qd.kernel
+    def k(A: vec_array(n), B: vec_array(n), Y: vec_array(n)):
+        for i in range(A.shape[0]):
+            a = qd.nn.CoopVec(A[i])
+            b = qd.nn.CoopVec(B[i])
+            c = a if i % 2 == 0 else b
+            Y[i] = qd.Vector(c * 2.0)
+
+    a, b = inputs(n, "f32", count=2)
+    y = np.zeros_like(a)
+    k(a, b, y)
+    ref = np.where((np.arange(BATCH) % 2 == 0)[:, None], a, b) * 2
+    np.testing.assert_array_equal(y, ref)
+
+    @qd.kernel
+    def mixed(Y: qd.types.ndarray(qd.f32, 1)):
+        for i in range(2):
+            c = qd.nn.CoopVec(1.0, 2.0) if i == 0 else qd.Vector([1.0, 2.0])  # mixed-site
+            x, y = c
+            Y[i] = x + y
+
+    err = compile_error(mixed, np.zeros(2, dtype=np.float32))
+    assert_at(err, qd.QuadrantsTypeError, "both branches must be qd.nn.CoopVecs", "# mixed-site")
+
+
 def test_loop_state_and_branches():
     """A CoopVec variable updated in a runtime loop and in a branch keeps its slots."""
     n = 16
