@@ -381,65 +381,95 @@ dot(Lowerer *lw, const QdAst *node, const Expr *a, const Expr *b, Expr *out)
     return acc == QD_NO_VALUE ? -1 : 0;
 }
 
+/* How each qd.nn builtin is lowered (the KIND column of nn.def). */
+typedef enum NnKind {
+#define QD_NN(name, KIND, signature, doc) NN_##KIND,
+#include "nn.def"
+#undef QD_NN
+} NnKind;
+
+static const struct {
+    const char *name;
+    NnKind kind;
+} nn_builtins[] = {
+#define QD_NN(name, KIND, signature, doc) {name, NN_##KIND},
+#include "nn.def"
+#undef QD_NN
+};
+
+/* qd.nn.matvec(A, x, b=None, transpose=False). */
+static int
+call_matvec(Lowerer *lw, const CallArgs *c, Expr *out)
+{
+    static const char *const kw[] = {"A", "x", "b", "transpose"};
+    const Expr *v[4] = {NULL, NULL, NULL, NULL};
+    RETURN_IF_ERROR(keywords(lw, c, "qd.nn.matvec", kw, 4, v));
+    for (uint32_t i = 0; i < c->npos && i < 4; i++) {
+        if (v[i]) {
+            return lw_error(lw, c->node, QD_ERR_TYPE,
+                            "qd.nn.matvec() got multiple values for argument '%s'", kw[i]);
+        }
+        v[i] = &c->pos[i];
+    }
+    if (c->npos > 4 || !v[0] || !v[1]) {
+        return lw_error(lw, c->node, QD_ERR_TYPE,
+                        "qd.nn.matvec(A, x, b=None, transpose=False) takes a matrix view and a "
+                        "CoopVec");
+    }
+    const Expr *b = v[2] && v[2]->kind != EX_NONE ? v[2] : NULL;
+    bool transpose = false;
+    if (v[3]) {
+        if (v[3]->kind != EX_BOOL && v[3]->kind != EX_INT) {
+            return lw_error(lw, c->node, QD_ERR_TYPE,
+                            "transpose must be a compile-time bool (True or False)");
+        }
+        transpose = v[3]->ival != 0;
+    }
+    return lw_nn_matvec(lw, c->node, v[0], v[1], b, transpose, out);
+}
+
 int
 lw_nn_call(Lowerer *lw, const QdAst *node, const char *name, const CallArgs *c, Expr *out)
 {
     (void)node;
-    if (strcmp(name, "CoopVec") == 0) {
+    size_t k = 0;
+    while (k < QD_ARRAY_LEN(nn_builtins) && strcmp(nn_builtins[k].name, name) != 0) {
+        k++;
+    }
+    if (k == QD_ARRAY_LEN(nn_builtins)) {
+        return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.nn.%s cannot be called in a kernel", name);
+    }
+    NnKind kind = nn_builtins[k].kind;
+    if (kind == NN_CONSTRUCT) {
         return construct(lw, c, out);
     }
-    if (strcmp(name, "matvec") == 0) {
-        static const char *const kw[] = {"A", "x", "b", "transpose"};
-        const Expr *v[4] = {NULL, NULL, NULL, NULL};
-        RETURN_IF_ERROR(keywords(lw, c, "qd.nn.matvec", kw, 4, v));
-        for (uint32_t i = 0; i < c->npos && i < 4; i++) {
-            if (v[i]) {
-                return lw_error(lw, c->node, QD_ERR_TYPE, "qd.nn.matvec() got multiple values for "
-                                "argument '%s'", kw[i]);
-            }
-            v[i] = &c->pos[i];
-        }
-        if (c->npos > 4 || !v[0] || !v[1]) {
-            return lw_error(lw, c->node, QD_ERR_TYPE,
-                            "qd.nn.matvec(A, x, b=None, transpose=False) takes a matrix view and "
-                            "a CoopVec");
-        }
-        const Expr *b = v[2] && v[2]->kind != EX_NONE ? v[2] : NULL;
-        bool transpose = false;
-        if (v[3]) {
-            if (v[3]->kind != EX_BOOL && v[3]->kind != EX_INT) {
-                return lw_error(lw, c->node, QD_ERR_TYPE,
-                                "transpose must be a compile-time bool (True or False)");
-            }
-            transpose = v[3]->ival != 0;
-        }
-        return lw_nn_matvec(lw, c->node, v[0], v[1], b, transpose, out);
+    if (kind == NN_MATVEC) {
+        return call_matvec(lw, c, out);
     }
     if (c->nkw) {
         return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.nn.%s() takes no keyword arguments", name);
     }
-    if (strcmp(name, "exp2") == 0 || strcmp(name, "log2") == 0) {
+    switch (kind) {
+    case NN_EXP2:
+    case NN_LOG2:
         RETURN_IF_ERROR(nargs(lw, c, name, 1, 1));
-        return elementwise(lw, c->node, name[0] == 'e' ? EL_EXP2 : EL_LOG2, QD_OP_COUNT_, c->pos, 1,
-                           out);
-    }
-    if (strcmp(name, "fma") == 0) {
+        return elementwise(lw, c->node, kind == NN_EXP2 ? EL_EXP2 : EL_LOG2, QD_OP_COUNT_, c->pos,
+                           1, out);
+    case NN_FMA:
         RETURN_IF_ERROR(nargs(lw, c, name, 3, 3));
         return elementwise(lw, c->node, EL_FMA, QD_OP_COUNT_, c->pos, 3, out);
-    }
-    if (strcmp(name, "step") == 0) {
+    case NN_STEP:
         RETURN_IF_ERROR(nargs(lw, c, name, 2, 2));
         return elementwise(lw, c->node, EL_STEP, QD_OP_COUNT_, c->pos, 2, out);
-    }
-    if (strcmp(name, "cast") == 0) {
+    case NN_CAST:
         RETURN_IF_ERROR(nargs(lw, c, name, 2, 2));
         return cast(lw, c->node, &c->pos[0], &c->pos[1], out);
-    }
-    if (strcmp(name, "dot") == 0) {
+    case NN_DOT:
         RETURN_IF_ERROR(nargs(lw, c, name, 2, 2));
         return dot(lw, c->node, &c->pos[0], &c->pos[1], out);
+    default:
+        return qd_error(lw->ctx, lw->loc, QD_ERR_INTERNAL, "qd.nn.%s has no lowering", name);
     }
-    return lw_error(lw, c->node, QD_ERR_SYNTAX, "qd.nn.%s cannot be called in a kernel", name);
 }
 
 int

@@ -423,6 +423,20 @@ add_simt_builtins(PyObject *module)
     return add_table(module, "SIMT_BUILTINS", rows, rc);
 }
 
+/* _core.NN_BUILTINS: ((name, signature, doc), ...), the rows of frontend/nn.def; quadrants.nn
+ * defines its kernel-scope functions from it. */
+static int
+add_nn_builtins(PyObject *module)
+{
+    PyObject *rows = PyList_New(0);
+    int rc = rows ? 0 : -1;
+#define QD_NN(name, KIND, signature, doc)                                                          \
+    append_row(rows, Py_BuildValue("(sss)", name, signature, doc), &rc);
+#include "../frontend/nn.def"
+#undef QD_NN
+    return add_table(module, "NN_BUILTINS", rows, rc);
+}
+
 /* _core.MATRIX_METHODS: the names of frontend/matrix_methods.def, in order. */
 static int
 add_matrix_methods(PyObject *module)
@@ -446,6 +460,7 @@ core_exec(PyObject *module)
     RETURN_IF_ERROR(add_builtins(module));
     RETURN_IF_ERROR(add_simt_builtins(module));
     RETURN_IF_ERROR(add_matrix_methods(module));
+    RETURN_IF_ERROR(add_nn_builtins(module));
     PyObject *dispatcher_type = qd_py_dispatcher_type_new(module);
     int added = dispatcher_type ? PyModule_AddObjectRef(module, "Dispatcher", dispatcher_type) : -1;
     Py_XDECREF(dispatcher_type);

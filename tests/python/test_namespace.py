@@ -80,3 +80,18 @@ def test_builtin_modules_define_only_their_exports():
     for module in (_builtins, _hints, _linalg):
         public = sorted(n for n in vars(module) if not n.startswith("_"))
         assert public == sorted(module.__all__), module.__name__
+
+
+def test_nn_module_is_the_table():
+    """qd.nn defines exactly the rows of csrc/frontend/nn.def as kernel-scope builtins, beside
+    its host functions."""
+    import inspect
+
+    names = []
+    for name, signature, doc in _core.NN_BUILTINS:
+        fn = getattr(qd.nn, name)
+        assert fn._qd_builtin == f"nn.{name}"
+        assert fn.__doc__.startswith(doc)
+        assert str(inspect.signature(fn)) == f"({signature})"
+        names.append(name)
+    assert sorted(names + ["MatrixView", "pack", "unpack", "view"]) == qd.nn.__all__
