@@ -1,4 +1,4 @@
-/* frontend/lower_nn.c -- qd.nn: cooperative vectors and the matrix views they multiply.
+/* frontend/lower_nn.c -- qd.nn: cooperative vectors (CoopVec) and their operations.
  *
  * A cooperative vector (qd.nn.CoopVec) is a per-thread vector of 1..128 floats (f16 or f32)
  * with a small set of operations and no element indexing: a later target may spread its
