@@ -333,3 +333,22 @@ def test_views_through_annotated_func_parameters():
     ref, acc = model.matvec_ref(model.rounded(A, "f32"), x.astype(np.float64).T,
                                 model.rounded(b, "f32")[:, None])
     model.check(y, ref.T, model.ulp(ref.T, "f32") + acc.T, "annotated func parameters")
+
+
+def test_product_at_kernel_scope():
+    """A product outside any loop: the kernel's serial task."""
+    A = rng.standard_normal((2, 3))
+    _, Av = qd.nn.pack(A, dtype=qd.f32)
+
+    @qd.kernel
+    def kern(W: qd.nn.MatrixView, X: qd.types.ndarray(qd.f32, 1), Y: qd.types.ndarray(qd.f32, 1)):
+        v = qd.nn.CoopVec(X[0], X[1], X[2])
+        a, b = W @ v
+        Y[0] = a
+        Y[1] = b
+
+    x = rng.uniform(-1, 1, 3).astype(np.float32)
+    y = np.zeros(2, dtype=np.float32)
+    kern(Av, x, y)
+    ref, acc = model.matvec_ref(model.rounded(A, "f32"), x.astype(np.float64))
+    model.check(y, ref, model.ulp(ref, "f32") + acc, "kernel scope")
