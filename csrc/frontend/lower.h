@@ -530,7 +530,39 @@ int lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const struct 
 int lw_shared_element(Lowerer *lw, const QdAst *node, const Expr *base, const Expr *idx, uint32_t n,
                       Expr *out);
 
-/***** lower_tile.c: register tiles *****/
+/***** lower_tile.c, lower_tile_slice.c: register tiles *****/
+
+/* What an EX_TILE Expr is (its `tile`). */
+typedef enum TilePart {
+    TILE_REGS,   /* a tile: array, n; Expr.ty the element type */
+    TILE_SLICE,  /* a 2-D slice of an array: base, batch, r0, r1, c0, c1 */
+    TILE_COLUMN, /* a column of an array, read: value (a slot), name (the variable) */
+    TILE_OUTER,  /* qd.outer(u, v): u, v */
+} TilePart;
+
+struct TileData {
+    TilePart part;    /* what it is */
+    uint32_t n;       /* REGS: rows (= columns = lanes) */
+    uint32_t array;   /* REGS: ptr<[n x ty], local> */
+    bool is_fresh;    /* REGS: made by zeros() / eye(), no variable holds it yet */
+    Expr base;        /* SLICE: the array (EX_FIELD, EX_NDARRAY, EX_SHARED) */
+    bool has_batch;   /* SLICE: a 3-D array, `batch` its first index */
+    Expr batch;       /* SLICE: the batch index */
+    Expr r0, r1;      /* SLICE, COLUMN: the rows */
+    Expr c0, c1;      /* SLICE: the columns */
+    Expr value;       /* COLUMN: this lane's element (an lvalue: its slot) */
+    const char *name; /* COLUMN: the variable bound to it, for errors (NULL: none yet) */
+    Expr u, v;        /* OUTER: the two column vectors */
+};
+
+/* A new EX_TILE Expr of the given part and element type (its other data zero). */
+int lw_tile_data_new(Lowerer *lw, TilePart part, const QdType *ty, Expr *out);
+/* Element k of tile t's array as an lvalue. */
+int lw_tile_register_slot(Lowerer *lw, const Expr *t, uint32_t k, Expr *out);
+/* Notes that the kernel needs subgroups of n lanes (0: a column slice) from node on. */
+void lw_tile_need_lanes(Lowerer *lw, const QdAst *node, uint32_t n);
+/* t[:] = the slice s. */
+int lw_tile_load(Lowerer *lw, const QdAst *node, const Expr *t, const TileData *s);
 
 /* Tile<N>x<N>.zeros / eye, qd.outer and the tile methods (`name` without "simt."; fn the
  * builtin, carrying a method's tile in items[0]). */
