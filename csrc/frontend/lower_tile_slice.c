@@ -23,10 +23,10 @@ i32_type(void)
 
 /***** emission helpers *****/
 
-/* Runs the statements emit() adds inside `if cond`. */
+/* An `if` the instructions go into, opened by open_if and closed by close_if. */
 typedef struct IfScope {
-    QdRegion *saved;
-    bool saved_top;
+    QdRegion *saved; /* where instructions went before it */
+    bool saved_top;  /* lw->at_top before it */
 } IfScope;
 
 static int
@@ -177,8 +177,8 @@ read_column(Lowerer *lw, const QdAst *node, TileData *s, const Expr *col, Expr *
 int
 lw_tile_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
-    bool array = base->kind == EX_FIELD || base->kind == EX_NDARRAY ||
-                 (base->kind == EX_SHARED && base->rows == 0);
+    bool array = base->kind == EX_FIELD || (base->kind == EX_NDARRAY && base->rows == 0) ||
+                 (base->kind == EX_SHARED && base->rows == 0); /* of scalars */
     if (!array || !is_tile_index(index)) {
         return LW_DECLINED;
     }

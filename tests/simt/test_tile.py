@@ -268,3 +268,32 @@ def test_tiles_need_a_gpu_or_the_emulation(arch):
 
     with pytest.raises(qd.QuadrantsCompilationError, match="requires a GPU backend"):
         k(np.zeros((16, 16), np.float32))
+
+
+def test_syntax_errors_come_before_the_backend_error(arch):
+    """Misuses of the tile syntax are reported before the target is found unable to run tiles
+    (the CPU without cpu_simt here)."""
+    if arch != "cpu":
+        pytest.skip("the CPU's error")
+    qd.init(arch=qd.cpu)
+    f = qd.field(qd.f32, shape=(16, 16))
+
+    @qd.kernel
+    def no_start():
+        qd.loop_config(block_dim=16)
+        for i in range(16):
+            t = qd.simt.Tile16x16.zeros(dtype=qd.f32)
+            t[:] = f[:16, 0:16]
+
+    @qd.kernel
+    def plus():
+        qd.loop_config(block_dim=16)
+        for i in range(16):
+            t = qd.simt.Tile16x16.zeros(dtype=qd.f32)
+            v = f[0:16, 0]
+            t += qd.outer(v, v)
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="both start and stop indices are required"):
+        no_start()
+    with pytest.raises(TypeError, match="only with -="):
+        plus()
