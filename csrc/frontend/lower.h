@@ -572,9 +572,10 @@ int lw_tile_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *nam
  * indices, one a slice): a slice for a tile load, or a column read; else LW_DECLINED. */
 int lw_tile_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
                       Expr *out);
-/* `base[index] = value` with value a tile: the store of a tile (LW_DECLINED: not slice syntax). */
+/* The store_subscript of fields, ndarrays and SharedArrays: `base[index] = value` with value a
+ * tile is the store of a tile; anything else is LW_DECLINED (the element's own store). */
 int lw_tile_store_subscript(Lowerer *lw, const QdAst *target, const Expr *base, const QdAst *index,
-                            const Expr *value);
+                            const Expr *value, const QdAst *aug);
 /* A tile passed to a func: a copy (other tile Exprs as they are). */
 int lw_tile_new_var(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out);
 /* The error of using a tile Expr where a scalar is wanted (a column slice: its own message). */

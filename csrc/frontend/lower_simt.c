@@ -227,6 +227,10 @@ shared_element(Lowerer *lw, const QdAst *node, const QdAst *where, const Expr *b
 static int
 simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
+    int rc = lw_tile_subscript(lw, node, base, index, out); /* a[r0:r1, c0:c1] */
+    if (rc != LW_DECLINED) {
+        return rc;
+    }
     Expr idx[16];
     uint32_t n = 0;
     RETURN_IF_ERROR(lw_collect_indices(lw, index, idx, &n));
@@ -768,6 +772,7 @@ const ExprOps lw_shared_ops = {
     .name = "shared array",
     .attribute = shared_attribute,
     .subscript = simt_subscript,
+    .store_subscript = lw_tile_store_subscript,
 };
 
 /* qd.global_thread_idx(): the builtins.def row of block.global_thread_idx. */

@@ -156,13 +156,8 @@ lw_assign_target(Lowerer *lw, const QdAst *target, const Expr *value, bool is_st
             return rc < 0 ? -1 : lw_store(lw, target, &lv, value); /* obj.r[i], r unpacked */
         }
         const ExprOps *ops = lw_expr_ops(&base);
-        rc = value->kind == EX_TILE ? lw_tile_store_subscript(lw, target, &base, target->y, value)
-                                    : LW_DECLINED; /* a[r0:r1, c0:c1] = t */
-        if (rc == LW_DECLINED) {
-            rc = ops->store_subscript
-                     ? ops->store_subscript(lw, target, &base, target->y, value, NULL)
-                     : LW_DECLINED;
-        }
+        rc = ops->store_subscript ? ops->store_subscript(lw, target, &base, target->y, value, NULL)
+                                  : LW_DECLINED;
         if (rc != LW_DECLINED) {
             return rc;
         }

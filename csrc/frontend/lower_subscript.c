@@ -275,10 +275,6 @@ lw_not_indexable(Lowerer *lw, const QdAst *node)
 int
 lw_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
-    int rc = lw_tile_subscript(lw, node, base, index, out); /* a[r0:r1, c0:c1] */
-    if (rc != LW_DECLINED) {
-        return rc;
-    }
     const ExprOps *ops = lw_expr_ops(base);
     if (ops->subscript) {
         return ops->subscript(lw, node, base, index, out);

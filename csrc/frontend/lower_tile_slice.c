@@ -294,8 +294,11 @@ store_tile(Lowerer *lw, const QdAst *node, const TileData *s, const Expr *t)
 
 int
 lw_tile_store_subscript(Lowerer *lw, const QdAst *target, const Expr *base, const QdAst *index,
-                        const Expr *value)
+                        const Expr *value, const QdAst *aug)
 {
+    if (aug || value->kind != EX_TILE) {
+        return LW_DECLINED;
+    }
     Expr s;
     int rc = lw_tile_subscript(lw, target, base, index, &s);
     if (rc != 0) {
