@@ -131,6 +131,9 @@ def outer(a, b):
     raise TypeError("qd.outer(a, b) is only valid as `tile -= qd.outer(a, b)` in a kernel")
 
 
+outer._qd_builtin = "simt.tile.outer"  # lowered by the C core (csrc/frontend/lower_tile.c)
+
+
 def __getattr__(name):
     # qd.cfg follows qd.init/qd.reset, so it cannot be a plain module attribute.
     if name == "cfg":

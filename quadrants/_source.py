@@ -56,10 +56,6 @@ def parse(info, func_name):
         raise TypeError(f"the source of {func_name} is not a function definition")
     node.decorator_list = []
     node.filename = info.filename
-    from quadrants.simt import _tile_syntax
-
-    if _tile_syntax.mentions_tiles(text):
-        node = _tile_syntax.rewrite(node, info.filename)
     return node
 
 

@@ -41,10 +41,13 @@ typedef enum ExprKind {
     EX_SHARED,   /* qd.simt.block.SharedArray: id (pointer to the flat array in shared memory),
                     ty (scalar element), items[i] (EX_INT extents), nitems (dimensions); rows,
                     cols, is_vector when each element is a vector/matrix (rows = 0: scalar) */
+    EX_TILE,     /* a register tile (qd.simt.Tile16x16), a slice or column of an array for one,
+                    or qd.outer(u, v): tile (see lower_tile.c); ty = element type */
 } ExprKind;
 
 typedef struct Expr Expr;
 typedef struct IterSpec IterSpec;
+typedef struct TileData TileData;
 
 struct Expr {
     ExprKind kind;       /* what it is; the fields below are valid per kind (see ExprKind) */
@@ -77,6 +80,7 @@ struct Expr {
     uint64_t ubits;
     uint32_t rows, cols; /* MATRIX: shape (a vector of n: rows = n, cols = 1) */
     IterSpec *iter;      /* ITER */
+    TileData *tile;      /* TILE: what it is (lower_tile.c) */
 };
 
 /* A runtime value Expr of value id and type ty. */
@@ -232,6 +236,11 @@ typedef struct Lowerer {
     RealFuncs *real_funcs;    /* the recursive real_funcs lowered so far, shared by the kernel
                                  and the functions lowered for it */
     uint32_t real_nesting;    /* functions of recursive real_funcs being lowered around this one */
+    uint32_t tile_lanes;      /* the most lanes a register tile of the kernel needs (N), 0: none;
+                                 checked against the target once the kernel is lowered, so
+                                 that misuses of the tile syntax are reported first */
+    bool tile_column;         /* the kernel reads a column slice of an array */
+    QdLoc tile_loc;           /* where the first of them is made */
 } Lowerer;
 
 /***** lower_ops.c: operations by value kind *****/
@@ -292,6 +301,7 @@ extern const ExprOps lw_field_ops;        /* lower_field.c: EX_FIELD */
 extern const ExprOps lw_ndarray_ops;      /* lower_field.c: EX_NDARRAY */
 extern const ExprOps lw_shape_ops;        /* lower_field.c: EX_SHAPE */
 extern const ExprOps lw_shared_ops;       /* lower_simt.c: EX_SHARED */
+extern const ExprOps lw_tile_ops;         /* lower_tile.c: EX_TILE */
 extern const ExprOps lw_tuple_ops;        /* lower_container.c: EX_TUPLE */
 extern const ExprOps lw_dict_ops;         /* lower_container.c: EX_DICT (buffer views too) */
 extern const ExprOps lw_iter_ops;         /* lower_loop.c: EX_ITER */
@@ -520,6 +530,63 @@ int lw_static_op(Lowerer *lw, const QdAst *node, QdHandle h, const char *name, E
 /* A qd.simt.* builtin (`name` without the "simt." prefix). */
 int lw_simt_call(Lowerer *lw, const QdAst *node, const char *name, const struct MatrixCall *c,
                  Expr *out);
+/* base[idx...] of SharedArray `base` (EX_SHARED of scalars) as an lvalue in shared memory. */
+int lw_shared_element(Lowerer *lw, const QdAst *node, const Expr *base, const Expr *idx, uint32_t n,
+                      Expr *out);
+
+/***** lower_tile.c, lower_tile_slice.c: register tiles *****/
+
+/* What an EX_TILE Expr is (its `tile`). */
+typedef enum TilePart {
+    TILE_REGS,   /* a tile: array, n; Expr.ty the element type */
+    TILE_SLICE,  /* a 2-D slice of an array: base, batch, r0, r1, c0, c1 */
+    TILE_COLUMN, /* a column of an array, read: value (a slot), name (the variable) */
+    TILE_OUTER,  /* qd.outer(u, v): u, v */
+} TilePart;
+
+struct TileData {
+    TilePart part;    /* what it is */
+    uint32_t n;       /* REGS: rows (= columns = lanes) */
+    uint32_t array;   /* REGS: ptr<[n x ty], local> */
+    bool is_fresh;    /* REGS: made by zeros() / eye(), no variable holds it yet */
+    Expr base;        /* SLICE: the array (EX_FIELD, EX_NDARRAY, EX_SHARED) */
+    bool has_batch;   /* SLICE: a 3-D array, `batch` its first index */
+    Expr batch;       /* SLICE: the batch index */
+    Expr r0, r1;      /* SLICE, COLUMN: the rows */
+    Expr c0, c1;      /* SLICE: the columns */
+    Expr value;       /* COLUMN: this lane's element (an lvalue: its slot) */
+    const char *name; /* COLUMN: the variable bound to it, for errors (NULL: none yet) */
+    Expr u, v;        /* OUTER: the two column vectors */
+};
+
+/* A new EX_TILE Expr of the given part and element type (its other data zero). */
+int lw_tile_data_new(Lowerer *lw, TilePart part, const QdType *ty, Expr *out);
+/* Element k of tile t's array as an lvalue. */
+int lw_tile_register_slot(Lowerer *lw, const Expr *t, uint32_t k, Expr *out);
+/* Notes that the kernel needs subgroups of n lanes (0: a column slice) from node on. */
+void lw_tile_need_lanes(Lowerer *lw, const QdAst *node, uint32_t n);
+/* t[:] = the slice s. */
+int lw_tile_load(Lowerer *lw, const QdAst *node, const Expr *t, const TileData *s);
+
+/* Tile<N>x<N>.zeros / eye, qd.outer and the tile methods (`name` without "simt."; fn the
+ * builtin, carrying a method's tile in items[0]). */
+int lw_tile_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *name,
+                 const struct MatrixCall *c, Expr *out);
+/* base[index] where it is tile slice syntax (a field, ndarray or SharedArray indexed with 2 or 3
+ * indices, one a slice): a slice for a tile load, or a column read; else LW_DECLINED. */
+int lw_tile_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+                      Expr *out);
+/* The store_subscript of fields, ndarrays and SharedArrays: `base[index] = value` with value a
+ * tile is the store of a tile; anything else is LW_DECLINED (the element's own store). */
+int lw_tile_store_subscript(Lowerer *lw, const QdAst *target, const Expr *base, const QdAst *index,
+                            const Expr *value, const QdAst *aug);
+/* A tile passed to a func: a copy (other tile Exprs as they are). */
+int lw_tile_new_var(Lowerer *lw, const QdAst *node, const Expr *value, Expr *out);
+/* The error of using a tile Expr where a scalar is wanted (a column slice: its own message). */
+int lw_tile_misuse(Lowerer *lw, const QdAst *node, const Expr *e);
+/* After lowering: whether the target runs the kernel's tiles (a GPU, or the CPU's emulation,
+ * with subgroups of N lanes or more); -1 with a diag when not. */
+int lw_tile_check_target(Lowerer *lw);
 
 /***** lower_struct.c *****/
 
@@ -692,6 +759,8 @@ typedef struct LwTemplateArg {
 /* A local array of n elements of scalar type ty (an alloca at the start of the task, or of the
  * function being lowered). */
 int lw_local_array(Lowerer *lw, const QdType *ty, uint32_t n, uint32_t *out);
+/* The pointer to element k of local array `array` of element type ty, or QD_NO_VALUE. */
+uint32_t lw_array_element_ptr(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t k);
 /* A local array holding the scalars items[0 .. n) converted to ty. */
 int lw_array_of(Lowerer *lw, const QdAst *node, const Expr *items, uint32_t n, const QdType *ty,
                 uint32_t *out);

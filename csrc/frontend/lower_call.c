@@ -224,6 +224,9 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
         RETURN_IF_ERROR(bind_builtin_args(lw, &fn, &c));
         if (strncmp(fn.str, "simt.", 5) == 0) {
             MatrixCall mc = {c.pos, c.npos, c.kw, c.kwv, c.nkw};
+            if (strncmp(fn.str, "simt.tile.", 10) == 0 || strncmp(fn.str, "simt.Tile", 9) == 0) {
+                return lw_tile_call(lw, node, &fn, fn.str + 5, &mc, out);
+            }
             return lw_simt_call(lw, node, fn.str + 5, &mc, out);
         }
         if (strncmp(fn.str, "nn.", 3) == 0) {

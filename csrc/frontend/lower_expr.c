@@ -240,6 +240,8 @@ lw_rvalue(Lowerer *lw, const QdAst *node, const Expr *e, Expr *out)
         return lw_error(lw, node, QD_ERR_TYPE, "this Python object is not a scalar value");
     case EX_TUPLE:
         return lw_error(lw, node, QD_ERR_TYPE, "a tuple or list is not a scalar value");
+    case EX_TILE:
+        return lw_tile_misuse(lw, node, e);
     default:
         return lw_error(lw, node, QD_ERR_TYPE, "this expression has no scalar value");
     }

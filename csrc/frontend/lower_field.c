@@ -3,7 +3,8 @@
  * A scalar field (EX_FIELD) and an ndarray parameter (EX_NDARRAY) are indexed into lvalues of
  * global memory (lw_subscript_indices, lower_subscript.c), iterated by a struct-for over their shape,
  * and have a `shape` (a compile-time tuple for a field, an EX_SHAPE read at run time for an
- * ndarray). An ndarray of vectors/matrices is indexed element-wise by lower_matrix_field.c.
+ * ndarray). An ndarray of vectors/matrices is indexed element-wise by lower_matrix_field.c. The
+ * slice syntax of register tiles (`a[r0:r1, c0:c1]`, `a[...] = t`) is lower_tile_slice.c's.
  * Here are their ExprOps.
  */
 #include "lower.h"
@@ -14,6 +15,10 @@
 static int
 indexed_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
 {
+    int rc = lw_tile_subscript(lw, node, base, index, out); /* a[r0:r1, c0:c1] */
+    if (rc != LW_DECLINED) {
+        return rc;
+    }
     Expr idx[16];
     uint32_t n = 0;
     RETURN_IF_ERROR(lw_collect_indices(lw, index, idx, &n));
@@ -77,6 +82,7 @@ const ExprOps lw_field_ops = {
     .name = "field",
     .attribute = field_attribute,
     .subscript = indexed_subscript,
+    .store_subscript = lw_tile_store_subscript,
     .iterate = indexed_iterate,
 };
 
@@ -119,6 +125,7 @@ const ExprOps lw_ndarray_ops = {
     .name = "ndarray",
     .attribute = ndarray_attribute,
     .subscript = ndarray_subscript,
+    .store_subscript = lw_tile_store_subscript,
     .iterate = indexed_iterate,
 };
 

@@ -635,6 +635,8 @@ call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint
         }
         if (is_template) {
             /* bound as it is */
+        } else if (value.kind == EX_TILE) {
+            rc = lw_tile_new_var(lw, param, &value, &value); /* a tile is copied */
         } else if ((value.kind == EX_STRUCT && i >= nbound) || value.kind == EX_MATRIX) {
             /* A struct is copied, except the bound `self` of a method. */
             rc = lw_struct_new_var(lw, param, &value, &value);
@@ -873,6 +875,9 @@ qd_frontend_lower_kernel(QdCtx *ctx, QdModule *m, const QdHost *host, QdHandle s
     bool returns_none = def->x && def->x->kind == QD_AST_CONSTANT && def->x->cst.kind == QD_CONST_NONE;
     if (def->x && !returns_none && !frame.returned) {
         lw_error(lw, def, QD_ERR_SYNTAX, "Kernel has a return type but does not have a return statement");
+        return NULL;
+    }
+    if (lw_tile_check_target(lw) < 0) {
         return NULL;
     }
     lw_pop_scope(lw);

@@ -31,6 +31,7 @@ static const ExprOps *const kind_ops[] = {
     [EX_MATRIX] = &lw_matrix_ops,
     [EX_STRUCT] = &lw_struct_ops,
     [EX_SHARED] = &lw_shared_ops,
+    [EX_TILE] = &lw_tile_ops,
 };
 
 const ExprOps *

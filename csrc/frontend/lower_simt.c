@@ -162,15 +162,14 @@ bin(Lowerer *lw, QdOp op, const QdType *ty, uint32_t a, uint32_t b)
     return lw_emit_value(lw, op, ty, a, b);
 }
 
-/* Block-local shared array x[i, j, ...]: the flat row-major index, then array_ptr. */
-/* x[index] of a SharedArray (EX_SHARED): lvalues in shared memory. */
+/* Element idx[0 .. n) of a SharedArray (EX_SHARED): the flat row-major index, then array_ptr;
+ * an lvalue in shared memory (a vector/matrix of them for vector/matrix elements). `where` is
+ * blamed for bad indices. */
 static int
-simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
+shared_element(Lowerer *lw, const QdAst *node, const QdAst *where, const Expr *base,
+               const Expr *idx, uint32_t n, Expr *out)
 {
-    Expr idx[16];
-    uint32_t n = 0;
     const QdType *i32 = scalar(QD_TY_I32);
-    RETURN_IF_ERROR(lw_collect_indices(lw, index, idx, &n));
     if (n != base->nitems) {
         return lw_error(lw, node, QD_ERR_SYNTAX, "SharedArray with %u dimensions is indexed with %u indices",
                         base->nitems, n);
@@ -182,7 +181,7 @@ simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *in
                             (long long)idx[i].ival, i, (long long)base->items[i].ival);
         }
         uint32_t v;
-        RETURN_IF_ERROR(lw_index_value(lw, index, &idx[i], &v));
+        RETURN_IF_ERROR(lw_index_value(lw, where, &idx[i], &v));
         if (flat == QD_NO_VALUE) {
             flat = v;
         } else {
@@ -222,6 +221,27 @@ simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *in
     RETURN_IF_ERROR(lw_matrix_new(lw, base->rows, base->cols, base->is_vector, base->ty, out));
     memcpy(out->items, slots, sizeof(Expr) * per);
     return 0;
+}
+
+/* x[index] of a SharedArray (EX_SHARED). */
+static int
+simt_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index, Expr *out)
+{
+    int rc = lw_tile_subscript(lw, node, base, index, out); /* a[r0:r1, c0:c1] */
+    if (rc != LW_DECLINED) {
+        return rc;
+    }
+    Expr idx[16];
+    uint32_t n = 0;
+    RETURN_IF_ERROR(lw_collect_indices(lw, index, idx, &n));
+    return shared_element(lw, node, index, base, idx, n, out);
+}
+
+int
+lw_shared_element(Lowerer *lw, const QdAst *node, const Expr *base, const Expr *idx, uint32_t n,
+                  Expr *out)
+{
+    return shared_element(lw, node, node, base, idx, n, out);
 }
 
 /* SharedArray(shape, dtype). */
@@ -752,6 +772,7 @@ const ExprOps lw_shared_ops = {
     .name = "shared array",
     .attribute = shared_attribute,
     .subscript = simt_subscript,
+    .store_subscript = lw_tile_store_subscript,
 };
 
 /* qd.global_thread_idx(): the builtins.def row of block.global_thread_idx. */

@@ -56,9 +56,8 @@ lw_local_array(Lowerer *lw, const QdType *ty, uint32_t n, uint32_t *out)
     return 0;
 }
 
-/* Pointer to element k of local array `array` of element type ty. */
-static uint32_t
-element_ptr(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t k)
+uint32_t
+lw_array_element_ptr(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t k)
 {
     const QdType *pty = qd_type_ptr(lw->m, ty, QD_SPACE_LOCAL);
     uint32_t index = lw_const_int(lw, qd_type_scalar(QD_TY_I32), k);
@@ -71,7 +70,7 @@ element_ptr(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t k)
 int
 lw_array_store(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t k, uint32_t value)
 {
-    uint32_t ptr = element_ptr(lw, array, ty, k);
+    uint32_t ptr = lw_array_element_ptr(lw, array, ty, k);
     QdInst *store = ptr == QD_NO_VALUE ? NULL : lw_emit(lw, QD_OP_STORE, 2);
     if (!store) {
         return -1;
@@ -106,7 +105,7 @@ lw_array_of(Lowerer *lw, const QdAst *node, const Expr *items, uint32_t n, const
     for (uint32_t k = 0; k < n; k++) {
         uint32_t value, ptr;
         RETURN_IF_ERROR(scalar_value(lw, node, &items[k], ty, &value));
-        if ((ptr = element_ptr(lw, *out, ty, k)) == QD_NO_VALUE) {
+        if ((ptr = lw_array_element_ptr(lw, *out, ty, k)) == QD_NO_VALUE) {
             return -1;
         }
         QdInst *store = lw_emit(lw, QD_OP_STORE, 2);
@@ -124,7 +123,7 @@ lw_array_items(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t first, ui
                Expr *items)
 {
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t ptr = element_ptr(lw, array, ty, first + k);
+        uint32_t ptr = lw_array_element_ptr(lw, array, ty, first + k);
         uint32_t value = ptr == QD_NO_VALUE ? QD_NO_VALUE
                                             : lw_emit_value(lw, QD_OP_LOAD, ty, ptr, 0);
         if (value == QD_NO_VALUE) {

@@ -126,6 +126,49 @@ def test_the_demo_at_a_small_size(arch):
 
 
 
+def test_tiles_are_values():
+    """A tile passed to a @qd.func is a copy, a func returns one, assigning a tile to a variable
+    copies it (also inside a runtime loop), and t.r is this lane's row."""
+    tile = qd.simt.Tile16x16
+
+    @qd.func
+    def scaled_eye(t, s: qd.f32):
+        u = tile.eye(dtype=qd.f32)
+        for j in qd.static(range(16)):
+            u.r[j] = u.r[j] * s + t.r[j]
+        return u
+
+    @qd.func
+    def clobber(t):
+        t.eye_()
+
+    @qd.kernel
+    def k(a: qd.types.ndarray(qd.f32, 2), out: qd.types.ndarray(qd.f32, 2),
+          same: qd.types.ndarray(qd.f32, 2), n: qd.i32):
+        qd.loop_config(block_dim=16)
+        for i in range(16):
+            t = tile.zeros(dtype=qd.f32)
+            t[:] = a[0:16, 0:16]
+            clobber(t)
+            u = scaled_eye(t, 2.0)
+            w = tile.zeros(dtype=qd.f32)
+            for _ in range(n):
+                w = u
+            out[0:16, 0:16] = w
+            v = t
+            v.eye_()
+            same[0:16, 0:16] = t
+
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    out = np.zeros((16, 16), np.float32)
+    same = np.zeros_like(out)
+    k(a, out, same, 1)
+    np.testing.assert_allclose(out, a + 2 * np.eye(16), rtol=1e-6)
+    np.testing.assert_array_equal(same, a)
+    k(a, out, same, 0)
+    np.testing.assert_array_equal(out, 0)
+
+
 
 def test_slices_need_start_and_stop():
     f = qd.field(qd.f32, shape=(16, 16))
@@ -225,3 +268,32 @@ def test_tiles_need_a_gpu_or_the_emulation(arch):
 
     with pytest.raises(qd.QuadrantsCompilationError, match="requires a GPU backend"):
         k(np.zeros((16, 16), np.float32))
+
+
+def test_syntax_errors_come_before_the_backend_error(arch):
+    """Misuses of the tile syntax are reported before the target is found unable to run tiles
+    (the CPU without cpu_simt here)."""
+    if arch != "cpu":
+        pytest.skip("the CPU's error")
+    qd.init(arch=qd.cpu)
+    f = qd.field(qd.f32, shape=(16, 16))
+
+    @qd.kernel
+    def no_start():
+        qd.loop_config(block_dim=16)
+        for i in range(16):
+            t = qd.simt.Tile16x16.zeros(dtype=qd.f32)
+            t[:] = f[:16, 0:16]
+
+    @qd.kernel
+    def plus():
+        qd.loop_config(block_dim=16)
+        for i in range(16):
+            t = qd.simt.Tile16x16.zeros(dtype=qd.f32)
+            v = f[0:16, 0]
+            t += qd.outer(v, v)
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="both start and stop indices are required"):
+        no_start()
+    with pytest.raises(TypeError, match="only with -="):
+        plus()
