@@ -47,6 +47,7 @@ _CODE_OPTIONS = (
     "unrolling_limit",
     "fast_math",
     "cpu_simt",
+    "nn_tensor_cores",
     "opt_level",
     "default_gpu_block_dim",
     "subgroup_size",

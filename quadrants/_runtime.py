@@ -158,6 +158,9 @@ _OPTIONS = {
     "external_metal_command_queue_is_torch_queue": False,
     # This project: run SIMT blocks as cooperating lanes on the CPU (DESIGN.md, Execution).
     "cpu_simt": False,
+    # qd.nn products of f16 vectors by f16 matrices on tensor cores where the target has them
+    # (docs/nn.md); False keeps the per-thread loops everywhere.
+    "nn_tensor_cores": True,
 }
 
 # Attributes of CompileConfig that init sets itself (not from kwargs or the environment).
@@ -529,6 +532,7 @@ def compile_options():
         "unrolling_limit": int(special.unrolling_limit),
         "fast_math": bool(cfg.fast_math),
         "cpu_simt": bool(cfg.cpu_simt),
+        "nn_tensor_cores": bool(cfg.nn_tensor_cores),
         # LLVM's optimization level: the reference's external_optimization_level (default 3);
         # its opt_level concerns its own IR passes.
         "opt_level": int(cfg.external_optimization_level),

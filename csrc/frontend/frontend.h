@@ -228,6 +228,9 @@ typedef struct QdFrontendOptions {
     uint32_t subgroup_size;  /* lanes per subgroup of the target (a power of two; 0 = 32): the
                                 value of qd.simt.subgroup.group_size() and the width of the
                                 collectives */
+    bool tensor_cores;       /* the target runs mma.sync m16n8k16 (CUDA sm_80 and later, and its
+                                emulation under cpu_simt): qd.nn products of f16 vectors by f16
+                                matrices are marked for nn_lower's tensor-core path */
 } QdFrontendOptions;
 
 /* What the launcher needs to know about a lowered kernel besides its QIR. */

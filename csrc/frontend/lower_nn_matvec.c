@@ -7,7 +7,8 @@
  *
  * A product stores the input CoopVec into a local array, emits one nn_matvec (ops.def) with the
  * view's facts as its immediate and reads the result back into a new CoopVec;
- * passes/nn_lower.c turns the instruction into loops.
+ * passes/nn_lower.c turns the instruction into loops. Where the options say the target has
+ * tensor cores, a product of an f16 vector by an f16 matrix is marked `tensor_cores`.
  */
 #include "lower.h"
 
@@ -127,6 +128,8 @@ lw_nn_matvec(Lowerer *lw, const QdAst *node, const Expr *a, const Expr *x, const
         mv.has_bias = true;
         mv.bias_offset = B.offset;
     }
+    mv.tensor_cores = lw->opt->tensor_cores && x->ty->kind == QD_TY_F16 &&
+                      A.buffer->ty->kind == QD_TY_F16;
     uint32_t xs, ys;
     RETURN_IF_ERROR(lw_local_array(lw, x->ty, in, &xs));
     RETURN_IF_ERROR(lw_local_array(lw, x->ty, n_out, &ys));

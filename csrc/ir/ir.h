@@ -177,6 +177,8 @@ typedef enum QdSig {
     SIG_ASSERT,     /* integer -> nothing; immediate message */
     SIG_NN_MATVEC,  /* (ptr<[M x T], local>, ptr<[K x T], local>, ndarray<W, 1|2>[, ndarray<B, 1>])
                      * -> nothing; T, W, B float; M and K from the immediate */
+    SIG_MMA,        /* (ptr<[4 x f32], local>, ptr<[8 x f16], local>, ptr<[4 x f16], local>)
+                     * -> nothing */
 } QdSig;
 
 /* What QdInst.imm holds (the imm column of ops.def). */
@@ -326,6 +328,8 @@ typedef struct QdMatvec {
     int64_t offset;       /* element index of A(0, 0) in the weight ndarray (1-D) */
     int64_t stride;       /* elements between rows (row-major) or columns (column-major) */
     int64_t bias_offset;  /* element index of b[0] in the bias ndarray */
+    bool tensor_cores;    /* f16 x and A on a target with mma.sync m16n8k16: nn_lower gives the
+                           * product a tensor-core path for warps that reach it together */
 } QdMatvec;
 
 /* Lengths of the input and the output vector of a product. */

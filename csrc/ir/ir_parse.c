@@ -735,7 +735,7 @@ parse_named_count(Parser *p, const char *word, int64_t *out)
 }
 
 /* The immediate of nn_matvec after its operands:
- * `, col_major 16 x 8, offset 0, stride 16[, bias 256][, transpose]`. */
+ * `, col_major 16 x 8, offset 0, stride 16[, bias 256][, transpose][, tensor_cores]`. */
 static int
 parse_matvec(Parser *p, QdMatvec *mv)
 {
@@ -769,8 +769,11 @@ parse_matvec(Parser *p, QdMatvec *mv)
         } else if (is_ident(p, "transpose")) {
             lex_next(&p->lx);
             mv->transpose = true;
+        } else if (is_ident(p, "tensor_cores")) {
+            lex_next(&p->lx);
+            mv->tensor_cores = true;
         } else {
-            return perror_at(p, TOK, "expected 'bias' or 'transpose'");
+            return perror_at(p, TOK, "expected 'bias', 'transpose' or 'tensor_cores'");
         }
     }
     return 0;

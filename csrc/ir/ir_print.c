@@ -510,7 +510,8 @@ print_plain_body(Printer *p, const QdInst *inst)
         qd_sbuf_printf(sb, ", %lld", (long long)inst->imm.i);
         break;
     case IMM_MATVEC: {
-        /* nn_matvec %y, %x, %w[, %b], col_major 16 x 8, offset 0, stride 16[, bias 256][, transpose] */
+        /* nn_matvec %y, %x, %w[, %b], col_major 16 x 8, offset 0, stride 16[, bias 256][, transpose]
+         * [, tensor_cores] */
         const QdMatvec *mv = &inst->imm.matvec;
         qd_sbuf_putc(sb, ' ');
         print_args(p, inst, false);
@@ -522,6 +523,9 @@ print_plain_body(Printer *p, const QdInst *inst)
         }
         if (mv->transpose) {
             qd_sbuf_puts(sb, ", transpose");
+        }
+        if (mv->tensor_cores) {
+            qd_sbuf_puts(sb, ", tensor_cores");
         }
         break;
     }

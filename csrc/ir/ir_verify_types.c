@@ -34,7 +34,7 @@ static const int8_t sig_has_result[] = {
     [SIG_KERNEL_RET] = 0, [SIG_I32] = 1,       [SIG_I64] = 1,        [SIG_PTR_TO_INT] = 1,
     [SIG_SYNC_PRED] = 1,  [SIG_SYNC_MASK] = 0, [SIG_SHUFFLE] = 1,    [SIG_BALLOT] = 1,
     [SIG_MATCH] = 1,      [SIG_VOTE] = 1,      [SIG_PRINT] = 0,      [SIG_ASSERT] = 0,
-    [SIG_PARTIAL] = 1,    [SIG_PARTIAL_INT] = 1,  [SIG_NN_MATVEC] = 0,
+    [SIG_PARTIAL] = 1,    [SIG_PARTIAL_INT] = 1,  [SIG_NN_MATVEC] = 0,  [SIG_MMA] = 0,
 };
 
 /***** type classes *****/
@@ -317,6 +317,20 @@ matvec_vector(Verifier *v, const QdInst *inst, uint32_t k, const char *what, uin
         return NULL;
     }
     return p->elem->elem;
+}
+
+/* Operand k of mma_m16n8k16 points to a local array of n elements of kind `kind`. */
+static int
+fragment(Verifier *v, const QdInst *inst, uint32_t k, const char *what, QdTypeKind kind, uint32_t n)
+{
+    const QdType *p = verify_arg_type(v, inst, k);
+    if (p == NULL || p->kind != QD_TY_PTR || p->space != QD_SPACE_LOCAL || p->elem == NULL ||
+        p->elem->kind != QD_TY_ARRAY || p->elem->elem == NULL || p->elem->elem->kind != kind ||
+        p->elem->count_expr != NULL || p->elem->count != n) {
+        return verify_fail(v, inst, "%s must point to a local array of %u %s, got %s", what, n,
+                           kind == QD_TY_F32 ? "f32" : "f16", verify_type_name(v, 0, p));
+    }
+    return 0;
 }
 
 /* nn_matvec %y, %x, %w[, %b]: y and x local arrays of one float type and of the lengths the
@@ -645,6 +659,10 @@ check_sig(Verifier *v, const QdInst *inst)
         return 0;
     case SIG_NN_MATVEC:
         return check_matvec(v, inst);
+    case SIG_MMA:
+        RETURN_IF_ERROR(fragment(v, inst, 0, "the accumulator", QD_TY_F32, 4));
+        RETURN_IF_ERROR(fragment(v, inst, 1, "the A fragment", QD_TY_F16, 8));
+        return fragment(v, inst, 2, "the B fragment", QD_TY_F16, 4);
     }
     return verify_fail(v, inst, "unknown typing rule");
 }

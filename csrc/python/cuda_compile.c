@@ -144,6 +144,7 @@ qd_py_cuda_compile(PyObject *module, QdCtx *ctx, QdCompileRequest *req, PyObject
     if (qd_py_nvptx_options(options, 10 * device->cc_major + device->cc_minor, &opts) < 0) {
         return NULL;
     }
+    req->frontend.tensor_cores = opts.sm >= 80 && qd_py_nn_tensor_cores(options);
     CudaKernelObject *k = qd_py_cuda_kernel_alloc(module);
     if (k == NULL) {
         return NULL;

@@ -495,6 +495,13 @@ qd_py_compiled_kernel_type_new(PyObject *module)
 
 /***** compile_kernel *****/
 
+bool
+qd_py_nn_tensor_cores(PyObject *options)
+{
+    PyObject *v = options ? PyDict_GetItemString(options, "nn_tensor_cores") : NULL;
+    return v == NULL || PyObject_IsTrue(v) == 1;
+}
+
 static int
 option_int(PyObject *options, const char *name, long dflt, long *out)
 {
@@ -801,6 +808,8 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         if (!(simt && PyObject_IsTrue(simt) == 1)) {
             req.frontend.simt_unsupported_arch =
                 arch && PyUnicode_Check(arch) ? PyUnicode_AsUTF8(arch) : "cpu";
+        } else {
+            req.frontend.tensor_cores = qd_py_nn_tensor_cores(options);
         }
     }
     req.ret_annotation = return_annotation(&host, func);

@@ -151,6 +151,8 @@ struct QdCompileRequest;
 int qd_py_cuda_add(PyObject *module);
 /* Whether compile options (a dict or NULL, borrowed) ask for the CUDA backend (arch "cuda"). */
 bool qd_py_wants_cuda(PyObject *options);
+/* Whether options["nn_tensor_cores"] (default true) lets qd.nn products use tensor cores. */
+bool qd_py_nn_tensor_cores(PyObject *options);
 /* Compiles the request for CUDA: new reference to a CudaKernel (called like a CompiledKernel),
  * NULL with the error raised. */
 PyObject *qd_py_cuda_compile(PyObject *module, QdCtx *ctx, struct QdCompileRequest *req,

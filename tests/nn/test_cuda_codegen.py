@@ -71,3 +71,39 @@ def test_mlp_assembles_for_sm90(cpu, keep_qir, tmp_path):
     cmd = [ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.ptx")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0 and not proc.stderr, proc.stderr
+
+
+def test_tensor_core_mlp_assembles_for_sm90(keep_qir, tmp_path):
+    """The 64-wide 4-layer f16 MLP of benchmarks/coopvec_mlp_bench.py, lowered with tensor cores
+    (the frontend marks the products under cpu_simt as on CUDA): one mma.sync per (16-row block,
+    8-output tile, 16-input tile) of every layer, and ptxas accepts the PTX."""
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[2] / "benchmarks"))
+    import coopvec_mlp_bench as bench
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        qd.init(arch=qd.cpu, cpu_simt=True, offline_cache=False)
+    try:
+        Ws, bs = bench.weights()
+        _, Wv, Bv = qd.nn.pack(Ws, bs)
+        mlp = bench.build()
+        out = qd.ndarray(qd.f32, (40, 3))
+        mlp(*[v for pair in zip(Wv, Bv) for v in pair], out)
+        ref = bench.model(np.arange(40, dtype=np.uint32), Ws, bs)
+        assert np.abs(out.to_numpy() - ref).max() <= 2e-2 * np.abs(ref).max()
+        qir = frontend_qir(mlp)
+    finally:
+        qd.reset()
+    assert qir.count("tensor_cores") == 4, qir
+    name = re.search(r"^kernel @(\S+)\(", qir, re.M).group(1)
+    ptx = _testing.qir_to_ptx(qir, name, sm=90)["ptx"]
+    assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * (3 * 8 * 4 + 2 * 4)
+    ptxas = find_ptxas()
+    if ptxas is None:
+        pytest.skip("ptxas (CUDA toolkit) is not installed")
+    (tmp_path / "k.ptx").write_text(ptx)
+    cmd = [ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.ptx")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr

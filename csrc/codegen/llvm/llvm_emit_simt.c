@@ -8,6 +8,7 @@
  *   shuffle{,_xor,_up,_down}                        shfl.sync.{idx,bfly,up,down}.i32
  *   ballot, vote_all, vote_any                      vote.{ballot,all,any}.sync
  *   match_any                                       match.any.sync.{b32,b64}
+ *   mma_m16n8k16                                    mma.sync.aligned.m16n8k16.row.col.f32.f16
  *   shared_alloc                                    an addrspace(3) global of the block
  *   fence_block / fence_device / fence_system       membar.cta / membar.gl / membar.sys
  * Subgroup operations other than subgroup_sync take the mask of the lanes active at the call
@@ -132,6 +133,38 @@ emit_shared_alloc(Emitter *e, const QdInst *inst)
     return LLVMConstAddrSpaceCast(g, e->t_ptr);
 }
 
+/* mma_m16n8k16 %d, %a, %b: the fragments loaded from the lane's local arrays, f16 elements in
+ * pairs (<2 x half>, the lower index in the low half), D = A B + D stored back. */
+static void
+emit_mma(Emitter *e, const QdInst *inst)
+{
+    LLVMTypeRef h = LLVMHalfTypeInContext(e->llctx), f = LLVMFloatTypeInContext(e->llctx);
+    LLVMTypeRef h2 = LLVMVectorType(h, 2);
+    LLVMValueRef pd = qd_llvm_value(e, inst->args[0]), pa = qd_llvm_value(e, inst->args[1]);
+    LLVMValueRef pb = qd_llvm_value(e, inst->args[2]);
+    LLVMValueRef args[10], slots[4];
+    for (unsigned k = 0; k < 6; k++) { /* a: 4 pairs, b: 2 pairs */
+        LLVMValueRef base = k < 4 ? pa : pb;
+        unsigned first = k < 4 ? 2 * k : 2 * (k - 4);
+        LLVMValueRef pair = LLVMGetUndef(h2);
+        for (unsigned j = 0; j < 2; j++) {
+            LLVMValueRef idx = LLVMConstInt(e->t_i32, first + j, 0);
+            LLVMValueRef x = LLVMBuildLoad2(e->b, h, LLVMBuildGEP2(e->b, h, base, &idx, 1, ""), "");
+            pair = LLVMBuildInsertElement(e->b, pair, x, LLVMConstInt(e->t_i32, j, 0), "");
+        }
+        args[k] = pair;
+    }
+    for (unsigned k = 0; k < 4; k++) {
+        LLVMValueRef idx = LLVMConstInt(e->t_i32, k, 0);
+        slots[k] = LLVMBuildGEP2(e->b, f, pd, &idx, 1, "");
+        args[6 + k] = LLVMBuildLoad2(e->b, f, slots[k], "");
+    }
+    LLVMValueRef r = nvvm(e, "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", args, 10);
+    for (unsigned k = 0; k < 4; k++) {
+        LLVMBuildStore(e->b, LLVMBuildExtractValue(e->b, r, k, ""), slots[k]);
+    }
+}
+
 void
 qd_llvm_emit_gpu_fence(Emitter *e, QdOp op)
 {
@@ -214,6 +247,9 @@ qd_llvm_emit_simt(Emitter *e, const QdInst *inst)
     case QD_OP_SHARED_ALLOC:
         r = emit_shared_alloc(e, inst);
         break;
+    case QD_OP_MMA_M16N8K16:
+        emit_mma(e, inst);
+        return 0;
     default:
         return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_INTERNAL,
                         "cannot compile `%s` for the GPU", qd_op_info[inst->op].text);

@@ -9,6 +9,7 @@
  *   ballot, vote_all, vote_any                                qd_simt_ballot(pred, mode)
  *   match_any                                                 qd_simt_match_any(value)
  *   shared_alloc                                              qd_simt_shared(offset, size)
+ *   mma_m16n8k16 %d, %a, %b                                   qd_simt_mma(d, a, b)
  * Shuffled values travel as 64-bit patterns (zero-extended integers, float bits). Each
  * shared_alloc of a task gets its own offset in the block's shared buffer (16-byte aligned).
  */
@@ -143,6 +144,12 @@ qd_llvm_emit_simt_cpu(Emitter *e, const QdInst *inst)
     case QD_OP_SHARED_ALLOC:
         r = emit_shared(e, inst);
         break;
+    case QD_OP_MMA_M16N8K16: {
+        LLVMValueRef ptrs[3] = {qd_llvm_value(e, inst->args[0]), qd_llvm_value(e, inst->args[1]),
+                                qd_llvm_value(e, inst->args[2])};
+        call_rt(e, "qd_simt_mma", e->t_void, ptrs, 3);
+        return 0;
+    }
     default:
         return qd_error(e->ctx, qd_llvm_loc(inst), QD_ERR_INTERNAL,
                         "cannot emulate `%s` on the CPU", qd_op_info[inst->op].text);

@@ -86,6 +86,10 @@ uint64_t qd_simt_shuffle(uint64_t value, int32_t arg, int32_t mode);
 uint32_t qd_simt_ballot(int32_t pred, int32_t mode);
 uint32_t qd_simt_match_any(uint64_t value);
 void *qd_simt_shared(int64_t offset, int64_t size);
+/* mma_m16n8k16 of the subgroup: d (4 floats), a (8 f16 bit patterns) and b (4) are the calling
+ * lane's fragments in PTX's order (ops.def); every lane of the subgroup must call it together.
+ * D = A B + D with products and sums in f32, in order of k. */
+void qd_simt_mma(float *d, const uint16_t *a, const uint16_t *b);
 
 /***** rt_print.c *****/
 

@@ -172,6 +172,7 @@ static const QdCpuSymbol runtime_symbols[] = {
     {"qd_simt_ballot", (AnyFunction)qd_simt_ballot},
     {"qd_simt_match_any", (AnyFunction)qd_simt_match_any},
     {"qd_simt_shared", (AnyFunction)qd_simt_shared},
+    {"qd_simt_mma", (AnyFunction)qd_simt_mma},
 #ifdef HAVE_HALF_HELPERS
     {"__truncsfhf2", (AnyFunction)rt_truncsfhf2},
     {"__truncdfhf2", (AnyFunction)rt_truncdfhf2},

@@ -54,6 +54,7 @@ typedef enum LaneOp {
     OP_BALLOT,      /* ballot / vote of `pred` (mode: 0 ballot, 1 all, 2 any) */
     OP_MATCH,       /* the lanes whose `value` equals this lane's */
     OP_BLOCK_PRED,  /* block barrier with predicate (mode: 0 all, 1 any, 2 count) */
+    OP_MMA,         /* mma_m16n8k16 on the fragments at `frags` (d, a, b) */
 } LaneOp;
 
 /* Context switches. On x86-64 a fiber switch saves the callee-saved registers on the old stack
@@ -105,6 +106,7 @@ typedef struct Lane {
     int32_t pred;    /* predicate (nonzero = true) */
     uint64_t value;  /* shuffled value */
     uint64_t result; /* what the scheduler computed */
+    void *frags[3];  /* OP_MMA: the lane's d, a and b fragments */
 } Lane;
 
 /* The block a worker thread is running. */
@@ -253,10 +255,60 @@ resume_lane(Block *b, int32_t k)
 #endif
 }
 
+/* mma_m16n8k16 of the subgroup [lo, lo + 32), every lane waiting there: the matrices gathered
+ * from the lanes' fragments (PTX's order, ops.def), D = A B + C in f32, scattered back. */
+static void
+release_mma(Block *b, int32_t lo, int32_t hi)
+{
+    float A[16][16], B[16][8], D[16][8];
+    if (hi - lo != QD_SIMT_SUBGROUP) {
+        simt_fatal("mma_m16n8k16 needs a whole subgroup of 32 lanes");
+    }
+    for (int32_t k = lo; k < hi; k++) {
+        if (b->lanes[k].state != LANE_WAIT_SUB || b->lanes[k].op != OP_MMA) {
+            simt_fatal("mma_m16n8k16 reached by only some lanes of a subgroup");
+        }
+    }
+    for (int32_t lane = 0; lane < QD_SIMT_SUBGROUP; lane++) {
+        void *const *f = b->lanes[lo + lane].frags;
+        const float *d = f[0];
+        const uint16_t *a = f[1], *bb = f[2];
+        int32_t g = lane >> 2, t = lane & 3;
+        for (int32_t j = 0; j < 8; j++) { /* a0 a1: (g, 2t..), a2 a3: (g + 8, ..), then k + 8 */
+            int32_t row = g + 8 * ((j >> 1) & 1), col = 2 * t + (j & 1) + 8 * (j >> 2);
+            A[row][col] = (float)qd_cpu_f16_to_double(a[j]);
+        }
+        for (int32_t j = 0; j < 4; j++) { /* b0 b1: (2t.., g), b2 b3: (2t + 8.., g) */
+            B[2 * t + (j & 1) + 8 * (j >> 1)][g] = (float)qd_cpu_f16_to_double(bb[j]);
+        }
+        for (int32_t j = 0; j < 4; j++) { /* c0 c1: (g, 2t..), c2 c3: (g + 8, 2t..) */
+            D[g + 8 * (j >> 1)][2 * t + (j & 1)] = d[j];
+        }
+    }
+    for (int32_t lane = 0; lane < QD_SIMT_SUBGROUP; lane++) {
+        float *d = b->lanes[lo + lane].frags[0];
+        int32_t g = lane >> 2, t = lane & 3;
+        for (int32_t j = 0; j < 4; j++) {
+            int32_t row = g + 8 * (j >> 1), col = 2 * t + (j & 1);
+            float acc = D[row][col];
+            for (int32_t k = 0; k < 16; k++) {
+                acc += A[row][k] * B[k][col];
+            }
+            d[j] = acc;
+        }
+    }
+}
+
 /* The results of the lanes of subgroup [lo, hi) waiting at a subgroup operation. */
 static void
 release_subgroup(Block *b, int32_t lo, int32_t hi)
 {
+    for (int32_t k = lo; k < hi; k++) {
+        if (b->lanes[k].state == LANE_WAIT_SUB && b->lanes[k].op == OP_MMA) {
+            release_mma(b, lo, hi);
+            break;
+        }
+    }
     uint32_t ballot = 0, active = 0;
     for (int32_t k = lo; k < hi; k++) {
         Lane *l = &b->lanes[k];
@@ -550,6 +602,18 @@ qd_simt_ballot(int32_t pred, int32_t mode)
     l->pred = pred;
     lane_wait(b, LANE_WAIT_SUB);
     return (uint32_t)b->lanes[b->cur].result;
+}
+
+void
+qd_simt_mma(float *d, const uint16_t *a, const uint16_t *b)
+{
+    Block *blk = tls_block;
+    Lane *l = &blk->lanes[blk->cur];
+    l->op = OP_MMA;
+    l->frags[0] = d;
+    l->frags[1] = (void *)a;
+    l->frags[2] = (void *)b;
+    lane_wait(blk, LANE_WAIT_SUB);
 }
 
 void *
