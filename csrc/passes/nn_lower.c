@@ -477,57 +477,52 @@ staging_for(Emitter *e, QdInst *loop, Staging *st)
     return 0;
 }
 
-/* The tensor-core form of one product at the emitter's insertion point (the body of the
- * whole-warp branch). */
+/* Per-lane values of the whole-warp branch: the m16n8k16 coordinates g = lane / 4 and 2t =
+ * 2 (lane % 4), the first staging row of the warp, and the lane's own staging rows. */
+typedef struct LaneGeo {
+    uint32_t g, t2, warp0, xrow, yrow;
+} LaneGeo;
+
 static int
-lower_mma(Emitter *e, const QdInst *inst, const Staging *st)
+lane_geometry(Emitter *e, LaneGeo *lg)
 {
-    const QdMatvec *mv = &inst->imm.matvec;
-    const int64_t K = qd_matvec_in_len(mv), M = qd_matvec_out_len(mv);
-    const int64_t K16 = (K + 15) / 16 * 16, M8 = (M + 7) / 8 * 8;
-    const int64_t KT = K16 / 16;
-    const QdType *f16 = qd_type_scalar(QD_TY_F16);
-    const QdType *yty = qd_value_type(e->f, inst->args[0])->elem->elem;
-    uint32_t x = inst->args[1], y = inst->args[0], w = inst->args[2];
-
-    /* A fragments of both 16-row blocks and every input tile, a B fragment, accumulators of
-     * both row blocks for the YCHUNK / 8 output tiles of a chunk */
-    uint32_t afrag[2 * (128 / 16)], acc[2 * (YCHUNK / 8)];
-    if (KT > 128 / 16) {
-        return -1;
-    }
-    for (int64_t k = 0; k < 2 * KT; k++) {
-        if ((afrag[k] = local_array(e, f16, 8)) == QD_NO_VALUE) {
-            return -1;
-        }
-    }
-    for (int64_t k = 0; k < 2 * (YCHUNK / 8); k++) {
-        if ((acc[k] = local_array(e, e->f32, 4)) == QD_NO_VALUE) {
-            return -1;
-        }
-    }
-    uint32_t bfrag = local_array(e, f16, 4);
-    if (bfrag == QD_NO_VALUE) {
-        return -1;
-    }
-
-    RETURN_IF_ERROR(subgroup_sync(e));
     uint32_t tid = value(e, QD_OP_THREAD_IDX, e->i32, 0, 0);
     uint32_t lane = arith_c(e, QD_OP_AND, tid, 31);
-    uint32_t g = arith_c(e, QD_OP_SHR, lane, 2), t = arith_c(e, QD_OP_AND, lane, 3);
-    uint32_t t2 = arith_c(e, QD_OP_MUL, t, 2);
+    lg->g = arith_c(e, QD_OP_SHR, lane, 2);
+    lg->t2 = arith_c(e, QD_OP_MUL, arith_c(e, QD_OP_AND, lane, 3), 2);
     /* thread tid owns row tid of the staging buffers; its warp's rows start at tid - lane */
-    uint32_t warp0 = value(e, QD_OP_SUB, e->i32, tid, lane);
-    uint32_t xrow = arith_c(e, QD_OP_MUL, tid, XPITCH);
-    uint32_t yrow = arith_c(e, QD_OP_MUL, tid, YPITCH);
+    lg->warp0 = value(e, QD_OP_SUB, e->i32, tid, lane);
+    lg->xrow = arith_c(e, QD_OP_MUL, tid, XPITCH);
+    lg->yrow = arith_c(e, QD_OP_MUL, tid, YPITCH);
+    return lg->yrow == QD_NO_VALUE ? -1 : 0;
+}
 
-    /* x -> A fragments, XCHUNK columns at a time through this warp's rows of xs */
+/* New local arrays afrag[2 kt + rb] (8 f16 each) for an input of K16 columns. */
+static int
+new_afrags(Emitter *e, int64_t K16, uint32_t *afrag)
+{
+    for (int64_t k = 0; k < 2 * (K16 / 16); k++) {
+        if ((afrag[k] = local_array(e, qd_type_scalar(QD_TY_F16), 8)) == QD_NO_VALUE) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The 32 lanes' vectors x (K elements, zero-padded to K16) -> A fragments, XCHUNK columns at a
+ * time through the warp's rows of the input staging buffer. */
+static int
+stage_in(Emitter *e, const Staging *st, const LaneGeo *lg, uint32_t x, int64_t K, int64_t K16,
+         const uint32_t *afrag)
+{
+    const QdType *f16 = qd_type_scalar(QD_TY_F16);
     for (int64_t c0 = 0; c0 < K16; c0 += XCHUNK) {
         int64_t cw = K16 - c0 < XCHUNK ? K16 - c0 : XCHUNK;
         for (int64_t c = 0; c < cw; c++) {
             uint32_t v = c0 + c < K ? value(e, QD_OP_LOAD, f16, local_at(e, x, c0 + c), 0)
                                     : const_f16_zero(e);
-            uint32_t at = element_in(e, st->xs, arith_c(e, QD_OP_ADD, xrow, c), QD_SPACE_SHARED);
+            uint32_t at =
+                element_in(e, st->xs, arith_c(e, QD_OP_ADD, lg->xrow, c), QD_SPACE_SHARED);
             RETURN_IF_ERROR(store_to(e, at, v));
         }
         RETURN_IF_ERROR(subgroup_sync(e));
@@ -537,9 +532,10 @@ lower_mma(Emitter *e, const QdInst *inst, const Staging *st)
                     /* (g + 8 [j & 2], 2t + (j & 1) + 8 [j & 4]) of the 16 x 16 tile */
                     int64_t row0 = 16 * rb + 8 * ((j >> 1) & 1);
                     int64_t col0 = 16 * kt - c0 + (j & 1) + 8 * (j >> 2);
-                    uint32_t row = arith_c(e, QD_OP_ADD, value(e, QD_OP_ADD, e->i32, warp0, g), row0);
+                    uint32_t row = arith_c(e, QD_OP_ADD,
+                                           value(e, QD_OP_ADD, e->i32, lg->warp0, lg->g), row0);
                     uint32_t idx = value(e, QD_OP_ADD, e->i32, arith_c(e, QD_OP_MUL, row, XPITCH),
-                                         arith_c(e, QD_OP_ADD, t2, col0));
+                                         arith_c(e, QD_OP_ADD, lg->t2, col0));
                     uint32_t v = value(e, QD_OP_LOAD, f16,
                                        element_in(e, st->xs, idx, QD_SPACE_SHARED), 0);
                     RETURN_IF_ERROR(store_to(e, local_at(e, afrag[2 * kt + rb], j), v));
@@ -548,61 +544,100 @@ lower_mma(Emitter *e, const QdInst *inst, const Staging *st)
         }
         RETURN_IF_ERROR(subgroup_sync(e));
     }
+    return 0;
+}
 
-    /* YCHUNK outputs at a time: accumulate, stage, read back by rows */
-    for (int64_t o0 = 0; o0 < M8; o0 += YCHUNK) {
-        int64_t nts = (M8 - o0 < YCHUNK ? M8 - o0 : YCHUNK) / 8;
-        for (int64_t n = 0; n < nts; n++) {
-            int64_t col_base = o0 + 8 * n;
-            for (int j = 0; j < 4; j++) { /* c0 c1: (g, 2t + j), c2 c3: (g + 8, ..) */
-                uint32_t col = arith_c(e, QD_OP_ADD, t2, col_base + (j & 1));
-                uint32_t init;
-                if (mv->has_bias) {
-                    uint32_t safe = col_base + 8 <= M ? col : value(e, QD_OP_MIN, e->i32, col,
-                                                                    const_i32(e, M - 1));
-                    init = load_f32(e, inst->args[3], plus(e, mv->bias_offset, safe));
-                } else {
-                    init = const_f32(e, 0.0);
-                }
-                for (int rb = 0; rb < 2; rb++) {
-                    RETURN_IF_ERROR(store_to(e, local_at(e, acc[2 * n + rb], j), init));
-                }
-            }
-            for (int64_t kt = 0; kt < KT; kt++) {
-                /* b0 b1: A_op(o, 16 kt + 2t + j), b2 b3: .. + 8, with o = col_base + g */
-                uint32_t o = arith_c(e, QD_OP_ADD, g, col_base);
-                if (col_base + 8 > M) {
-                    o = value(e, QD_OP_MIN, e->i32, o, const_i32(e, M - 1));
-                }
-                for (int j = 0; j < 4; j++) {
-                    int64_t k0 = 16 * kt + (j & 1) + 8 * (j >> 1);
-                    uint32_t k = arith_c(e, QD_OP_ADD, t2, k0);
-                    bool partial = 16 * kt + 16 > K;
-                    uint32_t kc = partial ? value(e, QD_OP_MIN, e->i32, k, const_i32(e, K - 1)) : k;
-                    uint32_t v = mv->transpose ? matrix_elem(e, mv, w, kc, o)
-                                               : matrix_elem(e, mv, w, o, kc);
-                    if (partial) {
-                        v = zero_unless(e, value(e, QD_OP_LT, qd_type_scalar(QD_TY_U1), k,
-                                                 const_i32(e, K)), v, f16);
-                    }
-                    RETURN_IF_ERROR(store_to(e, local_at(e, bfrag, j), v));
-                }
-                for (int rb = 0; rb < 2; rb++) {
-                    QdInst *mma = emit(e, QD_OP_MMA_M16N8K16, 3, NULL);
-                    if (!mma) {
-                        return -1;
-                    }
-                    mma->args[0] = acc[2 * n + rb];
-                    mma->args[1] = afrag[2 * kt + rb];
-                    mma->args[2] = bfrag;
-                }
+/* acc[2 (n - nt0) + rb] (4 f32 each, new arrays) = bias + the product's output tiles nt0 <= n <
+ * nt1 of both 16-row blocks, from the A fragments. */
+static int
+accumulate_tiles(Emitter *e, const QdInst *inst, const LaneGeo *lg, const uint32_t *afrag,
+                 int64_t nt0, int64_t nt1, uint32_t *acc)
+{
+    const QdMatvec *mv = &inst->imm.matvec;
+    const int64_t K = qd_matvec_in_len(mv), M = qd_matvec_out_len(mv);
+    const int64_t KT = (K + 15) / 16;
+    const QdType *f16 = qd_type_scalar(QD_TY_F16);
+    uint32_t w = inst->args[2];
+    uint32_t bfrag = local_array(e, f16, 4);
+    if (bfrag == QD_NO_VALUE) {
+        return -1;
+    }
+    for (int64_t n = nt0; n < nt1; n++) {
+        int64_t col_base = 8 * n;
+        uint32_t *a = &acc[2 * (n - nt0)];
+        if ((a[0] = local_array(e, e->f32, 4)) == QD_NO_VALUE ||
+            (a[1] = local_array(e, e->f32, 4)) == QD_NO_VALUE) {
+            return -1;
+        }
+        for (int j = 0; j < 4; j++) { /* c0 c1: (g, 2t + j), c2 c3: (g + 8, ..) */
+            uint32_t col = arith_c(e, QD_OP_ADD, lg->t2, col_base + (j & 1));
+            uint32_t init;
+            if (mv->has_bias) {
+                uint32_t safe = col_base + 8 <= M
+                                    ? col
+                                    : value(e, QD_OP_MIN, e->i32, col, const_i32(e, M - 1));
+                init = load_f32(e, inst->args[3], plus(e, mv->bias_offset, safe));
+            } else {
+                init = const_f32(e, 0.0);
             }
             for (int rb = 0; rb < 2; rb++) {
+                RETURN_IF_ERROR(store_to(e, local_at(e, a[rb], j), init));
+            }
+        }
+        for (int64_t kt = 0; kt < KT; kt++) {
+            /* b0 b1: A_op(o, 16 kt + 2t + j), b2 b3: .. + 8, with o = col_base + g */
+            uint32_t o = arith_c(e, QD_OP_ADD, lg->g, col_base);
+            if (col_base + 8 > M) {
+                o = value(e, QD_OP_MIN, e->i32, o, const_i32(e, M - 1));
+            }
+            for (int j = 0; j < 4; j++) {
+                int64_t k0 = 16 * kt + (j & 1) + 8 * (j >> 1);
+                uint32_t k = arith_c(e, QD_OP_ADD, lg->t2, k0);
+                bool partial = 16 * kt + 16 > K;
+                uint32_t kc = partial ? value(e, QD_OP_MIN, e->i32, k, const_i32(e, K - 1)) : k;
+                uint32_t v = mv->transpose ? matrix_elem(e, mv, w, kc, o)
+                                           : matrix_elem(e, mv, w, o, kc);
+                if (partial) {
+                    v = zero_unless(e, value(e, QD_OP_LT, qd_type_scalar(QD_TY_U1), k,
+                                             const_i32(e, K)), v, f16);
+                }
+                RETURN_IF_ERROR(store_to(e, local_at(e, bfrag, j), v));
+            }
+            for (int rb = 0; rb < 2; rb++) {
+                QdInst *mma = emit(e, QD_OP_MMA_M16N8K16, 3, NULL);
+                if (!mma) {
+                    return -1;
+                }
+                mma->args[0] = a[rb];
+                mma->args[1] = afrag[2 * kt + rb];
+                mma->args[2] = bfrag;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The last product of a chain: YCHUNK outputs at a time accumulated, staged through the
+ * warp's rows of the output buffer and read back by each lane into its y (rounded to y's
+ * type). */
+static int
+accumulate_out(Emitter *e, const Staging *st, const LaneGeo *lg, const QdInst *inst,
+               const uint32_t *afrag)
+{
+    const int64_t M = qd_matvec_out_len(&inst->imm.matvec), M8 = (M + 7) / 8 * 8;
+    const QdType *yty = qd_value_type(e->f, inst->args[0])->elem->elem;
+    uint32_t acc[2 * (YCHUNK / 8)];
+    for (int64_t o0 = 0; o0 < M8; o0 += YCHUNK) {
+        int64_t nts = (M8 - o0 < YCHUNK ? M8 - o0 : YCHUNK) / 8;
+        RETURN_IF_ERROR(accumulate_tiles(e, inst, lg, afrag, o0 / 8, o0 / 8 + nts, acc));
+        for (int64_t n = 0; n < nts; n++) {
+            for (int rb = 0; rb < 2; rb++) {
                 for (int j = 0; j < 4; j++) {
-                    uint32_t row = arith_c(e, QD_OP_ADD, value(e, QD_OP_ADD, e->i32, warp0, g),
+                    uint32_t row = arith_c(e, QD_OP_ADD,
+                                           value(e, QD_OP_ADD, e->i32, lg->warp0, lg->g),
                                            16 * rb + 8 * (j >> 1));
                     uint32_t idx = value(e, QD_OP_ADD, e->i32, arith_c(e, QD_OP_MUL, row, YPITCH),
-                                         arith_c(e, QD_OP_ADD, t2, 8 * n + (j & 1)));
+                                         arith_c(e, QD_OP_ADD, lg->t2, 8 * n + (j & 1)));
                     uint32_t v = value(e, QD_OP_LOAD, e->f32, local_at(e, acc[2 * n + rb], j), 0);
                     RETURN_IF_ERROR(store_to(e, element_in(e, st->ys, idx, QD_SPACE_SHARED), v));
                 }
@@ -610,81 +645,534 @@ lower_mma(Emitter *e, const QdInst *inst, const Staging *st)
         }
         RETURN_IF_ERROR(subgroup_sync(e));
         for (int64_t c = 0; c < YCHUNK && o0 + c < M; c++) {
-            uint32_t at = element_in(e, st->ys, arith_c(e, QD_OP_ADD, yrow, c), QD_SPACE_SHARED);
+            uint32_t at =
+                element_in(e, st->ys, arith_c(e, QD_OP_ADD, lg->yrow, c), QD_SPACE_SHARED);
             uint32_t v = value(e, QD_OP_LOAD, e->f32, at, 0);
             if (yty->kind != QD_TY_F32) {
                 v = value(e, QD_OP_CAST, yty, v, 0);
             }
-            RETURN_IF_ERROR(store_to(e, local_at(e, y, o0 + c), v));
+            RETURN_IF_ERROR(store_to(e, local_at(e, inst->args[0], o0 + c), v));
         }
         RETURN_IF_ERROR(subgroup_sync(e));
     }
     return 0;
 }
 
-/* A product marked tensor_cores inside a loop whose blocks fit: `if ballot(1) == all lanes
- * { tensor cores } else { loops }` before it. 1 when emitted, 0 when the product does not
- * qualify (the caller emits the loops), -1 on error. */
-static int
-lower_matvec_tc(Emitter *e, const QdInst *inst, Staging *st)
+/***** chains: products whose activations stay in fragments *****/
+
+/* A link from product p to the next product q of a chain: every element of q's input is
+ * the same elementwise expression (`root`, the one written for element 0, whose loads of p's
+ * output are its leaves) of the element of p's output with its index. */
+typedef struct Link {
+    uint32_t root;
+} Link;
+
+/* Values marked as instructions between two products of a link (indexed by value id; ids made
+ * during the pass lie past `cap` and are never marked). */
+typedef struct Marks {
+    uint8_t *on;
+    uint32_t *fwd; /* a load of a variable's slot between the products -> the value stored there
+                      before it (QD_NO_VALUE: none) */
+    uint32_t cap;
+} Marks;
+
+/* v, or the value a load between the products reads back from a variable's slot. */
+static uint32_t
+resolve(const Marks *m, uint32_t v)
 {
-    QdInst *loop = inst->imm.matvec.tensor_cores ? mma_loop(e->region) : NULL;
-    if (!loop || qd_matvec_in_len(&inst->imm.matvec) > 128) {
-        return 0;
+    while (v < m->cap && m->fwd[v] != QD_NO_VALUE) {
+        v = m->fwd[v];
     }
-    RETURN_IF_ERROR(staging_for(e, loop, st));
-    const QdType *u32 = qd_type_scalar(QD_TY_U32);
-    uint32_t mask = value(e, QD_OP_BALLOT, u32, const_i32(e, 1), 0);
-    uint32_t full = value(e, QD_OP_EQ, qd_type_scalar(QD_TY_U1), mask, const_u32(e, 0xffffffffu));
-    QdInst *branch = emit(e, QD_OP_IF, 1, NULL);
-    if (!branch || full == QD_NO_VALUE) {
+    return v;
+}
+
+#define INSIDE(m, v) ((v) < (m)->cap && (m)->on[(v)])
+
+#define MAX_CHAIN 16
+#define MAX_FUSED_WIDTH 64 /* outputs of a product whose accumulators stay in registers */
+
+/* Whether value v is the same for every thread of the loop: a constant, a parameter, or
+ * defined outside the parallel_for. */
+static bool
+uniform_value(const QdFunc *f, uint32_t v, const QdInst *loop)
+{
+    const QdInst *def = f->values[v].def;
+    if (def == NULL || def->op == QD_OP_CONST) {
+        return true;
+    }
+    for (const QdRegion *r = def->parent; r && r->owner; r = r->owner->parent) {
+        if (r->owner == loop) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The constant index of array_ptr instruction `ptr` into array `base`, or -1. */
+static int64_t
+const_index(const QdFunc *f, uint32_t ptr, uint32_t base)
+{
+    const QdInst *def = f->values[ptr].def;
+    if (def == NULL || def->op != QD_OP_ARRAY_PTR || def->args[0] != base) {
         return -1;
     }
-    branch->args[0] = full;
-    Emitter inner = *e;
-    inner.region = branch->regions[0];
-    inner.before = NULL;
-    RETURN_IF_ERROR(lower_mma(&inner, inst, st));
-    /* the loops on private copies of x and y, so that x and y themselves are indexed by
-     * constants only and stay in registers on the tensor-core path */
-    inner.region = branch->regions[1];
-    inner.before = NULL;
-    const QdType *ty = qd_value_type(e->f, inst->args[0])->elem->elem;
+    const QdInst *idx = f->values[def->args[1]].def;
+    return idx && idx->op == QD_OP_CONST ? idx->imm.cst.i : -1;
+}
+
+/* Whether the expression of value a (for element ka) and of value b (element kb) are the same
+ * elementwise expression of p's output ys (values marked `inside` are instructions between the
+ * products; anything else must be uniform). */
+static bool
+same_tree(const QdFunc *f, const Marks *inside, uint32_t ys, const QdInst *loop, uint32_t a,
+          int64_t ka, uint32_t b, int64_t kb, int depth)
+{
+    if (depth > 32) {
+        return false;
+    }
+    a = resolve(inside, a);
+    b = resolve(inside, b);
+    if (!INSIDE(inside, a) || !INSIDE(inside, b)) {
+        return a == b && uniform_value(f, a, loop);
+    }
+    const QdInst *da = f->values[a].def, *db = f->values[b].def;
+    if (da->op != db->op || da->type != db->type || da->nargs != db->nargs) {
+        return false;
+    }
+    if (da->op == QD_OP_LOAD) {
+        return const_index(f, da->args[0], ys) == ka && const_index(f, db->args[0], ys) == kb;
+    }
+    if (da->op == QD_OP_CONST) {
+        return da->imm.cst.i == db->imm.cst.i && da->imm.cst.f == db->imm.cst.f;
+    }
+    if (!qd_op_has(da->op, QD_PURE) || qd_op_has(da->op, QD_SIMT) || da->op == QD_OP_ARRAY_PTR ||
+        qd_op_info[da->op].nregions != 0 || qd_op_info[da->op].imm != IMM_NONE) {
+        return false;
+    }
+    for (uint32_t k = 0; k < da->nargs; k++) {
+        if (!same_tree(f, inside, ys, loop, da->args[k], ka, db->args[k], kb, depth + 1)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether value v is used by an instruction of region r (and below) from `from` on (NULL: all),
+ * leaving out the instructions from skip_lo to skip_hi (of one region) when given. */
+static bool
+used_outside(const QdRegion *r, const QdInst *from, uint32_t v, const QdInst *skip_lo,
+             const QdInst *skip_hi)
+{
+    bool skipping = false;
+    for (const QdInst *inst = from ? from : r->first; inst; inst = inst->next) {
+        if (inst == skip_lo) {
+            skipping = true;
+        }
+        if (!skipping) {
+            for (uint32_t k = 0; k < inst->nargs; k++) {
+                if (inst->args[k] == v) {
+                    return true;
+                }
+            }
+            for (int k = 0; k < 2; k++) {
+                if (inst->regions[k] &&
+                    used_outside(inst->regions[k], NULL, v, skip_lo, skip_hi)) {
+                    return true;
+                }
+            }
+        }
+        if (inst == skip_hi) {
+            skipping = false;
+        }
+    }
+    return false;
+}
+
+/* Marks (or clears) the results of the instructions strictly between p and q. */
+static void
+mark_between(Marks *inside, const QdInst *p, const QdInst *q, uint8_t on)
+{
+    for (const QdInst *inst = p->next; inst != q; inst = inst->next) {
+        if (inst->result != QD_NO_VALUE && inst->result < inside->cap) {
+            inside->on[inst->result] = on;
+        }
+    }
+}
+
+#define MAX_SLOTS 512
+
+/* Whether pointer p is a variable's slot: a local scalar alloca. */
+static bool
+variable_slot(const QdFunc *f, uint32_t p)
+{
+    const QdInst *def = f->values[p].def;
+    return def && def->op == QD_OP_ALLOCA && qd_type_is_scalar(def->type->elem);
+}
+
+/* The index of slot p among slots[0..n), or -1. */
+static int32_t
+slot_of(const QdFunc *f, const uint32_t *slots, uint32_t n, uint32_t p)
+{
+    (void)f;
+    for (uint32_t k = 0; k < n; k++) {
+        if (slots[k] == p) {
+            return (int32_t)k;
+        }
+    }
+    return -1;
+}
+
+/* Whether the instructions from `from` on (to the end of its region) may read slot p before
+ * they write it: a load of it first, or any use inside a nested region first. */
+static bool
+slot_read_next(const QdInst *from, uint32_t p)
+{
+    for (const QdInst *inst = from; inst; inst = inst->next) {
+        if (inst->op == QD_OP_STORE && inst->args[0] == p) {
+            return false;
+        }
+        for (uint32_t k = 0; k < inst->nargs; k++) {
+            if (inst->args[k] == p) {
+                return true;
+            }
+        }
+        for (int k = 0; k < 2; k++) {
+            if (inst->regions[k] && inst->regions[k]->first &&
+                used_outside(inst->regions[k], NULL, p, NULL, NULL)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Whether q (the next product after p in their region) can take p's output as fragments:
+ * q's input has p's output length (at most MAX_FUSED_WIDTH); the instructions between them
+ * only read p's output at constant indices, compute pure elementwise expressions, and store
+ * element k of q's input from element k of p's output, the same expression for every k, with
+ * uniform values besides; nothing else uses them, p's output or q's input. */
+static bool
+fusable(QdFunc *f, const QdInst *loop, const QdInst *p, const QdInst *q, Marks *inside,
+        Link *link)
+{
+    const QdMatvec *mp = &p->imm.matvec, *mq = &q->imm.matvec;
+    uint32_t ys = p->args[0], xs = q->args[1];
+    int64_t K = qd_matvec_in_len(mq);
+    if (!mq->tensor_cores || K != qd_matvec_out_len(mp) || K > MAX_FUSED_WIDTH) {
+        return false;
+    }
+    uint32_t roots[MAX_FUSED_WIDTH], slots[MAX_SLOTS], stored[MAX_SLOTS];
+    uint32_t nslots = 0;
+    for (int64_t k = 0; k < K; k++) {
+        roots[k] = QD_NO_VALUE;
+    }
+    bool ok = true;
+    for (const QdInst *inst = p->next; inst != q && ok; inst = inst->next) {
+        if (inst->result != QD_NO_VALUE && inst->result < inside->cap) {
+            inside->on[inst->result] = 1;
+        }
+        switch (inst->op) {
+        case QD_OP_CONST:
+            break;
+        case QD_OP_ARRAY_PTR:
+            ok = (inst->args[0] == ys || inst->args[0] == xs) &&
+                 const_index(f, inst->result, inst->args[0]) >= 0;
+            break;
+        case QD_OP_LOAD: {
+            int32_t at = slot_of(f, slots, nslots, inst->args[0]);
+            if (at >= 0 && inst->result < inside->cap) {
+                inside->fwd[inst->result] = stored[at];
+            } else {
+                ok = const_index(f, inst->args[0], ys) >= 0;
+            }
+            break;
+        }
+        case QD_OP_STORE: {
+            int64_t k = const_index(f, inst->args[0], xs);
+            if (k >= 0) {
+                ok = k < K && roots[k] == QD_NO_VALUE;
+                if (ok) {
+                    roots[k] = inst->args[1];
+                }
+                break;
+            }
+            /* a variable's slot (the frontend keeps a CoopVec variable's elements in them) */
+            int32_t at = slot_of(f, slots, nslots, inst->args[0]);
+            if (at < 0 && variable_slot(f, inst->args[0]) && nslots < MAX_SLOTS) {
+                at = (int32_t)nslots++;
+                slots[at] = inst->args[0];
+            }
+            ok = at >= 0;
+            if (ok) {
+                stored[at] = inst->args[1];
+            }
+            break;
+        }
+        default:
+            ok = qd_op_has(inst->op, QD_PURE) && !qd_op_has(inst->op, QD_SIMT) &&
+                 qd_op_info[inst->op].nregions == 0 && qd_op_info[inst->op].imm == IMM_NONE &&
+                 inst->result != QD_NO_VALUE && qd_type_is_scalar(inst->type);
+        }
+    }
+    for (int64_t k = 0; k < K && ok; k++) {
+        ok = roots[k] != QD_NO_VALUE && INSIDE(inside, roots[k]) &&
+             same_tree(f, inside, ys, loop, roots[0], 0, roots[k], k, 0);
+    }
+    /* the slots written between are dead after q: written again before any read */
+    for (uint32_t k = 0; k < nslots && ok; k++) {
+        ok = !slot_read_next(q->next, slots[k]);
+    }
+    /* nothing after q uses what lies between; p's output and q's input serve only them */
+    for (const QdInst *inst = p->next; inst != q && ok; inst = inst->next) {
+        if (inst->result != QD_NO_VALUE) {
+            ok = !used_outside(q->parent, q->next, inst->result, NULL, NULL);
+        }
+    }
+    const QdRegion *top = f->body;
+    ok = ok && !used_outside(top, NULL, ys, p, q) && !used_outside(top, NULL, xs, p->next, q);
+    link->root = ok ? roots[0] : QD_NO_VALUE;
+    mark_between(inside, p, q, 0);
+    return ok;
+}
+/* The expression of link value v for one fragment slot, at the emitter: loads of p's output
+ * (the leaves) become `slot`, values from outside the link are used as they are, the rest is
+ * cloned once per slot (memo, reset by the caller through `touched`). */
+static uint32_t
+emit_tree(Emitter *e, const Marks *inside, uint32_t v, uint32_t slot, uint32_t *memo,
+          uint32_t *touched, uint32_t *ntouched)
+{
+    v = resolve(inside, v);
+    if (!INSIDE(inside, v)) {
+        return v;
+    }
+    if (memo[v] != QD_NO_VALUE) {
+        return memo[v];
+    }
+    const QdInst *def = e->f->values[v].def;
+    if (def->op == QD_OP_LOAD) {
+        return slot;
+    }
+    uint32_t args[3];
+    for (uint32_t k = 0; k < def->nargs && k < 3; k++) {
+        args[k] = emit_tree(e, inside, def->args[k], slot, memo, touched, ntouched);
+        if (args[k] == QD_NO_VALUE) {
+            return QD_NO_VALUE;
+        }
+    }
+    QdInst *c = emit(e, def->op, def->nargs, def->type);
+    if (!c || def->nargs > 3) {
+        return QD_NO_VALUE;
+    }
+    c->imm = def->imm;
+    for (uint32_t k = 0; k < def->nargs; k++) {
+        c->args[k] = args[k];
+    }
+    memo[v] = c->result;
+    touched[(*ntouched)++] = v;
+    return c->result;
+}
+
+/* The A fragments of product q from the accumulators of product p (all its output tiles, in
+ * acc[2 n + rb]) through the link: each slot's value rounded to p's output type, the link's
+ * expression applied, zero past p's outputs. */
+static int
+link_fragments(Emitter *e, const LaneGeo *lg, const QdInst *p, const Link *link,
+               const Marks *inside, const uint32_t *acc, const uint32_t *afrag, uint32_t *memo,
+               uint32_t *touched)
+{
+    const int64_t M = qd_matvec_out_len(&p->imm.matvec), M8 = (M + 7) / 8 * 8;
+    const int64_t K16 = (M + 15) / 16 * 16;
+    const QdType *yty = qd_value_type(e->f, p->args[0])->elem->elem;
+    const QdType *f16 = qd_type_scalar(QD_TY_F16);
+    for (int64_t kt = 0; kt < K16 / 16; kt++) {
+        for (int rb = 0; rb < 2; rb++) {
+            for (int j = 0; j < 8; j++) {
+                /* A(g + 8 [j & 2], 16 kt + 2t + (j & 1) + 8 [j & 4]) is D(.., same column) of
+                 * output tile 2 kt + [j & 4], its element (j & 1) + 2 [j & 2] */
+                int64_t n = 2 * kt + (j >> 2);
+                uint32_t v;
+                if (8 * n >= M8) {
+                    v = const_f16_zero(e);
+                } else {
+                    int jj = (j & 1) + 2 * ((j >> 1) & 1);
+                    uint32_t d = value(e, QD_OP_LOAD, e->f32, local_at(e, acc[2 * n + rb], jj), 0);
+                    uint32_t y = yty->kind == QD_TY_F32 ? d : value(e, QD_OP_CAST, yty, d, 0);
+                    uint32_t ntouched = 0;
+                    v = emit_tree(e, inside, link->root, y, memo, touched, &ntouched);
+                    for (uint32_t k = 0; k < ntouched; k++) {
+                        memo[touched[k]] = QD_NO_VALUE;
+                    }
+                    if (8 * n + 8 > M) {
+                        uint32_t col = arith_c(e, QD_OP_ADD, lg->t2, 8 * n + (j & 1));
+                        v = zero_unless(e, value(e, QD_OP_LT, qd_type_scalar(QD_TY_U1), col,
+                                                 const_i32(e, M)), v, f16);
+                    }
+                }
+                RETURN_IF_ERROR(store_to(e, local_at(e, afrag[2 * kt + rb], j), v));
+            }
+        }
+    }
+    return 0;
+}
+
+/* The loops form of product `inst` where it stands (the else branch of a chain), on private
+ * copies of x and y so that x and y themselves are indexed by constants only and stay in
+ * registers on the tensor-core path; removes the product. */
+static int
+lower_loops_private(QdPassCtx *pc, QdFunc *f, QdInst *inst)
+{
+    Emitter e = {pc, f, inst->parent, inst, inst->loc, qd_type_scalar(QD_TY_F32),
+                 qd_type_scalar(QD_TY_I32)};
+    const QdType *ty = qd_value_type(f, inst->args[0])->elem->elem;
     uint32_t K = qd_matvec_in_len(&inst->imm.matvec), M = qd_matvec_out_len(&inst->imm.matvec);
-    uint32_t xs = local_array(&inner, ty, K), ys = local_array(&inner, ty, M);
+    uint32_t xs = local_array(&e, ty, K), ys = local_array(&e, ty, M);
     if (xs == QD_NO_VALUE || ys == QD_NO_VALUE) {
         return -1;
     }
     for (uint32_t k = 0; k < K; k++) {
-        uint32_t v = value(&inner, QD_OP_LOAD, ty, local_at(&inner, inst->args[1], k), 0);
-        RETURN_IF_ERROR(store_to(&inner, local_at(&inner, xs, k), v));
+        uint32_t v = value(&e, QD_OP_LOAD, ty, local_at(&e, inst->args[1], k), 0);
+        RETURN_IF_ERROR(store_to(&e, local_at(&e, xs, k), v));
     }
-    RETURN_IF_ERROR(lower_loops(&inner, inst, ys, xs));
+    RETURN_IF_ERROR(lower_loops(&e, inst, ys, xs));
     for (uint32_t o = 0; o < M; o++) {
-        uint32_t v = value(&inner, QD_OP_LOAD, ty, local_at(&inner, ys, o), 0);
-        RETURN_IF_ERROR(store_to(&inner, local_at(&inner, inst->args[0], o), v));
+        uint32_t v = value(&e, QD_OP_LOAD, ty, local_at(&e, ys, o), 0);
+        RETURN_IF_ERROR(store_to(&e, local_at(&e, inst->args[0], o), v));
     }
-    return 1;
+    qd_inst_remove(inst);
+    return 0;
+}
+
+/* A chain of n products prods[0..n) of one region (links[j] between j and j + 1), inside a
+ * loop whose blocks fit: `if ballot(1) == all lanes { tensor cores } else { the instructions
+ * from the first product to the last, products as loops }`. The whole-warp branch stages the
+ * first input in, keeps the activations in fragments along the links and stages the last
+ * output out. */
+static int
+lower_chain(QdPassCtx *pc, QdFunc *f, QdInst **prods, uint32_t n, const Link *links,
+            Marks *inside, Staging *st, QdInst *loop)
+{
+    QdInst *first = prods[0], *last = prods[n - 1];
+    Emitter e = {pc, f, first->parent, first, first->loc, qd_type_scalar(QD_TY_F32),
+                 qd_type_scalar(QD_TY_I32)};
+    RETURN_IF_ERROR(staging_for(&e, loop, st));
+    /* the links' constants go before the branch: both forms use them */
+    for (uint32_t j = 0; j + 1 < n; j++) {
+        for (QdInst *inst = prods[j]->next, *next; inst != prods[j + 1]; inst = next) {
+            next = inst->next;
+            if (inst->op == QD_OP_CONST) {
+                qd_inst_remove(inst);
+                qd_region_insert_before(first->parent, first, inst);
+            }
+        }
+    }
+    const QdType *u32 = qd_type_scalar(QD_TY_U32);
+    uint32_t mask = value(&e, QD_OP_BALLOT, u32, const_i32(&e, 1), 0);
+    uint32_t full =
+        value(&e, QD_OP_EQ, qd_type_scalar(QD_TY_U1), mask, const_u32(&e, 0xffffffffu));
+    QdInst *branch = emit(&e, QD_OP_IF, 1, NULL);
+    if (!branch || full == QD_NO_VALUE) {
+        return -1;
+    }
+    branch->args[0] = full;
+    /* the original instructions, products as loops, in the else branch */
+    QdInst *stop = last->next;
+    for (QdInst *inst = first, *next; inst != stop; inst = next) {
+        next = inst->next;
+        qd_inst_remove(inst);
+        qd_region_append(branch->regions[1], inst);
+    }
+    /* the whole-warp branch */
+    Emitter t = e;
+    t.region = branch->regions[0];
+    t.before = NULL;
+    LaneGeo lg;
+    uint32_t afrag[2 * (128 / 16)], acc[2 * (MAX_FUSED_WIDTH / 8)];
+    const QdMatvec *m0 = &first->imm.matvec;
+    int64_t K = qd_matvec_in_len(m0), K16 = (K + 15) / 16 * 16;
+    RETURN_IF_ERROR(subgroup_sync(&t));
+    RETURN_IF_ERROR(lane_geometry(&t, &lg));
+    RETURN_IF_ERROR(new_afrags(&t, K16, afrag));
+    RETURN_IF_ERROR(stage_in(&t, st, &lg, first->args[1], K, K16, afrag));
+    QdArenaMark mark = qd_arena_mark(&pc->scratch);
+    uint32_t *memo = QD_NEW_ARRAY(&pc->scratch, uint32_t, inside->cap + 1);
+    uint32_t *touched = QD_NEW_ARRAY(&pc->scratch, uint32_t, inside->cap + 1);
+    int rc = memo && touched ? 0 : -1;
+    for (uint32_t k = 0; rc == 0 && k <= inside->cap; k++) {
+        memo[k] = QD_NO_VALUE;
+    }
+    for (uint32_t j = 0; rc == 0 && j + 1 < n; j++) {
+        int64_t M = qd_matvec_out_len(&prods[j]->imm.matvec), M8 = (M + 7) / 8 * 8;
+        mark_between(inside, prods[j], prods[j + 1], 1);
+        if (accumulate_tiles(&t, prods[j], &lg, afrag, 0, M8 / 8, acc) < 0 ||
+            new_afrags(&t, (M + 15) / 16 * 16, afrag) < 0 ||
+            link_fragments(&t, &lg, prods[j], &links[j], inside, acc, afrag, memo, touched) < 0) {
+            rc = -1;
+        }
+        mark_between(inside, prods[j], prods[j + 1], 0);
+    }
+    qd_arena_reset(&pc->scratch, mark);
+    RETURN_IF_ERROR(rc);
+    RETURN_IF_ERROR(accumulate_out(&t, st, &lg, last, afrag));
+    for (uint32_t j = 0; j < n; j++) {
+        RETURN_IF_ERROR(lower_loops_private(pc, f, prods[j]));
+    }
+    return 0;
+}
+
+/* The products of region r that qualify for tensor cores, as chains from `first`: the longest
+ * run of products linked by fusable(); *n receives its length (0: first does not qualify). */
+static QdInst *
+find_chain(QdFunc *f, QdInst *first, QdInst **prods, Link *links, uint32_t *n, Marks *inside)
+{
+    *n = 0;
+    const QdMatvec *mv = &first->imm.matvec;
+    QdInst *loop = mv->tensor_cores ? mma_loop(first->parent) : NULL;
+    if (!loop || qd_matvec_in_len(mv) > 128) {
+        return NULL;
+    }
+    prods[(*n)++] = first;
+    while (*n < MAX_CHAIN) {
+        QdInst *p = prods[*n - 1], *q = p->next;
+        while (q && q->op != QD_OP_NN_MATVEC) {
+            q = q->next;
+        }
+        if (!q || qd_matvec_out_len(&p->imm.matvec) > MAX_FUSED_WIDTH ||
+            !fusable(f, loop, p, q, inside, &links[*n - 1])) {
+            break;
+        }
+        prods[(*n)++] = q;
+    }
+    return loop;
 }
 
 /* Lowers every product in r and below it. */
 static int
-lower_region(QdPassCtx *pc, QdFunc *f, QdRegion *r, Staging *st)
+lower_region(QdPassCtx *pc, QdFunc *f, QdRegion *r, Staging *st, Marks *inside)
 {
     for (QdInst *inst = r->first, *next; inst; inst = next) {
         next = inst->next;
         for (int k = 0; k < 2; k++) {
             if (inst->regions[k]) {
-                RETURN_IF_ERROR(lower_region(pc, f, inst->regions[k], st));
+                RETURN_IF_ERROR(lower_region(pc, f, inst->regions[k], st, inside));
             }
         }
         if (inst->op != QD_OP_NN_MATVEC) {
             continue;
         }
+        QdInst *prods[MAX_CHAIN];
+        Link links[MAX_CHAIN];
+        uint32_t n;
+        QdInst *loop = find_chain(f, inst, prods, links, &n, inside);
+        if (loop) {
+            next = prods[n - 1]->next;
+            if (lower_chain(pc, f, prods, n, links, inside, st, loop) < 0) {
+                return qd_util_nomem(pc, f->module);
+            }
+            continue;
+        }
         Emitter e = {pc, f, r, inst, inst->loc, qd_type_scalar(QD_TY_F32),
                      qd_type_scalar(QD_TY_I32)};
-        int tc = lower_matvec_tc(&e, inst, st);
-        if (tc < 0 || (tc == 0 && lower_loops(&e, inst, inst->args[0], inst->args[1]) < 0)) {
+        if (lower_loops(&e, inst, inst->args[0], inst->args[1]) < 0) {
             return qd_util_nomem(pc, f->module);
         }
         qd_inst_remove(inst);
@@ -696,5 +1184,14 @@ int
 qd_pass_nn_lower(QdPassCtx *pc, QdFunc *f)
 {
     Staging st = {0};
-    return lower_region(pc, f, f->body, &st);
+    QdArenaMark mark = qd_arena_mark(&pc->scratch);
+    Marks inside = {QD_NEW_ARRAY(&pc->scratch, uint8_t, f->nvalues + 1),
+                    QD_NEW_ARRAY(&pc->scratch, uint32_t, f->nvalues + 1), f->nvalues};
+    for (uint32_t k = 0; inside.fwd && k <= f->nvalues; k++) {
+        inside.fwd[k] = QD_NO_VALUE;
+    }
+    int rc = inside.on && inside.fwd ? lower_region(pc, f, f->body, &st, &inside)
+                                     : qd_util_nomem(pc, f->module);
+    qd_arena_reset(&pc->scratch, mark);
+    return rc;
 }

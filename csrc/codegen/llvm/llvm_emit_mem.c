@@ -457,6 +457,89 @@ join_access_group(Emitter *e, const QdInst *inst, LLVMValueRef access)
     }
 }
 
+/***** alignment of shared-memory accesses *****/
+
+/* How many low bits of the integer value `id` are known to be zero (32 for the constant 0): the
+ * constants, products, sums, left shifts and masks the QIR spells its index arithmetic with. */
+static unsigned
+known_zero_bits(const QdFunc *f, uint32_t id, int depth)
+{
+    const QdInst *def = f->values[id].def;
+    if (def == NULL || depth > 8) {
+        return 0;
+    }
+    unsigned a, b;
+    switch (def->op) {
+    case QD_OP_CONST: {
+        uint64_t c = (uint64_t)def->imm.cst.i;
+        return c == 0 ? 32 : (unsigned)__builtin_ctzll(c);
+    }
+    case QD_OP_MUL:
+        a = known_zero_bits(f, def->args[0], depth + 1);
+        b = known_zero_bits(f, def->args[1], depth + 1);
+        return a + b > 32 ? 32 : a + b;
+    case QD_OP_ADD:
+    case QD_OP_SUB:
+    case QD_OP_OR:
+        a = known_zero_bits(f, def->args[0], depth + 1);
+        b = known_zero_bits(f, def->args[1], depth + 1);
+        return a < b ? a : b;
+    case QD_OP_AND:
+        a = known_zero_bits(f, def->args[0], depth + 1);
+        b = known_zero_bits(f, def->args[1], depth + 1);
+        return a > b ? a : b;
+    case QD_OP_SHL: {
+        const QdInst *amount = f->values[def->args[1]].def;
+        if (amount == NULL || amount->op != QD_OP_CONST) {
+            return 0;
+        }
+        a = known_zero_bits(f, def->args[0], depth + 1) + (unsigned)amount->imm.cst.i;
+        return a > 32 ? 32 : a;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The alignment a load or store through pointer `id` may claim: an element of a shared array
+ * (whose storage is 16-byte aligned, emit_shared_alloc) at an index known to be a multiple of
+ * 2^k has min(16, element size * 2^k); anything else its element's natural alignment, 0. Wider
+ * claims let the load-store vectorizer merge neighbouring accesses of staged tiles. */
+static unsigned
+shared_alignment(const Emitter *e, uint32_t id)
+{
+    const QdInst *def = e->kernel->values[id].def;
+    if (def == NULL || def->op != QD_OP_ARRAY_PTR) {
+        return 0;
+    }
+    const QdInst *base = e->kernel->values[def->args[0]].def;
+    if (base == NULL || base->op != QD_OP_SHARED_ALLOC) {
+        return 0;
+    }
+    const QdType *elem = qd_value_type(e->kernel, def->args[0])->elem->elem;
+    if (elem == NULL || !qd_type_is_scalar(elem)) {
+        return 0;
+    }
+    unsigned zeros = known_zero_bits(e->kernel, def->args[1], 0);
+    uint64_t align = (uint64_t)qd_llvm_scalar_size(elem) << (zeros > 4 ? 4 : zeros);
+    return align > 16 ? 16 : (unsigned)align;
+}
+
+/* Raises the alignment of the access just emitted for pointer `id` where shared_alignment
+ * knows more than its element's. */
+static void
+align_access(Emitter *e, uint32_t id, LLVMValueRef access)
+{
+    unsigned align = shared_alignment(e, id);
+    if (align == 0 || access == NULL ||
+        (LLVMIsALoadInst(access) == NULL && LLVMIsAStoreInst(access) == NULL)) {
+        return;
+    }
+    if (align > LLVMGetAlignment(access)) {
+        LLVMSetAlignment(access, align);
+    }
+}
+
 /***** dispatch *****/
 
 int
@@ -487,6 +570,7 @@ qd_llvm_emit_mem(Emitter *e, const QdInst *inst)
     case QD_OP_LOAD:
         e->values[inst->result] = qd_llvm_load(e, inst->type, qd_llvm_value(e, inst->args[0]));
         join_access_group(e, inst, e->values[inst->result]);
+        align_access(e, inst->args[0], e->values[inst->result]);
         return 0;
     case QD_OP_LOAD_VOLATILE: {
         LLVMValueRef v = LLVMBuildLoad2(e->b, qd_llvm_mem_type(e, inst->type),
@@ -500,6 +584,7 @@ qd_llvm_emit_mem(Emitter *e, const QdInst *inst)
         const QdType *ty = qd_value_type(e->kernel, inst->args[1]);
         qd_llvm_store(e, ty, qd_llvm_value(e, inst->args[0]), qd_llvm_value(e, inst->args[1]));
         join_access_group(e, inst, LLVMGetLastInstruction(LLVMGetInsertBlock(e->b)));
+        align_access(e, inst->args[0], LLVMGetLastInstruction(LLVMGetInsertBlock(e->b)));
         return 0;
     }
     case QD_OP_KERNEL_RET: {
