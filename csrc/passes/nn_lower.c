@@ -700,6 +700,9 @@ uniform_value(const QdFunc *f, uint32_t v, const QdInst *loop)
     if (def == NULL || def->op == QD_OP_CONST) {
         return true;
     }
+    if (def == loop) { /* its induction variable */
+        return false;
+    }
     for (const QdRegion *r = def->parent; r && r->owner; r = r->owner->parent) {
         if (r->owner == loop) {
             return false;
@@ -925,7 +928,7 @@ fusable(QdFunc *f, const QdInst *loop, const QdInst *p, const QdInst *q, Marks *
     /* nothing after q uses what lies between; p's output and q's input serve only them */
     for (const QdInst *inst = p->next; inst != q && ok; inst = inst->next) {
         if (inst->result != QD_NO_VALUE) {
-            ok = !used_outside(q->parent, q->next, inst->result, NULL, NULL);
+            ok = !q->next || !used_outside(q->parent, q->next, inst->result, NULL, NULL);
         }
     }
     const QdRegion *top = f->body;

@@ -201,3 +201,62 @@ def test_mlp_matches_the_loops(arch):
         model.check(Y, h, 2e-2 * np.abs(h).max(), "mlp")
     if arch == "cpu":
         np.testing.assert_array_equal(out[0], out[1])
+
+
+def two_layer(arch, link, seed, tc=True):
+    """y = W1 link(W0 x, i, s) for widths 24 -> 40 -> 12: the output, h, the QIR and the
+    model's y and h (link applied in float64 to the rounded first product)."""
+    rng = np.random.default_rng(seed)
+    W0, b0 = rng.standard_normal((40, 24)) / 5, rng.standard_normal(40) / 5
+    W1, b1 = rng.standard_normal((12, 40)) / 6, rng.standard_normal(12) / 6
+    x = rng.uniform(-1, 1, (BATCH, 24)).astype(np.float32)
+    init(arch, nn_tensor_cores=tc)
+    _, (V0, V1), (C0, C1) = qd.nn.pack([W0, W1], [b0, b1])
+
+    @qd.kernel
+    def f(V0: qd.nn.MatrixView, C0: qd.nn.MatrixView, V1: qd.nn.MatrixView,
+          C1: qd.nn.MatrixView, s: qd.f32, X: vec_array(24), Y: vec_array(12), H: vec_array(40)):
+        for i in range(X.shape[0]):
+            h = qd.nn.matvec(V0, qd.nn.CoopVec(X[i], dtype=qd.f16), C0)
+            if qd.static(link == "uniform"):
+                h = qd.max(h, 0.0) * s
+            elif qd.static(link == "per_thread"):
+                h = qd.max(h, 0.0) * qd.f16(i % 3)
+            else:
+                h = qd.max(h, 0.0)
+            Y[i] = qd.Vector(qd.nn.cast(qd.nn.matvec(V1, h, C1), qd.f32))
+            if qd.static(link == "h_used_after"):
+                H[i] = qd.Vector(qd.nn.cast(h, qd.f32))
+
+    Y = np.zeros((BATCH, 12), np.float32)
+    H = np.zeros((BATCH, 40), np.float32)
+    f(V0, C0, V1, C1, 1.5, x, Y, H)
+    qir = final_qir(f)
+    qd.reset()
+    h = model.rounded(model.rounded(x, "f16") @ model.rounded(W0, "f16").T
+                      + model.rounded(b0, "f16"), "f16")
+    h = np.maximum(h, 0)
+    if link == "uniform":
+        h = model.rounded(h * 1.5, "f16")
+    elif link == "per_thread":
+        h = h * (np.arange(BATCH) % 3)[:, None]
+    y = h @ model.rounded(W1, "f16").T + model.rounded(b1, "f16")
+    return Y, H, qir, y, h
+
+
+@pytest.mark.parametrize("link, branches", [("relu", 1), ("uniform", 1), ("per_thread", 2),
+                                            ("h_used_after", 2)])
+def test_links(arch, link, branches):
+    """A link of ReLU, or times a kernel argument, keeps the activations in fragments (one
+    whole-warp branch for both products); one that multiplies by a per-thread value, or whose
+    activation is read after the second product, stages them through the lanes (two)."""
+    seed = int(np.random.default_rng().integers(1 << 31))
+    Y, H, qir, y, h = two_layer(arch, link, seed)
+    assert qir.count("ballot") == branches, qir.count("ballot")
+    model.check(Y, y, 1e-2 * np.abs(y).max(), link)
+    if link == "h_used_after":
+        model.check(H, h, 1e-2 * np.abs(h).max(), "h")
+    if arch == "cpu":
+        Y2, H2, _, _, _ = two_layer(arch, link, seed, tc=False)
+        np.testing.assert_array_equal(Y, Y2)
+        np.testing.assert_array_equal(H, H2)
