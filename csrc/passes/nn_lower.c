@@ -562,6 +562,17 @@ accumulate_tiles(Emitter *e, const QdInst *inst, const LaneGeo *lg, const uint32
     if (bfrag == QD_NO_VALUE) {
         return -1;
     }
+    /* A_op(o, k) of a 1-D buffer at (the lane's part: g and 2t times their strides) + (a
+     * constant), so that the loads of a lane share one base address */
+    bool split = qd_value_type(e->f, w)->ndim == 1;
+    int64_t sr = mv->layout == QD_MAT_ROW_MAJOR ? mv->stride : 1;
+    int64_t sc = mv->layout == QD_MAT_ROW_MAJOR ? 1 : mv->stride;
+    int64_t so = mv->transpose ? sc : sr, sk = mv->transpose ? sr : sc; /* strides of o and k */
+    uint32_t lane_idx = QD_NO_VALUE;
+    if (split) {
+        lane_idx = value(e, QD_OP_ADD, e->i32, arith_c(e, QD_OP_MUL, lg->g, so),
+                         arith_c(e, QD_OP_MUL, lg->t2, sk));
+    }
     for (int64_t n = nt0; n < nt1; n++) {
         int64_t col_base = 8 * n;
         uint32_t *a = &acc[2 * (n - nt0)];
@@ -594,9 +605,22 @@ accumulate_tiles(Emitter *e, const QdInst *inst, const LaneGeo *lg, const uint32
                 int64_t k0 = 16 * kt + (j & 1) + 8 * (j >> 1);
                 uint32_t k = arith_c(e, QD_OP_ADD, lg->t2, k0);
                 bool partial = 16 * kt + 16 > K;
-                uint32_t kc = partial ? value(e, QD_OP_MIN, e->i32, k, const_i32(e, K - 1)) : k;
-                uint32_t v = mv->transpose ? matrix_elem(e, mv, w, kc, o)
-                                           : matrix_elem(e, mv, w, o, kc);
+                uint32_t v;
+                if (split && !partial && col_base + 8 <= M) {
+                    uint32_t idx = arith_c(e, QD_OP_ADD, lane_idx,
+                                           mv->offset + col_base * so + k0 * sk);
+                    const QdType *ptr = qd_type_ptr(e->f->module, f16, QD_SPACE_GLOBAL);
+                    QdInst *at = ptr && idx != QD_NO_VALUE ? emit(e, QD_OP_ELEM_PTR, 2, ptr) : NULL;
+                    if (!at) {
+                        return -1;
+                    }
+                    at->args[0] = w;
+                    at->args[1] = idx;
+                    v = value(e, QD_OP_LOAD, f16, at->result, 0);
+                } else {
+                    uint32_t kc = partial ? value(e, QD_OP_MIN, e->i32, k, const_i32(e, K - 1)) : k;
+                    v = mv->transpose ? matrix_elem(e, mv, w, kc, o) : matrix_elem(e, mv, w, o, kc);
+                }
                 if (partial) {
                     v = zero_unless(e, value(e, QD_OP_LT, qd_type_scalar(QD_TY_U1), k,
                                              const_i32(e, K)), v, f16);

@@ -176,6 +176,31 @@ index_as(Emitter *e, const QdInst *inst, uint32_t k, LLVMTypeRef ty)
     return qd_llvm_int_resize(e, qd_value_type(e->kernel, id), qd_llvm_value(e, id), ty);
 }
 
+/* Strips `add x, const` layers (either operand constant, 32-bit signed integers) off value id:
+ * *sum receives the constants' sum, the result is what remains. */
+static uint32_t
+constant_addends(const QdFunc *f, uint32_t id, int64_t *sum)
+{
+    *sum = 0;
+    for (int depth = 0; depth < 4; depth++) {
+        const QdInst *def = f->values[id].def;
+        if (def == NULL || def->op != QD_OP_ADD || qd_value_type(f, id)->kind != QD_TY_I32) {
+            break;
+        }
+        const QdInst *a = f->values[def->args[0]].def, *b = f->values[def->args[1]].def;
+        if (b && b->op == QD_OP_CONST) {
+            *sum += b->imm.cst.i;
+            id = def->args[0];
+        } else if (a && a->op == QD_OP_CONST) {
+            *sum += a->imm.cst.i;
+            id = def->args[1];
+        } else {
+            break;
+        }
+    }
+    return id;
+}
+
 /* Row-major linear index ((i0 * s1 + i1) * s2 + i2) ... in integer type ty; extents[k] are
  * values of ty. */
 static LLVMValueRef
@@ -292,6 +317,18 @@ emit_elem_ptr(Emitter *e, const QdInst *inst)
     }
     LLVMValueRef lin =
         nd->ndim ? linear_index(e, inst, 1, extents, e->t_i64) : LLVMConstInt(e->t_i64, 0, 0);
+    int64_t offset = 0;
+    if (nd->ndim == 1) {
+        /* i + c: the constant as a separate offset, so that addresses differing only by it
+         * share one base register (an index is meaningful only within the ndarray, where the
+         * 32-bit sum does not wrap) */
+        uint32_t rest = constant_addends(e->kernel, inst->args[1], &offset);
+        if (offset != 0) {
+            lin = qd_llvm_int_resize(e, qd_value_type(e->kernel, rest), qd_llvm_value(e, rest),
+                                     e->t_i64);
+            lin = LLVMBuildNSWAdd(e->b, lin, LLVMConstInt(e->t_i64, (uint64_t)offset, 1), "");
+        }
+    }
     e->values[inst->result] =
         element_address(e, qd_llvm_mem_type(e, nd->elem), nd_data(e, param), lin);
     return 0;
