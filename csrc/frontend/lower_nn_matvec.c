@@ -76,7 +76,9 @@ read_view(Lowerer *lw, const QdAst *node, const Expr *d, const char *what, View 
     RETURN_IF_ERROR(int_member(lw, node, d, "stride", &v->stride));
     RETURN_IF_ERROR(int_member(lw, node, d, "transpose", &t));
     v->transpose = t != 0;
-    v->order = strcmp(order->str, "row_major") == 0 ? QD_MAT_ROW_MAJOR : QD_MAT_COL_MAJOR;
+    v->order = strcmp(order->str, "row_major") == 0       ? QD_MAT_ROW_MAJOR
+               : strcmp(order->str, "mma_fragments") == 0 ? QD_MAT_MMA
+                                                          : QD_MAT_COL_MAJOR;
     if (!qd_type_is_float(v->buffer->ty)) {
         return lw_error(lw, node, QD_ERR_TYPE, "%s holds %s elements; matvec needs f16 or f32", what,
                         lw_type_name(v->buffer->ty));

@@ -17,7 +17,7 @@ const QdOpInfo qd_op_info[QD_OP_COUNT_] = {
 #undef QD_OP
 };
 
-const char *const qd_mat_layout_names[QD_MAT_LAYOUT_COUNT_] = {"row_major", "col_major"};
+const char *const qd_mat_layout_names[QD_MAT_LAYOUT_COUNT_] = {"row_major", "col_major", "mma_fragments"};
 const char *const qd_tparam_kind_names[QD_TPARAM_COUNT_] = {"type", "float", "integral", "int",
                                                             "func"};
 const char *const qd_targ_kind_wanted[3] = {"a type", "an integer", "a function"};

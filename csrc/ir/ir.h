@@ -177,8 +177,8 @@ typedef enum QdSig {
     SIG_ASSERT,     /* integer -> nothing; immediate message */
     SIG_NN_MATVEC,  /* (ptr<[M x T], local>, ptr<[K x T], local>, ndarray<W, 1|2>[, ndarray<B, 1>])
                      * -> nothing; T, W, B float; M and K from the immediate */
-    SIG_MMA,        /* (ptr<[4 x f32], local>, ptr<[8 x f16], local>, ptr<[4 x f16], local>)
-                     * -> nothing */
+    SIG_MMA,        /* (ptr<[4 x f32], local>, ptr<[8 x f16], local>, ptr<[4 x f16], local> |
+                     * ptr<f16, global>) -> nothing */
 } QdSig;
 
 /* What QdInst.imm holds (the imm column of ops.def). */
@@ -313,6 +313,11 @@ typedef struct QdUnroll {
 typedef enum QdMatLayout {
     QD_MAT_ROW_MAJOR, /* "row_major": A(r, c) at offset + r * stride + c */
     QD_MAT_COL_MAJOR, /* "col_major": A(r, c) at offset + c * stride + r */
+    QD_MAT_MMA,       /* "mma_fragments": 16 x 16 tiles in the order of mma.m16n8k16's B
+                       * fragments (for y = A x): tile (r / 16, c / 16) at offset + (r / 16 *
+                       * stride / 16 + c / 16) * 256, in it lane (r % 8) * 4 + c % 8 / 2's 8
+                       * elements, element c % 2 + 2 (c % 16 / 8) + 4 (r % 16 / 8) of them;
+                       * stride = the columns padded to a multiple of 16 */
     QD_MAT_LAYOUT_COUNT_
 } QdMatLayout;
 

@@ -747,7 +747,7 @@ parse_matvec(Parser *p, QdMatvec *mv)
         }
     }
     if (mv->layout == QD_MAT_LAYOUT_COUNT_) {
-        return perror_at(p, TOK, "expected a matrix layout (row_major or col_major)");
+        return perror_at(p, TOK, "expected a matrix layout (row_major, col_major or mma_fragments)");
     }
     lex_next(&p->lx);
     int64_t rows = 0, cols = 0;

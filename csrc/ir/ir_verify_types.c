@@ -203,6 +203,15 @@ check_imm(Verifier *v, const QdInst *inst)
         if (mv->offset < 0 || mv->bias_offset < 0 || mv->stride < 0) {
             return verify_fail(v, inst, "negative offset or stride");
         }
+        if (mv->layout == QD_MAT_MMA) {
+            if (mv->stride % 16 != 0 || mv->stride < ((int64_t)mv->cols + 15) / 16 * 16) {
+                return verify_fail(v, inst, "stride %" PRId64 " of mma_fragments is not the %u "
+                                   "columns padded to a multiple of 16", mv->stride, mv->cols);
+            }
+            return mv->has_bias != (inst->nargs == 4)
+                       ? verify_fail(v, inst, "the bias immediate and the bias operand go together")
+                       : 0;
+        }
         uint32_t inner = mv->layout == QD_MAT_ROW_MAJOR ? mv->cols : mv->rows;
         if (mv->stride < (int64_t)inner) {
             return verify_fail(v, inst, "stride %" PRId64 " is less than the %u elements of a %s",
@@ -662,6 +671,11 @@ check_sig(Verifier *v, const QdInst *inst)
     case SIG_MMA:
         RETURN_IF_ERROR(fragment(v, inst, 0, "the accumulator", QD_TY_F32, 4));
         RETURN_IF_ERROR(fragment(v, inst, 1, "the A fragment", QD_TY_F16, 8));
+        c = verify_arg_type(v, inst, 2);
+        if (c && c->kind == QD_TY_PTR && c->space == QD_SPACE_GLOBAL && c->elem &&
+            c->elem->kind == QD_TY_F16) {
+            return 0; /* four consecutive elements in memory */
+        }
         return fragment(v, inst, 2, "the B fragment", QD_TY_F16, 4);
     }
     return verify_fail(v, inst, "unknown typing rule");

@@ -194,7 +194,43 @@ matrix_elem(Emitter *e, const QdMatvec *mv, uint32_t w, uint32_t r, uint32_t c)
     const QdType *nd = qd_value_type(e->f, w);
     const QdType *ptr = qd_type_ptr(e->f->module, nd->elem, QD_SPACE_GLOBAL);
     uint32_t index = QD_NO_VALUE;
-    if (nd->ndim != 2) {
+    if (nd->ndim != 2 && mv->layout == QD_MAT_MMA) {
+        /* ((r / 16 * KT + c / 16) * 32 + r % 8 * 4 + c % 8 / 2) * 8 + c % 2 + 2 (c / 8 % 2) +
+         * 4 (r / 8 % 2), KT = stride / 16 */
+        uint32_t tile = value(e, QD_OP_ADD, e->i32,
+                              value(e, QD_OP_MUL, e->i32, value(e, QD_OP_SHR, e->i32, r,
+                                                                const_i32(e, 4)),
+                                    const_i32(e, mv->stride / 16)),
+                              value(e, QD_OP_SHR, e->i32, c, const_i32(e, 4)));
+        uint32_t lane = value(e, QD_OP_ADD, e->i32,
+                              value(e, QD_OP_MUL, e->i32,
+                                    value(e, QD_OP_AND, e->i32, r, const_i32(e, 7)),
+                                    const_i32(e, 4)),
+                              value(e, QD_OP_SHR, e->i32,
+                                    value(e, QD_OP_AND, e->i32, c, const_i32(e, 7)),
+                                    const_i32(e, 1)));
+        uint32_t slot = value(e, QD_OP_ADD, e->i32,
+                              value(e, QD_OP_MUL, e->i32, tile, const_i32(e, 32)), lane);
+        uint32_t j = value(e, QD_OP_ADD, e->i32,
+                           value(e, QD_OP_AND, e->i32, c, const_i32(e, 1)),
+                           value(e, QD_OP_ADD, e->i32,
+                                 value(e, QD_OP_MUL, e->i32,
+                                       value(e, QD_OP_AND, e->i32,
+                                             value(e, QD_OP_SHR, e->i32, c, const_i32(e, 3)),
+                                             const_i32(e, 1)),
+                                       const_i32(e, 2)),
+                                 value(e, QD_OP_MUL, e->i32,
+                                       value(e, QD_OP_AND, e->i32,
+                                             value(e, QD_OP_SHR, e->i32, r, const_i32(e, 3)),
+                                             const_i32(e, 1)),
+                                       const_i32(e, 4))));
+        index = plus(e, mv->offset,
+                     value(e, QD_OP_ADD, e->i32,
+                           value(e, QD_OP_MUL, e->i32, slot, const_i32(e, 8)), j));
+        if (index == QD_NO_VALUE) {
+            return QD_NO_VALUE;
+        }
+    } else if (nd->ndim != 2) {
         uint32_t major = mv->layout == QD_MAT_ROW_MAJOR ? r : c;
         uint32_t minor = mv->layout == QD_MAT_ROW_MAJOR ? c : r;
         uint32_t scaled = value(e, QD_OP_MUL, e->i32, major, const_i32(e, mv->stride));
@@ -564,7 +600,17 @@ accumulate_tiles(Emitter *e, const QdInst *inst, const LaneGeo *lg, const uint32
     }
     /* A_op(o, k) of a 1-D buffer at (the lane's part: g and 2t times their strides) + (a
      * constant), so that the loads of a lane share one base address */
-    bool split = qd_value_type(e->f, w)->ndim == 1;
+    bool split = qd_value_type(e->f, w)->ndim == 1 && mv->layout != QD_MAT_MMA;
+    /* fragment order, not transposed: the lane's 8 elements of each 16 x 16 tile are
+     * consecutive at lane * 8 in the tile, 4 per output tile: mma_m16n8k16 reads them from
+     * the buffer as one 8-byte vector (pack starts the buffer and every tile on a 64-byte
+     * boundary); the tiles' zero padding covers k >= K and o >= M */
+    bool frag = qd_value_type(e->f, w)->ndim == 1 && mv->layout == QD_MAT_MMA && !mv->transpose;
+    uint32_t frag_lane = QD_NO_VALUE;
+    if (frag) {
+        frag_lane = value(e, QD_OP_ADD, e->i32, arith_c(e, QD_OP_MUL, lg->g, 32),
+                          arith_c(e, QD_OP_MUL, lg->t2, 4));
+    }
     int64_t sr = mv->layout == QD_MAT_ROW_MAJOR ? mv->stride : 1;
     int64_t sc = mv->layout == QD_MAT_ROW_MAJOR ? 1 : mv->stride;
     int64_t so = mv->transpose ? sc : sr, sk = mv->transpose ? sr : sc; /* strides of o and k */
@@ -596,12 +642,26 @@ accumulate_tiles(Emitter *e, const QdInst *inst, const LaneGeo *lg, const uint32
             }
         }
         for (int64_t kt = 0; kt < KT; kt++) {
+            uint32_t bsrc = bfrag;
+            if (frag) {
+                int64_t at_c = mv->offset + ((col_base / 16) * (mv->stride / 16) + kt) * 256 +
+                               (col_base % 16 / 8) * 4;
+                uint32_t idx = arith_c(e, QD_OP_ADD, frag_lane, at_c);
+                const QdType *ptr = qd_type_ptr(e->f->module, f16, QD_SPACE_GLOBAL);
+                QdInst *at = ptr && idx != QD_NO_VALUE ? emit(e, QD_OP_ELEM_PTR, 2, ptr) : NULL;
+                if (!at) {
+                    return -1;
+                }
+                at->args[0] = w;
+                at->args[1] = idx;
+                bsrc = at->result;
+            }
             /* b0 b1: A_op(o, 16 kt + 2t + j), b2 b3: .. + 8, with o = col_base + g */
             uint32_t o = arith_c(e, QD_OP_ADD, lg->g, col_base);
             if (col_base + 8 > M) {
                 o = value(e, QD_OP_MIN, e->i32, o, const_i32(e, M - 1));
             }
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 4 && !frag; j++) {
                 int64_t k0 = 16 * kt + (j & 1) + 8 * (j >> 1);
                 uint32_t k = arith_c(e, QD_OP_ADD, lg->t2, k0);
                 bool partial = 16 * kt + 16 > K;
@@ -634,7 +694,7 @@ accumulate_tiles(Emitter *e, const QdInst *inst, const LaneGeo *lg, const uint32
                 }
                 mma->args[0] = a[rb];
                 mma->args[1] = afrag[2 * kt + rb];
-                mma->args[2] = bfrag;
+                mma->args[2] = bsrc;
             }
         }
     }

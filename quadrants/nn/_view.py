@@ -11,13 +11,18 @@ Storage orders (``MatrixView.order``):
 
 - ``"row_major"``: element (r, c) at ``offset + r * stride + c`` (``qd.nn.view``);
 - ``"col_major"``: element (r, c) at ``offset + c * stride + r``, the columns padded to a multiple
-  of 8 elements; what ``qd.nn.pack`` writes for both 'inference' and 'training' today, on every
-  arch (the per-thread loops then read consecutive outputs from consecutive addresses).
+  of 8 elements; what ``qd.nn.pack`` writes for 'inference' and 'training' on the CPU and on
+  Vulkan (the per-thread loops then read consecutive outputs from consecutive addresses);
+- ``"mma_fragments"``: 16 x 16 tiles in the order of the B fragments of CUDA's
+  ``mma.sync.m16n8k16`` (for y = A x), rows and columns zero-padded to multiples of 16 (stride:
+  the padded columns): tile (r // 16, c // 16) at ``offset + (r // 16 * stride // 16 + c // 16) *
+  256``, and in it the 8 elements of lane ``r % 8 * 4 + c % 8 // 2``, element ``c % 2 + 2 * (c %
+  16 // 8) + 4 * (r % 16 // 8)`` of them; what ``pack`` writes on CUDA (and on the CPU with
+  ``cpu_simt=True``, which emulates the tensor cores): each lane reads its B fragments of two
+  output tiles with one 16-byte load.
 
-The user-facing ``layout`` ('inference', 'training', 'row_major') is kept apart from the order,
-so a target that owns a native order (a tensor-core fragment order) can give 'inference' and
-'training' another one later: ``pack`` picks the order, the view records it and ``unpack``
-inverts it.
+The user-facing ``layout`` ('inference', 'training', 'row_major') is kept apart from the order:
+``pack`` picks the order for the arch, the view records it and ``unpack`` inverts it.
 """
 
 import numpy as np
@@ -74,6 +79,8 @@ class MatrixView:
         if len(self._shape) == 1:
             return self._shape[0]
         rows, cols = self._shape
+        if self.order == "mma_fragments":
+            return _round_up(rows, 16) * self.stride
         major = rows if self.order == "row_major" else cols
         minor = cols if self.order == "row_major" else rows
         return (major - 1) * self.stride + minor
@@ -140,14 +147,35 @@ def _cook_dtype(dtype):
     return dtype
 
 
+def _fragment_order():
+    """Whether pack writes matrices in mma_fragments order: on CUDA, and on the CPU with
+    cpu_simt (whose qd.nn products emulate the tensor cores)."""
+    from quadrants import _runtime
+
+    cfg = _runtime.current_cfg()
+    if cfg is None:
+        return False
+    return cfg.arch is _runtime.cuda or (cfg.arch is _runtime.cpu and bool(cfg.cpu_simt))
+
+
+def _mma_index(rows, cols, stride):
+    """The element index (relative to the offset) of every (r, c) in mma_fragments order."""
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    tile = (r // 16) * (stride // 16) + c // 16
+    lane = (r % 8) * 4 + (c % 8) // 2
+    return (tile * 32 + lane) * 8 + c % 2 + 2 * (c % 16 // 8) + 4 * (r % 16 // 8)
+
+
 def pack(*arrays, layout="inference", dtype=_types.f16):
     """Copies matrices (2-D) and vectors (1-D) into one new 1-D ``qd.ndarray`` of `dtype`.
 
     Returns ``(buffer, *views)``: one ``MatrixView`` per input, in the structure the inputs had
     (a list or dict of arrays gives a list or dict of views). `arrays` are NumPy arrays,
     ``qd.ndarray``s, torch tensors or views. Matrices are stored column-major (columns padded to
-    8 elements), every matrix and vector starts on a 64-byte boundary, and the padding is zero.
-    `layout` is 'inference' or 'training' (the same order today; see the module docstring)."""
+    8 elements), or on CUDA in the tensor cores' fragment order (module docstring); every matrix
+    and vector starts on a 64-byte boundary, and the padding is zero. `layout` is 'inference' or
+    'training' (the same order today)."""
     from quadrants import _ndarray
 
     if layout not in LAYOUTS:
@@ -157,6 +185,7 @@ def pack(*arrays, layout="inference", dtype=_types.f16):
     align = _ALIGN_BYTES // itemsize
     placed = []  # (array, offset, stride)
     cursor = [0]
+    fragments = _fragment_order()
 
     def place(leaf):
         a = np.asarray(_as_numpy(leaf), dtype=np.float64)
@@ -165,7 +194,10 @@ def pack(*arrays, layout="inference", dtype=_types.f16):
                 f"qd.nn.pack takes 2-D matrices and 1-D vectors, got shape {a.shape}"
             )
         offset = _round_up(cursor[0], align)
-        if a.ndim == 2:
+        if a.ndim == 2 and fragments:
+            stride = _round_up(a.shape[1], 16)
+            cursor[0] = offset + _round_up(a.shape[0], 16) * stride
+        elif a.ndim == 2:
             stride = _round_up(a.shape[0], _COLUMN_PAD)
             cursor[0] = offset + stride * a.shape[1]
         else:
@@ -178,7 +210,10 @@ def pack(*arrays, layout="inference", dtype=_types.f16):
     total = max(_round_up(cursor[0], align), 1)
     host = np.zeros(total, dtype=dtype.np_dtype)
     for a, offset, stride in placed:
-        if a.ndim == 2:
+        if a.ndim == 2 and fragments:
+            rows, cols = a.shape
+            host[offset + _mma_index(rows, cols, stride)] = a
+        elif a.ndim == 2:
             rows, cols = a.shape
             block = np.zeros((cols, stride), dtype=np.float64)
             block[:, :rows] = a.T
@@ -190,7 +225,7 @@ def pack(*arrays, layout="inference", dtype=_types.f16):
 
     def view_of(index):
         a, offset, stride = placed[index]
-        order = "col_major" if a.ndim == 2 else "row_major"
+        order = ("mma_fragments" if fragments else "col_major") if a.ndim == 2 else "row_major"
         return MatrixView(buffer, dtype, layout, order, a.shape, offset, stride)
 
     views = _map_leaves(indices, view_of)
@@ -239,6 +274,8 @@ def _unpack_one(v):
             c = np.arange(cols)[None, :]
             if v.order == "row_major":
                 index = v.offset + r * v.stride + c
+            elif v.order == "mma_fragments":
+                index = v.offset + _mma_index(rows, cols, v.stride)
             else:
                 index = v.offset + c * v.stride + r
             out = flat[index]

@@ -71,16 +71,21 @@ def test_pack_inputs_of_every_kind():
     np.testing.assert_array_equal(qd.nn.unpack(v3), a.T)
 
 
-def test_view_attributes_and_transpose():
+def test_view_attributes_and_transpose(arch):
     A = rng.standard_normal((5, 7))
     buf, Av = qd.nn.pack(A)
-    assert Av.shape == (5, 7) and Av.order == "col_major" and Av.stride == 8
-    assert Av.size == 6 * 8 + 5
+    if arch == "cuda":  # the tensor cores' fragment order
+        assert Av.shape == (5, 7) and Av.order == "mma_fragments" and Av.stride == 16
+        assert Av.size == 16 * 16
+    else:
+        assert Av.shape == (5, 7) and Av.order == "col_major" and Av.stride == 8
+        assert Av.size == 6 * 8 + 5
     At = Av.T
     assert At.shape == (7, 5) and At.transpose and not Av.transpose and At.T.shape == (5, 7)
     np.testing.assert_array_equal(qd.nn.unpack(At), A.astype(np.float16).T)
     text = repr(At)
-    assert text.startswith("MatrixView[dtype=f16, layout=inference, order=col_major, shape=(7, 5)")
+    assert text.startswith(f"MatrixView[dtype=f16, layout=inference, order={Av.order}, "
+                           f"shape=(7, 5)")
     assert "transpose" in text
     with pytest.raises(TypeError, match="not indexable"):
         Av[0]
@@ -130,3 +135,30 @@ def test_errors():
         qd.nn.view(np.ones((2, 2)))
     with pytest.raises(TypeError, match="MatrixViews"):
         qd.nn.unpack(np.ones(2))
+
+
+def test_fragment_order(arch):
+    """Under cpu_simt (as on CUDA) pack writes the mma_fragments order: lane l = (r % 8) * 4 +
+    c % 8 // 2 of tile (r // 16, c // 16) holds its 8 elements consecutively, element
+    c % 2 + 2 * (c % 16 // 8) + 4 * (r % 16 // 8); the padding is zero; unpack inverts it."""
+    if arch != "cpu":
+        pytest.skip("the order is checked once, under the CPU's SIMT emulation")
+    qd.reset()
+    qd.init(arch=qd.cpu, cpu_simt=True)
+    for shape in [(16, 16), (5, 7), (33, 17), (64, 128)]:
+        A = rng.standard_normal(shape)
+        buf, b, Av = qd.nn.pack(rng.standard_normal(3), A)
+        rows, cols = shape
+        assert Av.order == "mma_fragments" and Av.stride == (cols + 15) // 16 * 16
+        assert (Av.offset * 2) % 64 == 0 and Av.size == (rows + 15) // 16 * 16 * Av.stride
+        flat = buf.to_numpy()
+        h = A.astype(np.float16)
+        for r in range(rows):
+            for c in range(cols):
+                tile = r // 16 * (Av.stride // 16) + c // 16
+                lane = r % 8 * 4 + c % 8 // 2
+                j = c % 2 + 2 * (c % 16 // 8) + 4 * (r % 16 // 8)
+                assert flat[Av.offset + (tile * 32 + lane) * 8 + j] == h[r, c]
+        assert np.count_nonzero(flat[Av.offset:Av.offset + Av.size]) == np.count_nonzero(h)
+        np.testing.assert_array_equal(qd.nn.unpack(Av), h)
+        np.testing.assert_array_equal(qd.nn.unpack(Av.T), h.T)

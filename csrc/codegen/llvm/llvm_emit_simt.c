@@ -143,7 +143,19 @@ emit_mma(Emitter *e, const QdInst *inst)
     LLVMValueRef pd = qd_llvm_value(e, inst->args[0]), pa = qd_llvm_value(e, inst->args[1]);
     LLVMValueRef pb = qd_llvm_value(e, inst->args[2]);
     LLVMValueRef args[10], slots[4];
-    for (unsigned k = 0; k < 6; k++) { /* a: 4 pairs, b: 2 pairs */
+    const QdType *bty = qd_value_type(e->kernel, inst->args[2]);
+    bool b_in_memory = bty->space == QD_SPACE_GLOBAL;
+    if (b_in_memory) { /* 4 consecutive f16, 8-byte aligned: one vector load */
+        LLVMValueRef v = LLVMBuildLoad2(e->b, LLVMVectorType(h, 4), pb, "");
+        LLVMSetAlignment(v, 8);
+        for (unsigned k = 0; k < 2; k++) {
+            LLVMValueRef lanes[2] = {LLVMConstInt(e->t_i32, 2 * k, 0),
+                                     LLVMConstInt(e->t_i32, 2 * k + 1, 0)};
+            args[4 + k] = LLVMBuildShuffleVector(e->b, v, LLVMGetUndef(LLVMVectorType(h, 4)),
+                                                 LLVMConstVector(lanes, 2), "");
+        }
+    }
+    for (unsigned k = 0; k < (b_in_memory ? 4u : 6u); k++) { /* a: 4 pairs, b: 2 pairs */
         LLVMValueRef base = k < 4 ? pa : pb;
         unsigned first = k < 4 ? 2 * k : 2 * (k - 4);
         LLVMValueRef pair = LLVMGetUndef(h2);
