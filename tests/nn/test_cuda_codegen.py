@@ -75,8 +75,9 @@ def test_mlp_assembles_for_sm90(cpu, keep_qir, tmp_path):
 
 def test_tensor_core_mlp_assembles_for_sm90(keep_qir, tmp_path):
     """The 64-wide 4-layer f16 MLP of benchmarks/coopvec_mlp_bench.py, lowered with tensor cores
-    (the frontend marks the products under cpu_simt as on CUDA): one mma.sync per (16-row block,
-    8-output tile, 16-input tile) of every layer, and ptxas accepts the PTX."""
+    (the frontend marks the products under cpu_simt as on CUDA, and pack writes the fragment
+    order): one mma.sync per (16-row block, 8-output tile, 16-input tile) of every layer, one
+    vector load per B fragment, and ptxas assembles it without spilling."""
     import sys
 
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[2] / "benchmarks"))
@@ -100,10 +101,14 @@ def test_tensor_core_mlp_assembles_for_sm90(keep_qir, tmp_path):
     name = re.search(r"^kernel @(\S+)\(", qir, re.M).group(1)
     ptx = _testing.qir_to_ptx(qir, name, sm=90)["ptx"]
     assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * (3 * 8 * 4 + 2 * 4)
+    # one 8-byte load per B fragment (the weights in fragment order), none element by element
+    assert ptx.count("ld.global.v4.b16") == 3 * 8 * 4 + 2 * 4
+    assert qir.count("mma_fragments") == 4
     ptxas = find_ptxas()
     if ptxas is None:
         pytest.skip("ptxas (CUDA toolkit) is not installed")
     (tmp_path / "k.ptx").write_text(ptx)
-    cmd = [ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.ptx")]
+    cmd = [ptxas, "-v", "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.ptx")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert "0 bytes spill stores, 0 bytes spill loads" in proc.stderr, proc.stderr
