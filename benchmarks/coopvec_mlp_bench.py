@@ -124,6 +124,10 @@ def main():
     parser.add_argument("--torch", help="coopvec_torch_mlp.py")
     parser.add_argument("--json")
     args = parser.parse_args()
+    from quadrants import _core
+
+    if not _core.cuda_available():
+        sys.exit("coopvec_mlp_bench.py measures the tensor-core form: it needs a CUDA GPU")
     n = 1 << args.log2
     Ws, bs = weights()
     rows = {"n": n}
