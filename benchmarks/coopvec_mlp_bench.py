@@ -3,7 +3,7 @@
 The network, per evaluation i: 64 inputs synthesized in the kernel from (i, k) by the same hash as
 the hand-written kernel, then 64 -> 64 -> 64 -> 64 -> 16 (3 outputs used), fp16 weights and
 vectors, fp32 accumulation, biases, ReLU between layers; n evaluations per call. Prints the
-median device time per call (CUDA events around one call, after warm-up) of
+median device time per call (CUDA events around 10 calls queued back to back, after warm-up) of
   - qd.nn with tensor cores (the default on sm_80 and later),
   - qd.nn with nn_tensor_cores=False (per-thread loops),
 and, where present, the hand-written mma.sync kernel (--hand: path of the coopvec_mlp binary,
@@ -88,7 +88,9 @@ def model(idx, Ws, bs):
     return h[:, :NUSE]
 
 
-def device_ms(fn, iters=15):
+def device_ms(fn, iters=15, reps=10):
+    """Device time per call: CUDA events around `reps` calls queued back to back (so the host's
+    time to launch one overlaps the GPU's work on the previous), median over `iters`."""
     import torch
 
     for _ in range(3):
@@ -98,10 +100,11 @@ def device_ms(fn, iters=15):
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
-        fn()
+        for _ in range(reps):
+            fn()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
+        times.append(a.elapsed_time(b) / reps)
     return statistics.median(times)
 
 
