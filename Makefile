@@ -145,7 +145,7 @@ asan: setup
 #     the extension or generated code allocated definitely lost (scripts/valgrind_leaks.py).
 # scripts/valgrind.supp holds the third-party false positives. PYTHONMALLOC=malloc lets Memcheck
 # see every object; NumPy's dispatched SIMD kernels are switched off (their AVX2 sort exhausts
-# Valgrind's translation storage). Takes about thirteen minutes on two cores.
+# Valgrind's translation storage). Takes about five minutes on two cores.
 VALGRIND_TESTS := \
     tests/lang/test_fields_ndarrays_in_kernels.py tests/python/test_field.py \
     tests/python/test_ndarray.py tests/python/test_external_arrays.py \
@@ -158,6 +158,8 @@ VALGRIND_TESTS := \
     tests/python/test_memory_safety.py tests/python/test_call_fuzz.py \
     tests/python/test_dispatch_dataclass.py tests/python/test_dataclass_members.py
 VALGRIND_ERROR := 86
+# Memcheck runs one process per core, each on every N-th test (tests/conftest.py's --shard).
+VALGRIND_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
 VALGRIND_ENV = PYTHONMALLOC=malloc NPY_DISABLE_CPU_FEATURES="$$($(VPY) -c \
     'import numpy; print(*numpy._core._multiarray_umath.__cpu_dispatch__)')"
 MEMCHECK := valgrind --tool=memcheck --smc-check=all-non-file --num-callers=40 \
@@ -176,7 +178,14 @@ valgrind: setup
 	if [ $$rc -ne $(VALGRIND_ERROR) ] || ! grep -q "Invalid write" $(BUILD)/valgrind/canary.log; then \
 	    echo "Memcheck did not see the invalid write in JIT code (exit status $$rc)"; exit 1; \
 	fi
-	$(VALGRIND_ENV) $(MEMCHECK) -q --trace-children=yes $(VPY) -m pytest -q -p no:cacheprovider --arch cpu $(VALGRIND_TESTS)
+	@pids=; for k in $$(seq 0 $$(($(VALGRIND_JOBS) - 1))); do \
+	    $(VALGRIND_ENV) $(MEMCHECK) -q --trace-children=yes $(VPY) -m pytest -q -p no:cacheprovider \
+	        --arch cpu --shard $$k/$(VALGRIND_JOBS) $(VALGRIND_TESTS) > $(BUILD)/valgrind/shard$$k.log 2>&1 & \
+	    pids="$$pids $$!"; \
+	done; status=0; k=0; for pid in $$pids; do \
+	    wait $$pid || status=$$?; \
+	    echo "--- valgrind shard $$k/$(VALGRIND_JOBS)"; tail -n 40 $(BUILD)/valgrind/shard$$k.log; k=$$((k + 1)); \
+	done; exit $$status
 	$(VALGRIND_ENV) $(MEMCHECK) --leak-check=full --log-file=$(BUILD)/valgrind/soak.log \
 	    $(VPY) tests/soak/compile_launch_reset.py --cycles 12 --warmup 2 --no-bound
 	$(VPY) scripts/valgrind_leaks.py $(BUILD)/valgrind/soak.log

@@ -76,6 +76,13 @@ def pytest_addoption(parser):
         default=False,
         help="rewrite the .expected files of the IR golden tests",
     )
+    parser.addoption(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only every N-th collected test, starting at the K-th (0-based): N such runs "
+        "side by side cover the suite once",
+    )
 
 
 def selected_archs(config):
@@ -119,6 +126,24 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=VULKAN_NOT_BY_DEFAULT[rel]))
             elif rel in VULKAN_32_LANES and _vulkan_subgroup_size() != 32:
                 item.add_marker(pytest.mark.skip(reason="written for 32-lane subgroups"))
+    shard = config.getoption("--shard")
+    if shard:
+        k, n = _parse_shard(shard)
+        kept = [item for i, item in enumerate(items) if i % n == k]
+        dropped = [item for i, item in enumerate(items) if i % n != k]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def _parse_shard(text):
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--shard expects K/N with integers, got {text!r}") from None
+    if n < 1 or not 0 <= k < n:
+        raise pytest.UsageError(f"--shard {text}: need 0 <= K < N")
+    return k, n
 
 
 def pytest_generate_tests(metafunc):
