@@ -581,8 +581,12 @@ class Kernel(_core.Dispatcher, _Source):
                 key.append(_buffer_view.launch(param, value, launch, callbacks, _array_value))
                 fast.extend(("-", index, steps) for _ in range(_buffer_view.LAUNCH_VALUES))
             elif kind is MATRIX_VIEW:
+                first = len(launch)
                 key.append(_nn_view.launch(param, value, launch, callbacks, _array_value))
-                fast.extend(("-", index, steps) for _ in range(_nn_view.LAUNCH_VALUES))
+                # A view is immutable: the same view object has the same compile-time members,
+                # so a repeat is recognised by its identity and its buffer's launch value.
+                fast.append((_array_letter(value.buffer, launch[first]), index, steps + ("buffer",)))
+                fast.extend(("o", index, steps) for _ in range(_nn_view.LAUNCH_VALUES - 1))
             elif kind is MATRIX:
                 members = _matrix.flatten_argument(param.name, param.annotation, value, launch)
                 key.append(("d", tuple((path, part) for path, part, _ in members)))

@@ -57,14 +57,26 @@ class MatrixView:
     __slots__ = ("buffer", "dtype", "layout", "order", "_shape", "offset", "stride", "transpose")
 
     def __init__(self, buffer, dtype, layout, order, shape, offset, stride, transpose=False):
-        self.buffer = buffer
-        self.dtype = dtype
-        self.layout = layout
-        self.order = order
-        self._shape = tuple(int(s) for s in shape)
-        self.offset = int(offset)
-        self.stride = int(stride)
-        self.transpose = bool(transpose)
+        # Immutable: a kernel launched with a view recognises the same view object again
+        # without reading its members (quadrants/_kernel.py, the launch fast path).
+        init = object.__setattr__
+        init(self, "buffer", buffer)
+        init(self, "dtype", dtype)
+        init(self, "layout", layout)
+        init(self, "order", order)
+        init(self, "_shape", tuple(int(s) for s in shape))
+        init(self, "offset", int(offset))
+        init(self, "stride", int(stride))
+        init(self, "transpose", bool(transpose))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(
+            f"qd.nn.MatrixView is immutable: cannot set {name!r} (make a new view with "
+            "qd.nn.view, or .T for the transpose)"
+        )
+
+    def __delattr__(self, name):
+        raise AttributeError(f"qd.nn.MatrixView is immutable: cannot delete {name!r}")
 
     @property
     def shape(self):

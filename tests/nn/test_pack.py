@@ -124,6 +124,43 @@ def test_numpy_view_in_a_kernel():
     model.check(y, np.broadcast_to(ref, (2, 3)), model.ulp(ref, "f16") + 1e-6 * np.abs(ref), "view")
 
 
+def test_views_are_immutable():
+    _, Av = qd.nn.pack(rng.standard_normal((3, 4)))
+    with pytest.raises(AttributeError, match="immutable: cannot set 'offset'"):
+        Av.offset = 8
+    with pytest.raises(AttributeError, match="immutable: cannot delete 'buffer'"):
+        del Av.buffer
+
+
+@pytest.mark.parametrize("source", ["ndarray", "numpy"])
+def test_repeat_launches_with_views_take_the_fast_path(source):
+    """A launch with views is registered with the C dispatcher (identity of the view, the
+    buffer's launch value): repeats skip the Python launch path, and other views, of the same
+    or another shape, still get their own results."""
+    mats = [model.rounded(rng.standard_normal(s), "f16") for s in [(3, 5), (3, 5), (2, 5)]]
+    if source == "ndarray":
+        views = [qd.nn.pack(m)[1] for m in mats]
+    else:
+        views = [qd.nn.view(m.astype(np.float16)) for m in mats]
+    x = np.arange(1.0, 6.0)
+
+    @qd.kernel
+    def k(W: qd.nn.MatrixView, Y: qd.types.ndarray(qd.f32, 1)):
+        for i in range(1):
+            y = W @ qd.nn.CoopVec(1.0, 2.0, 3.0, 4.0, 5.0, dtype=qd.f16)
+            v = qd.Vector(y)
+            for j in qd.static(range(len(y))):
+                Y[j] = v[j]
+
+    for round_ in range(3):
+        for m, v in zip(mats, views):
+            y = np.zeros(m.shape[0], dtype=np.float32)
+            k(v, y)
+            ref = m @ x
+            model.check(y, ref, model.ulp(ref, "f16") + 1e-6 * np.abs(ref), f"view {round_}")
+    assert k._dispatch_size() == len(views)
+
+
 def test_errors():
     with pytest.raises(ValueError, match="layout must be 'inference' or 'training'"):
         qd.nn.pack(np.ones((2, 2)), layout="optimal")
