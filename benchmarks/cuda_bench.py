@@ -7,7 +7,7 @@
                (driver linker) and module load, medians over distinct kernels
   launch       host time of launching an already-compiled kernel with two ndarrays and a
                scalar (median of 9 alternating rounds of 5000 calls): through the qd.kernel
-               object (the normal path), through the compiled CudaKernel directly, a bare
+               object (the normal path), through the compiled DeviceKernel directly, a bare
                cuLaunchKernel loop in C on the same kernel and arguments, CuPy's RawKernel
                of the same saxpy, and a Python function that does nothing, called the same way
                (the part of every Python-side figure that is the interpreter's)

@@ -618,12 +618,9 @@ qd_py_cuda_add(PyObject *module)
 {
     QdPyState *state = qd_py_state(module);
     state->device_buffer_type = PyType_FromModuleAndSpec(module, &buffer_spec, NULL);
-    state->cuda_kernel_type = qd_py_cuda_kernel_type_new(module);
     state->cuda_fields = PyDict_New();
-    if (state->device_buffer_type == NULL || state->cuda_kernel_type == NULL ||
-        state->cuda_fields == NULL ||
-        PyModule_AddObjectRef(module, "DeviceBuffer", state->device_buffer_type) < 0 ||
-        PyModule_AddObjectRef(module, "CudaKernel", state->cuda_kernel_type) < 0) {
+    if (state->device_buffer_type == NULL || state->cuda_fields == NULL ||
+        PyModule_AddObjectRef(module, "DeviceBuffer", state->device_buffer_type) < 0) {
         return -1;
     }
     return PyModule_AddFunctions(module, cuda_methods);

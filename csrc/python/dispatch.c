@@ -1055,7 +1055,7 @@ done:
  * a launch passed. `kinds` is a str with one letter (SlotKind) per argument, or a list with one
  * item per leaf of the compiled kernel: a letter for an argument itself, or (letter, argument
  * index, (attribute names...)) for a leaf reached by reading attributes (a dataclass member).
- * Only a CompiledKernel, CudaKernel or VulkanKernel is recorded (tests stand other callables in for it). */
+ * Only a CompiledKernel or DeviceKernel is recorded (tests stand other callables in for it). */
 static PyObject *
 dispatcher_add(PyObject *self, PyTypeObject *defining_class, PyObject *const *args,
                Py_ssize_t nargs, PyObject *kwnames)
@@ -1081,8 +1081,7 @@ dispatcher_add(PyObject *self, PyTypeObject *defining_class, PyObject *const *ar
     if (letters && PyList_GET_SIZE(specs) != PyTuple_GET_SIZE(bound[2])) {
         PyErr_SetString(PyExc_ValueError, "_dispatch_add(): one kind letter per argument");
     } else if (!Py_IS_TYPE(bound[0], (PyTypeObject *)state->compiled_kernel_type) &&
-               !Py_IS_TYPE(bound[0], (PyTypeObject *)state->cuda_kernel_type) &&
-               !qd_py_is_vulkan_kernel(bound[0])) {
+               !Py_IS_TYPE(bound[0], (PyTypeObject *)state->device_kernel_type)) {
         result = Py_NewRef(Py_False);
     } else {
         result = dispatcher_add_impl((DispatcherObject *)self, bound[0], specs, bound[2]);

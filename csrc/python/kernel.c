@@ -335,7 +335,7 @@ PyObject *
 qd_py_compiled_kernel_call(PyObject *ck, PyObject *const *args, Py_ssize_t nargs)
 {
     if (PyVectorcall_Function(ck) != ck_vectorcall) {
-        return PyObject_Vectorcall(ck, args, (size_t)nargs, NULL); /* a CudaKernel */
+        return PyObject_Vectorcall(ck, args, (size_t)nargs, NULL); /* a DeviceKernel */
     }
     return ck_call((CompiledKernelObject *)ck, args, (size_t)nargs, NULL);
 }
@@ -344,11 +344,8 @@ QdPyElementAxes
 qd_py_compiled_element_axes(PyObject *ck, uint32_t i)
 {
     QdPyElementAxes none = {0, {0, 0}};
-    if (qd_py_is_vulkan_kernel(ck)) {
-        return qd_py_vulkan_element_axes(ck, i);
-    }
-    if (PyVectorcall_Function(ck) != ck_vectorcall) {
-        return qd_py_cuda_element_axes(ck, i);
+    if (qd_py_is_device_kernel(ck)) {
+        return qd_py_device_element_axes(ck, i);
     }
     const CompiledKernelObject *self = (const CompiledKernelObject *)ck;
     if (i >= self->nparams || self->params[i].kind != QD_ARG_NDARRAY) {
@@ -802,7 +799,7 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     req.frontend.short_circuit = short_circuit != 0;
     req.frontend.unrolling_limit = (uint32_t)unroll;
     req.frontend.subgroup_size = (uint32_t)subgroup;
-    if (!qd_py_wants_cuda(options) && !qd_py_wants_vulkan(options)) {
+    if (!qd_py_wants_device(options)) {
         PyObject *simt = PyDict_GetItemString(options, "cpu_simt");
         PyObject *arch = PyDict_GetItemString(options, "arch");
         if (!(simt && PyObject_IsTrue(simt) == 1)) {
@@ -818,9 +815,8 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         req.cache = qd_py_cache_for(state, options, &req.compiler_id);
         req.source_key = req.cache && has_source_key ? &source_key : NULL;
     }
-    if (qd_py_wants_cuda(options) || qd_py_wants_vulkan(options)) {
-        result = qd_py_wants_cuda(options) ? qd_py_cuda_compile(module, &ctx, &req, options)
-                                           : qd_py_vulkan_compile(module, &ctx, &req, options);
+    if (qd_py_wants_device(options)) {
+        result = qd_py_device_compile(module, &ctx, &req, options);
         if (result == NULL && full_traceback && host.first_exception) {
             PyErr_Clear();
             raise_compile_error(module, &host, &ctx, full_traceback);
@@ -937,12 +933,8 @@ load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
         qd_py_raise_diag(module, &ctx.diag);
         goto done;
     }
-    if (qd_py_wants_cuda(options)) {
-        result = qd_py_cuda_load_cached(module, cache, &source_key, args, n, options);
-        goto done;
-    }
-    if (qd_py_wants_vulkan(options)) {
-        result = qd_py_vulkan_load_cached(module, cache, &source_key, args, n, options);
+    if (qd_py_wants_device(options)) {
+        result = qd_py_device_load_cached(module, cache, &source_key, args, n, options);
         goto done;
     }
     PyTypeObject *tp = (PyTypeObject *)state->compiled_kernel_type;
@@ -1014,7 +1006,7 @@ qd_py_load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     return use_runtime(load_cached_kernel, module, argv, argc);
 }
 
-/***** shared with the CUDA launcher (python/cuda_kernel.c) *****/
+/***** shared with the GPU launcher (python/device_kernel.c) *****/
 
 uint64_t
 qd_py_next_rng_seed(QdPyState *state)

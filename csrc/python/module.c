@@ -474,7 +474,7 @@ core_exec(PyObject *module)
     if (!state->compiled_kernel_type || !state->fields ||
         PyModule_AddObjectRef(module, "CompiledKernel", state->compiled_kernel_type) < 0 ||
         PyModule_AddFunctions(module, core_methods) < 0 || qd_py_cuda_add(module) < 0 ||
-        qd_py_vulkan_add(module) < 0 || qd_py_vulkan_kernel_add(module) < 0 ||
+        qd_py_vulkan_add(module) < 0 || qd_py_device_kernel_add(module) < 0 ||
         qd_py_cache_add(module) < 0 || qd_py_profiler_add(module) < 0) {
         return -1;
     }
@@ -492,7 +492,7 @@ core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(state->compiled_kernel_type);
     Py_VISIT(state->fields);
     Py_VISIT(state->device_buffer_type);
-    Py_VISIT(state->cuda_kernel_type);
+    Py_VISIT(state->device_kernel_type);
     Py_VISIT(state->cuda_fields);
     Py_VISIT(state->profiler_records);
     return 0;
@@ -509,7 +509,7 @@ core_clear(PyObject *module)
     Py_CLEAR(state->compiled_kernel_type);
     Py_CLEAR(state->fields);
     Py_CLEAR(state->device_buffer_type);
-    Py_CLEAR(state->cuda_kernel_type);
+    Py_CLEAR(state->device_kernel_type);
     Py_CLEAR(state->cuda_fields);
     Py_CLEAR(state->profiler_records);
     return 0;

@@ -3,7 +3,7 @@
  * A compiled kernel takes one positional Python argument per leaf parameter (quadrants/_kernel.py
  * flattens compound arguments into leaves of the kinds of abi/args.def): a number for a
  * scalar, an array for an ndarray, anything (None by convention) for a template. The CPU
- * launcher (kernel.c), the CUDA launcher (cuda_kernel.c) and the QIR test runner
+ * launcher (kernel.c), the GPU launcher (device_kernel.c) and the QIR test runner
  * (testing_run.c) describe their parameters with QdPyParam and write the packed arguments of
  * abi/abi.h with qd_py_pack_arguments; they differ only in the memory that ndarray arguments are
  * taken from (QdPyArrayMemory): the host's buffers, or device buffers and host buffers copied to

@@ -3,7 +3,7 @@
  * With qd.init(kernel_profiler=True) the Python layer turns the profiler on
  * (`kernel_profiler_enable(True)`); from then on every launch, whichever path it takes (the
  * Dispatcher's fast path and the Python launch both end in the call of a CompiledKernel or
- * CudaKernel), times each of its tasks and appends one record per task that ran:
+ * DeviceKernel), times each of its tasks and appends one record per task that ran:
  *     (name, milliseconds)
  * name being the task's entry of the compiled kernel's `profile_names` (set by the Python
  * layer: "<kernel>_c<id>_<specialization>_kernel_<task>_<serial|range_for>"), or

@@ -38,12 +38,10 @@ typedef struct QdPyState {
     bool resetting;                 /* a reset waits for runtime_users: no new compile starts */
     uint64_t random_seed;           /* qd.init(random_seed=...) of the current runtime */
     uint64_t rng_launches;          /* launches that drew random numbers since then */
-    /* CUDA (cuda.c, cuda_kernel.c) */
+    /* GPUs (cuda.c, device_kernel.c) */
     PyObject *device_buffer_type;   /* quadrants._core.DeviceBuffer */
-    PyObject *cuda_kernel_type;     /* quadrants._core.CudaKernel */
-    PyObject *cuda_fields;          /* dict: field id -> DeviceBuffer backing it on CUDA */
-    uint64_t cuda_runtime_state;    /* device buffer of the assert flag (0: not made yet) */
-    bool cuda_launched;             /* a CUDA launch since the last reset: the reset syncs */
+    PyObject *device_kernel_type;   /* quadrants._core.DeviceKernel */
+    PyObject *cuda_fields;          /* dict: field id -> DeviceBuffer backing it on a GPU */
     struct QdCache *cache;          /* the offline cache (cache.c), NULL until first used */
     /* kernel profiler (profiler.c): list of (task name, ms), NULL while the profiler is off */
     PyObject *profiler_records;
@@ -134,7 +132,7 @@ typedef struct QdPyElementAxes {
     uint32_t ndim;
     uint32_t shape[2];
 } QdPyElementAxes;
-/* The element axes of parameter `i` of compiled kernel `ck` (a CompiledKernel or a CudaKernel,
+/* The element axes of parameter `i` of compiled kernel `ck` (a CompiledKernel or a DeviceKernel,
  * borrowed); 0 axes for parameters that are not ndarrays. Runs no Python code. */
 QdPyElementAxes qd_py_compiled_element_axes(PyObject *ck, uint32_t i);
 /* Whether the last axes of an array with `ndim` axes of extents `shape` are those of `axes`. */
@@ -143,60 +141,45 @@ bool qd_py_element_axes_match(const QdPyElementAxes *axes, const int64_t *shape,
 int qd_py_check_element_axes(uint32_t arg, const QdPyElementAxes *axes, const int64_t *shape,
                              uint32_t ndim);
 
-/***** cuda.c, cuda_kernel.c *****/
+/***** cuda.c, vulkan.c, device_kernel.c *****/
 
 struct QdCompileRequest;
-/* Adds the CUDA functions and types (DeviceBuffer, CudaKernel, cuda_available, ...) to the
- * _core module and its state. 0, or -1 with an exception set. */
+struct QdKernelArg;
+/* Adds the CUDA functions and types (DeviceBuffer, cuda_available, ...) to the _core module and
+ * its state. 0, or -1 with an exception set. */
 int qd_py_cuda_add(PyObject *module);
-/* Whether compile options (a dict or NULL, borrowed) ask for the CUDA backend (arch "cuda"). */
-bool qd_py_wants_cuda(PyObject *options);
+/* Adds vulkan_available, vulkan_unavailable_reason and vulkan_device_info to the _core module.
+ * 0, or -1 with an exception set. */
+int qd_py_vulkan_add(PyObject *module);
+/* Adds the DeviceKernel type to the _core module and its state. 0, or -1 with an exception. */
+int qd_py_device_kernel_add(PyObject *module);
+/* Whether compile options (a dict or NULL, borrowed) ask for a GPU backend (arch "cuda" or
+ * "vulkan"): compile_kernel then makes a DeviceKernel. */
+bool qd_py_wants_device(PyObject *options);
 /* Whether options["nn_tensor_cores"] (default true) lets qd.nn products use tensor cores. */
 bool qd_py_nn_tensor_cores(PyObject *options);
-/* Compiles the request for CUDA: new reference to a CudaKernel (called like a CompiledKernel),
- * NULL with the error raised. */
-PyObject *qd_py_cuda_compile(PyObject *module, QdCtx *ctx, struct QdCompileRequest *req,
-                             PyObject *options);
-/* The CUDA side of load_cached_kernel, for parsed arguments: a CudaKernel from the cache (new
+/* Compiles the request for the options' GPU backend: new reference to a DeviceKernel (called
+ * like a CompiledKernel), NULL with the error raised. */
+PyObject *qd_py_device_compile(PyObject *module, QdCtx *ctx, struct QdCompileRequest *req,
+                               PyObject *options);
+/* The GPU side of load_cached_kernel, for parsed arguments: a DeviceKernel from the cache (new
  * reference), None on a miss, NULL with an exception. */
-struct QdKernelArg;
-PyObject *qd_py_cuda_load_cached(PyObject *module, struct QdCache *cache,
-                                 const struct QdDigest *source_key,
-                                 const struct QdKernelArg *args, uint32_t nargs,
-                                 PyObject *options);
-/* Part of qd_py_runtime_reset: drops the CUDA field registry. */
+PyObject *qd_py_device_load_cached(PyObject *module, struct QdCache *cache,
+                                   const struct QdDigest *source_key,
+                                   const struct QdKernelArg *args, uint32_t nargs,
+                                   PyObject *options);
+/* Part of qd_py_runtime_reset: waits for CUDA launches and drops the CUDA field registry. */
 void qd_py_cuda_reset(QdPyState *state);
 /* The ndim of a DeviceBuffer (borrowed), or -1 for any other object. Runs no Python code. */
 int qd_py_device_buffer_ndim(PyObject *obj);
 /* The extents of a DeviceBuffer (borrowed; qd_py_device_buffer_ndim of them), or NULL for any
  * other object. Runs no Python code. */
 const int64_t *qd_py_device_buffer_shape(PyObject *obj);
-/* The element axes of parameter `i` of CudaKernel `ck` (borrowed; the caller checked its
+/* The element axes of parameter `i` of DeviceKernel `kernel` (borrowed; the caller checked its
  * type). */
-QdPyElementAxes qd_py_cuda_element_axes(PyObject *ck, uint32_t i);
-
-/***** vulkan.c *****/
-
-/* Adds vulkan_available, vulkan_unavailable_reason and vulkan_device_info to the _core module.
- * 0, or -1 with an exception set. */
-int qd_py_vulkan_add(PyObject *module);
-
-/***** vulkan_kernel.c *****/
-
-/* Adds the VulkanKernel type to the _core module. 0, or -1 with an exception set. */
-int qd_py_vulkan_kernel_add(PyObject *module);
-/* Whether compile options ask for the Vulkan backend (arch "vulkan"). */
-bool qd_py_wants_vulkan(PyObject *options);
-/* As qd_py_cuda_compile and qd_py_cuda_load_cached, for Vulkan (a VulkanKernel). */
-PyObject *qd_py_vulkan_compile(PyObject *module, QdCtx *ctx, struct QdCompileRequest *req,
-                               PyObject *options);
-PyObject *qd_py_vulkan_load_cached(PyObject *module, struct QdCache *cache,
-                                   const struct QdDigest *source_key,
-                                   const struct QdKernelArg *args, uint32_t nargs,
-                                   PyObject *options);
-/* Whether `obj` is a VulkanKernel, and the element axes of its parameter `i`. */
-bool qd_py_is_vulkan_kernel(PyObject *obj);
-QdPyElementAxes qd_py_vulkan_element_axes(PyObject *kernel, uint32_t i);
+QdPyElementAxes qd_py_device_element_axes(PyObject *kernel, uint32_t i);
+/* Whether `obj` is a DeviceKernel. Runs no Python code. */
+bool qd_py_is_device_kernel(PyObject *obj);
 
 /***** dispatch.c *****/
 

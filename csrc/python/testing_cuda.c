@@ -8,16 +8,16 @@
  * compile_kernel (opt_level, fast_math, default_gpu_block_dim, print_kernel_*). Compile errors
  * raise the class of their diag.
  *
- *     compile_qir_cuda(text, kernel, fields=None, passes=..., options=None) -> CudaKernel
+ *     compile_qir_cuda(text, kernel, fields=None, passes=..., options=None) -> DeviceKernel
  * compiles and loads it on the GPU (tests/cuda run the tests of tests/codegen through it): the
- * CudaKernel takes one argument per QIR parameter, NumPy arrays for ndarrays (copied in and
+ * kernel takes one argument per QIR parameter, NumPy arrays for ndarrays (copied in and
  * back) or DeviceBuffers; `fields` maps field names to DeviceBuffers.
  *
  *     cuda_raw_launch_us(kernel, args, iterations) -> float
- * the host time of one bare cuLaunchKernel of a CudaKernel's first task, from a C loop
+ * the host time of one bare cuLaunchKernel of a CUDA kernel's first task, from a C loop
  * (benchmarks/cuda_bench.py compares the full launch path with it).
  */
-#include "cuda_py.h"
+#include "device_kernel.h"
 
 
 #define DEFAULT_PASSES QD_DRIVER_TEST_PASSES
@@ -148,7 +148,7 @@ compile_qir_cuda(PyObject *core, PyObject *const *args, Py_ssize_t nargs, PyObje
     if (m == NULL || (passes[0] != '\0' && qd_driver_run_passes(&ctx, m, passes, true) < 0)) {
         qd_py_raise_diag(core, &ctx.diag);
     } else {
-        result = qd_py_cuda_kernel_from_qir(core, m, kernel, options, fields);
+        result = qd_py_device_kernel_from_qir(core, &qd_py_cuda_target, m, kernel, options, fields);
     }
     qd_module_free(m);
     return result;
@@ -194,7 +194,7 @@ static PyMethodDef cuda_testing_methods[] = {
      "cuda_raw_launch_us(kernel, args, iterations) -> host us per raw cuLaunchKernel"},
     {"compile_qir_cuda", (PyCFunction)(void (*)(void))compile_qir_cuda,
      METH_FASTCALL | METH_KEYWORDS,
-     "compile_qir_cuda(text, kernel, fields=None, passes=..., options=None) -> CudaKernel"},
+     "compile_qir_cuda(text, kernel, fields=None, passes=..., options=None) -> DeviceKernel"},
     {"qir_to_ptx", (PyCFunction)(void (*)(void))qir_to_ptx, METH_FASTCALL | METH_KEYWORDS,
      "qir_to_ptx(text, kernel, sm=90, passes=..., options=None) -> dict with the PTX"},
     {NULL, NULL, 0, NULL},

@@ -193,6 +193,6 @@ def test_gpu_reduce_is_one_loop(op, mode, keep_qir, rng):
     check_reduce(op, qd.f32, a[:n], out[0], f"reduce_{op} f32 n={n}")
     compiled = [x for e in run_op._compiled.values()
                 for x in (e if isinstance(e, tuple) else (e,))
-                if type(x).__name__ in ("CompiledKernel", "CudaKernel", "VulkanKernel")][-1]
+                if type(x).__name__ in ("CompiledKernel", "DeviceKernel")][-1]
     tasks = [line.split()[1] for line in compiled.qir.splitlines() if line.startswith("  task ")]
     assert tasks == ["serial", "range_for"]

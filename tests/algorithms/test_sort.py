@@ -268,7 +268,7 @@ def test_parallel_tasks_per_pass(end_bit, mode, keep_qir, rng):
     np.testing.assert_array_equal(keys, np.sort(a))
     (entry,) = k._compiled.values()
     compiled = [x for x in (entry if isinstance(entry, tuple) else (entry,))
-                if type(x).__name__ in ("CompiledKernel", "CudaKernel", "VulkanKernel")][0]
+                if type(x).__name__ in ("CompiledKernel", "DeviceKernel")][0]
     tasks = [line.split()[1] for line in compiled.qir.splitlines() if line.startswith("  task ")]
     passes = end_bit // 8
     expected = 3 * passes if plain(mode) else 2 * passes + (passes + 3) // 4

@@ -784,7 +784,7 @@ def test_func_keyword_arguments_bind(real):
 def _compiled_qir(kernel):
     for entry in kernel._compiled.values():
         for item in entry if isinstance(entry, tuple) else (entry,):
-            if type(item).__name__ in ("CompiledKernel", "CudaKernel", "VulkanKernel"):
+            if type(item).__name__ in ("CompiledKernel", "DeviceKernel"):
                 return item.qir
     raise AssertionError("no compiled kernel")
 

@@ -260,3 +260,26 @@ def test_asynchronous_launches_run_in_order(rng):
     qd.sync()
     np.testing.assert_allclose(x.to_numpy(), expect, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(s[None], expect.sum(), rtol=1e-4)
+
+
+def test_compiled_kernel_is_a_vulkan_device_kernel(rng):
+    """The launcher of both GPU backends is one type; a CUDA buffer (where CUDA exists too) is
+    refused, not read."""
+
+    @qd.kernel
+    def fill(x: qd.types.ndarray(qd.f32, 1), v: qd.f32):
+        for i in range(x.shape[0]):
+            x[i] = v + i
+
+    x = qd.ndarray(qd.f32, 40)
+    fill(x, 1.5)
+    np.testing.assert_array_equal(x.to_numpy(), 1.5 + np.arange(40, dtype=np.float32))
+    (compiled, _), = fill._compiled.values()
+    assert type(compiled).__name__ == "DeviceKernel" and compiled.arch == "vulkan"
+    assert compiled.ptx is None and set(compiled.compile_ms) == {"spirv"}
+    assert compiled.task_kinds == ("range_for",)
+    if not _core.cuda_available():
+        return
+    cuda_memory = _core.DeviceBuffer((40,), 4)  # CUDA memory: made without vulkan=True
+    with pytest.raises(ValueError, match="another backend cannot be passed to a kernel on Vulkan"):
+        compiled(cuda_memory, 1.0)
