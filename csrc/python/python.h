@@ -195,23 +195,18 @@ PyObject *qd_py_ndarray_base_type_new(PyObject *module);
  * functions are bound to `core` (borrowed), so they reach the exception classes in its state. */
 PyObject *qd_py_testing_module_new(PyObject *core);
 
-/***** testing_cuda.c *****/
+/* Adds a function of `testing` (borrowed) for every entry of `defs`, bound to `self`
+ * (borrowed). 0, or -1 with an exception set. */
+int qd_py_testing_add_methods(PyObject *testing, PyMethodDef *defs, PyObject *self);
 
-/* Adds qir_to_ptx (QIR -> PTX without a GPU) to the _testing module (borrowed), bound to
- * `core` (borrowed). 0, or -1 with an exception set. */
-int qd_py_testing_add_cuda(PyObject *testing, PyObject *core);
-
-/***** testing_vulkan.c *****/
-
-/* Adds glsl_to_spirv and vulkan_run_glsl (GLSL through glslang and the Vulkan runtime) to the
- * _testing module (borrowed), bound to `core` (borrowed). 0, or -1 with an exception set. */
-int qd_py_testing_add_vulkan(PyObject *testing, PyObject *core);
-
-/***** testing_glsl.c *****/
-
-/* Adds qir_to_glsl (QIR -> GLSL compute shaders, no device needed) to the _testing module
- * (borrowed), bound to `core` (borrowed). 0, or -1 with an exception set. */
-int qd_py_testing_add_glsl(PyObject *testing, PyObject *core);
+/* The test hooks of the other testing_*.c files, all bound to the _core module:
+ * testing_cuda.c: qir_to_ptx (QIR -> PTX without a GPU), compile_qir_cuda, cuda_raw_launch_us,
+ * cuda_clear_current_context; testing_vulkan.c: glsl_to_spirv and vulkan_run_glsl (GLSL through
+ * glslang and the Vulkan runtime); testing_glsl.c: qir_to_glsl (QIR -> GLSL compute shaders, no
+ * device needed). */
+extern PyMethodDef qd_py_testing_cuda_methods[];
+extern PyMethodDef qd_py_testing_vulkan_methods[];
+extern PyMethodDef qd_py_testing_glsl_methods[];
 
 /***** testing_run.c *****/
 

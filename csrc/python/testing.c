@@ -297,45 +297,43 @@ static PyMethodDef testing_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+int
+qd_py_testing_add_methods(PyObject *testing, PyMethodDef *defs, PyObject *self)
+{
+    PyObject *name = PyModule_GetNameObject(testing);
+    if (name == NULL) {
+        return -1;
+    }
+    for (PyMethodDef *def = defs; def->ml_name != NULL; def++) {
+        PyObject *func = PyCFunction_NewEx(def, self, name);
+        if (func == NULL || PyModule_AddObjectRef(testing, def->ml_name, func) < 0) {
+            Py_XDECREF(func);
+            Py_DECREF(name);
+            return -1;
+        }
+        Py_DECREF(func);
+    }
+    Py_DECREF(name);
+    return 0;
+}
+
 PyObject *
 qd_py_testing_module_new(PyObject *core)
 {
-    PyObject *core_name = NULL;
-    PyObject *name = NULL;
-    PyObject *testing = NULL;
-    PyObject *func = NULL;
-
-    core_name = PyModule_GetNameObject(core);
-    if (core_name == NULL) {
-        goto error;
-    }
-    name = PyUnicode_FromFormat("%U._testing", core_name);
-    if (name == NULL) {
-        goto error;
-    }
-    testing = PyModule_NewObject(name);
-    if (testing == NULL ||
-        PyModule_AddStringConstant(testing, "__doc__", "Hooks into the IR core for tests.") < 0) {
-        goto error;
-    }
-    for (PyMethodDef *def = testing_methods; def->ml_name != NULL; def++) {
-        func = PyCFunction_NewEx(def, core, name);
-        if (func == NULL || PyModule_AddObjectRef(testing, def->ml_name, func) < 0) {
-            goto error;
-        }
-        Py_CLEAR(func);
-    }
-    if (qd_py_testing_add_run(testing) < 0 || qd_py_testing_add_cuda(testing, core) < 0 ||
-        qd_py_testing_add_vulkan(testing, core) < 0 || qd_py_testing_add_glsl(testing, core) < 0) {
-        goto error;
-    }
-    Py_DECREF(name);
-    Py_DECREF(core_name);
-    return testing;
-error:
-    Py_XDECREF(func);
-    Py_XDECREF(testing);
+    PyObject *core_name = PyModule_GetNameObject(core);
+    PyObject *name = core_name ? PyUnicode_FromFormat("%U._testing", core_name) : NULL;
+    PyObject *testing = name ? PyModule_NewObject(name) : NULL;
     Py_XDECREF(name);
     Py_XDECREF(core_name);
-    return NULL;
+    if (testing == NULL ||
+        PyModule_AddStringConstant(testing, "__doc__", "Hooks into the IR core for tests.") < 0 ||
+        qd_py_testing_add_methods(testing, testing_methods, core) < 0 ||
+        qd_py_testing_add_run(testing) < 0 ||
+        qd_py_testing_add_methods(testing, qd_py_testing_cuda_methods, core) < 0 ||
+        qd_py_testing_add_methods(testing, qd_py_testing_vulkan_methods, core) < 0 ||
+        qd_py_testing_add_methods(testing, qd_py_testing_glsl_methods, core) < 0) {
+        Py_XDECREF(testing);
+        return NULL;
+    }
+    return testing;
 }

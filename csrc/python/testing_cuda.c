@@ -187,7 +187,7 @@ cuda_clear_current_context(PyObject *core, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-static PyMethodDef cuda_testing_methods[] = {
+PyMethodDef qd_py_testing_cuda_methods[] = {
     {"cuda_clear_current_context", cuda_clear_current_context, METH_NOARGS,
      "cuda_clear_current_context(): no CUDA context current on this thread"},
     {"cuda_raw_launch_us", (PyCFunction)(void (*)(void))cuda_raw_launch_us, METH_FASTCALL,
@@ -199,23 +199,3 @@ static PyMethodDef cuda_testing_methods[] = {
      "qir_to_ptx(text, kernel, sm=90, passes=..., options=None) -> dict with the PTX"},
     {NULL, NULL, 0, NULL},
 };
-
-int
-qd_py_testing_add_cuda(PyObject *testing, PyObject *core)
-{
-    PyObject *name = PyModule_GetNameObject(testing);
-    if (name == NULL) {
-        return -1;
-    }
-    for (PyMethodDef *def = cuda_testing_methods; def->ml_name != NULL; def++) {
-        PyObject *func = PyCFunction_NewEx(def, core, name);
-        if (func == NULL || PyModule_AddObjectRef(testing, def->ml_name, func) < 0) {
-            Py_XDECREF(func);
-            Py_DECREF(name);
-            return -1;
-        }
-        Py_DECREF(func);
-    }
-    Py_DECREF(name);
-    return 0;
-}

@@ -186,28 +186,8 @@ qir_to_glsl(PyObject *core, PyObject *const *args, Py_ssize_t nargs, PyObject *k
     return result;
 }
 
-static PyMethodDef glsl_testing_methods[] = {
+PyMethodDef qd_py_testing_glsl_methods[] = {
     {"qir_to_glsl", (PyCFunction)(void (*)(void))qir_to_glsl, METH_FASTCALL | METH_KEYWORDS,
      "qir_to_glsl(text, kernel, options=None, passes='') -> dict with the GLSL of every task"},
     {NULL, NULL, 0, NULL},
 };
-
-int
-qd_py_testing_add_glsl(PyObject *testing, PyObject *core)
-{
-    PyObject *name = PyModule_GetNameObject(testing);
-    if (name == NULL) {
-        return -1;
-    }
-    for (PyMethodDef *def = glsl_testing_methods; def->ml_name != NULL; def++) {
-        PyObject *func = PyCFunction_NewEx(def, core, name);
-        if (func == NULL || PyModule_AddObjectRef(testing, def->ml_name, func) < 0) {
-            Py_XDECREF(func);
-            Py_DECREF(name);
-            return -1;
-        }
-        Py_DECREF(func);
-    }
-    Py_DECREF(name);
-    return 0;
-}

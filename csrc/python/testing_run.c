@@ -601,8 +601,6 @@ qd_py_testing_add_run(PyObject *testing)
     PyObject *probe = NULL;
     PyObject *type = NULL;
     PyObject *self = NULL;
-    PyObject *name = NULL;
-    PyObject *func = NULL;
     int rc = -1;
 
     probe = PyObject_GetAttrString(testing, "parse_print");
@@ -615,21 +613,11 @@ qd_py_testing_add_run(PyObject *testing)
         goto done;
     }
     self = PyTuple_Pack(2, PyCFunction_GetSelf(probe), type);
-    name = PyModule_GetNameObject(testing);
-    if (self == NULL || name == NULL) {
+    if (self == NULL || qd_py_testing_add_methods(testing, run_methods, self) < 0) {
         goto done;
-    }
-    for (PyMethodDef *def = run_methods; def->ml_name != NULL; def++) {
-        func = PyCFunction_NewEx(def, self, name);
-        if (func == NULL || PyModule_AddObjectRef(testing, def->ml_name, func) < 0) {
-            goto done;
-        }
-        Py_CLEAR(func);
     }
     rc = 0;
 done:
-    Py_XDECREF(func);
-    Py_XDECREF(name);
     Py_XDECREF(self);
     Py_XDECREF(type);
     Py_XDECREF(probe);

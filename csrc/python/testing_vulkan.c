@@ -254,30 +254,10 @@ done:
     return result;
 }
 
-static PyMethodDef vulkan_testing_methods[] = {
+PyMethodDef qd_py_testing_vulkan_methods[] = {
     {"glsl_to_spirv", (PyCFunction)(void (*)(void))glsl_to_spirv, METH_FASTCALL | METH_KEYWORDS,
      "glsl_to_spirv(source, what='<glsl>') -> SPIR-V bytes"},
     {"vulkan_run_glsl", (PyCFunction)(void (*)(void))vulkan_run_glsl, METH_FASTCALL | METH_KEYWORDS,
      "vulkan_run_glsl(sources, groups, buffers, with_seconds=False) -> list of buffer bytes"},
     {NULL, NULL, 0, NULL},
 };
-
-int
-qd_py_testing_add_vulkan(PyObject *testing, PyObject *core)
-{
-    PyObject *name = PyModule_GetNameObject(testing);
-    if (name == NULL) {
-        return -1;
-    }
-    for (PyMethodDef *def = vulkan_testing_methods; def->ml_name != NULL; def++) {
-        PyObject *func = PyCFunction_NewEx(def, core, name);
-        if (func == NULL || PyModule_AddObjectRef(testing, def->ml_name, func) < 0) {
-            Py_XDECREF(func);
-            Py_DECREF(name);
-            return -1;
-        }
-        Py_DECREF(func);
-    }
-    Py_DECREF(name);
-    return 0;
-}
