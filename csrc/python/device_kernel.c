@@ -60,33 +60,12 @@ qd_py_device_target(PyObject *options)
 
 /***** the type *****/
 
-static int
-device_traverse(DeviceKernelObject *self, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(self));
-    Py_VISIT(self->module);
-    Py_VISIT(self->qir_frontend);
-    Py_VISIT(self->qir);
-    Py_VISIT(self->profile_names);
-    return 0;
-}
-
-static int
-device_clear(DeviceKernelObject *self)
-{
-    Py_CLEAR(self->module);
-    Py_CLEAR(self->qir_frontend);
-    Py_CLEAR(self->qir);
-    Py_CLEAR(self->profile_names);
-    return 0;
-}
-
 static void
 device_dealloc(DeviceKernelObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    device_clear(self);
+    qd_py_kernel_clear((PyObject *)self);
     self->target->free(&self->results);
     self->target->free(&self->tmps);
     qd_driver_kernel_release(&self->code);
@@ -506,6 +485,7 @@ static int
 take_code(DeviceKernelObject *k, QdCtx *ctx, QdDriverKernel *code, long saturating)
 {
     k->code = *code;
+    k->from_cache = code->from_cache;
     memset(code, 0, sizeof(*code));
     k->target->take(k);
     k->tasks = PyMem_Calloc(k->layout->ntasks + 1, sizeof(DeviceTask));
@@ -704,45 +684,6 @@ device_get_ptx(DeviceKernelObject *self, void *closure)
 }
 
 static PyObject *
-device_get_qir(DeviceKernelObject *self, void *closure)
-{
-    PyObject *v = closure ? self->qir_frontend : self->qir;
-    return Py_NewRef(v ? v : Py_None);
-}
-
-static PyObject *
-device_get_ntasks(DeviceKernelObject *self, void *closure)
-{
-    (void)closure;
-    return PyLong_FromUnsignedLong(self->layout->ntasks);
-}
-
-static PyObject *
-device_get_task_kinds(DeviceKernelObject *self, void *closure)
-{
-    (void)closure;
-    uint32_t n = self->layout->ntasks;
-    PyObject *kinds = PyTuple_New(n);
-    for (uint32_t t = 0; kinds && t < n; t++) {
-        PyObject *kind = PyUnicode_FromString(self->tasks[t].is_serial ? "serial" : "range_for");
-        if (!kind) {
-            Py_CLEAR(kinds);
-            break;
-        }
-        PyTuple_SET_ITEM(kinds, t, kind);
-    }
-    return kinds;
-}
-
-static PyObject *
-device_get_args_size(DeviceKernelObject *self, void *closure)
-{
-    (void)closure;
-    return PyLong_FromUnsignedLong(self->layout->args_size);
-}
-
-/* [(entry point, block_dim, blocks at most, whether the host knows the trip count)]. */
-static PyObject *
 device_get_tasks(DeviceKernelObject *self, void *closure)
 {
     (void)closure;
@@ -779,34 +720,18 @@ static PyGetSetDef device_getset[] = {
     {"compile_ms", (getter)device_get_compile_ms, NULL,
      "milliseconds per compile stage (CUDA: ptx, link, load; Vulkan: spirv)", NULL},
     {"ptx", (getter)device_get_ptx, NULL, "the PTX of a CUDA kernel (None on Vulkan)", NULL},
-    {"qir", (getter)device_get_qir, NULL, "QIR given to the code generator (with keep_qir)", NULL},
-    {"qir_frontend", (getter)device_get_qir, NULL, "QIR from the frontend (with keep_qir)",
-     (void *)1},
-    {"ntasks", (getter)device_get_ntasks, NULL, "number of offloaded tasks", NULL},
-    {"task_kinds", (getter)device_get_task_kinds, NULL, "'serial' or 'range_for' per task", NULL},
-    {"args_size", (getter)device_get_args_size, NULL, "bytes of packed arguments per launch",
-     NULL},
+    QD_PY_KERNEL_GETSET,
     {"tasks", (getter)device_get_tasks, NULL, "(name, block_dim, max_blocks, host_bounds)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMemberDef device_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(DeviceKernelObject, vectorcall), READONLY,
-     NULL},
-    {"from_cache", T_BOOL, offsetof(DeviceKernelObject, code.from_cache), READONLY,
-     "whether the device code came from the offline cache"},
-    {"profile_names", T_OBJECT, offsetof(DeviceKernelObject, profile_names), 0,
-     "tuple: the kernel profiler's name of each task (None: kernel_<task>)"},
-    {NULL, 0, 0, 0, NULL},
-};
-
 static PyType_Slot device_slots[] = {
     {Py_tp_dealloc, device_dealloc},
-    {Py_tp_traverse, device_traverse},
-    {Py_tp_clear, device_clear},
+    {Py_tp_traverse, qd_py_kernel_traverse},
+    {Py_tp_clear, qd_py_kernel_clear},
     {Py_tp_call, device_tp_call},
     {Py_tp_getset, device_getset},
-    {Py_tp_members, device_members},
+    {Py_tp_members, qd_py_kernel_members},
     {Py_tp_doc, "A kernel compiled for a GPU (CUDA or Vulkan) for one argument signature; call "
                 "it to launch."},
     {0, NULL},

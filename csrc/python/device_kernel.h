@@ -77,15 +77,9 @@ extern const DeviceTarget qd_py_cuda_target;
 extern const DeviceTarget qd_py_vulkan_target;
 
 struct DeviceKernelObject {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;      /* device_vectorcall */
+    QD_PY_KERNEL_HEAD               /* vectorcall: device_vectorcall; layout: in code */
     const DeviceTarget *target;
-    PyObject *module;               /* quadrants._core (strong) */
-    PyObject *qir_frontend;         /* str or NULL (options["keep_qir"]) */
-    PyObject *qir;                  /* str or NULL */
-    PyObject *profile_names;        /* tuple: the kernel profiler's name of each task, or NULL */
     QdDriverKernel code;            /* the driver's code (released with the object) */
-    const QdCompiledKernel *layout; /* arguments, tmps, results, tasks (in code) */
     char *const *asserts;           /* message of assert id i (in code) */
     char *const *assert_kinds;      /* kinds of its values */
     uint32_t nasserts;

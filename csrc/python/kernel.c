@@ -27,9 +27,7 @@
 
 
 typedef struct CompiledKernelObject {
-    PyObject_HEAD
-    vectorcallfunc vectorcall; /* ck_vectorcall: calls skip tuple packing */
-    PyObject *module;         /* quadrants._core (strong) */
+    QD_PY_KERNEL_HEAD         /* vectorcall: ck_vectorcall; layout: &code */
     QdCompiledKernel code;    /* entry points and layouts */
     QdCpuTask *tasks;         /* code.tasks as the runtime runs them */
     QdPyParam *params;        /* one per Python argument */
@@ -37,10 +35,6 @@ typedef struct CompiledKernelObject {
     uint64_t generation;      /* runtime generation it was compiled in */
     bool has_print;           /* the kernel prints */
     int64_t rng_offset;       /* offset of the hidden random seed argument, -1 when none */
-    PyObject *qir_frontend;   /* str: QIR after the frontend (options["keep_qir"]), or NULL */
-    PyObject *qir;            /* str: QIR after the passes, or NULL */
-    bool from_cache;          /* the machine code came from the offline cache */
-    PyObject *profile_names;  /* tuple: the kernel profiler's name of each task, or NULL */
 } CompiledKernelObject;
 
 static int finish_cpu_kernel(CompiledKernelObject *ck, QdPyState *state,
@@ -175,9 +169,10 @@ qd_py_runtime_reset(QdPyState *state)
 
 /***** the CompiledKernel type *****/
 
-static int
-ck_traverse(CompiledKernelObject *self, visitproc visit, void *arg)
+int
+qd_py_kernel_traverse(PyObject *op, visitproc visit, void *arg)
 {
+    QdPyKernelHead *self = (QdPyKernelHead *)op;
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->module);
     Py_VISIT(self->qir_frontend);
@@ -186,9 +181,10 @@ ck_traverse(CompiledKernelObject *self, visitproc visit, void *arg)
     return 0;
 }
 
-static int
-ck_clear(CompiledKernelObject *self)
+int
+qd_py_kernel_clear(PyObject *op)
 {
+    QdPyKernelHead *self = (QdPyKernelHead *)op;
     Py_CLEAR(self->module);
     Py_CLEAR(self->qir_frontend);
     Py_CLEAR(self->qir);
@@ -196,12 +192,60 @@ ck_clear(CompiledKernelObject *self)
     return 0;
 }
 
+PyObject *
+qd_py_kernel_get_qir(PyObject *op, void *closure)
+{
+    QdPyKernelHead *self = (QdPyKernelHead *)op;
+    PyObject *v = closure ? self->qir_frontend : self->qir;
+    return Py_NewRef(v ? v : Py_None);
+}
+
+PyObject *
+qd_py_kernel_get_ntasks(PyObject *op, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLong(((QdPyKernelHead *)op)->layout->ntasks);
+}
+
+PyObject *
+qd_py_kernel_get_task_kinds(PyObject *op, void *closure)
+{
+    (void)closure;
+    const QdCompiledKernel *layout = ((QdPyKernelHead *)op)->layout;
+    PyObject *kinds = PyTuple_New(layout->ntasks);
+    for (uint32_t t = 0; kinds && t < layout->ntasks; t++) {
+        PyObject *kind = PyUnicode_FromString(layout->tasks[t].grain ? "range_for" : "serial");
+        if (!kind) {
+            Py_CLEAR(kinds);
+            break;
+        }
+        PyTuple_SET_ITEM(kinds, t, kind);
+    }
+    return kinds;
+}
+
+PyObject *
+qd_py_kernel_get_args_size(PyObject *op, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLong(((QdPyKernelHead *)op)->layout->args_size);
+}
+
+PyMemberDef qd_py_kernel_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(QdPyKernelHead, vectorcall), READONLY, NULL},
+    {"from_cache", T_BOOL, offsetof(QdPyKernelHead, from_cache), READONLY,
+     "whether the compiled code came from the offline cache"},
+    {"profile_names", T_OBJECT, offsetof(QdPyKernelHead, profile_names), 0,
+     "tuple: the kernel profiler's name of each task (None: kernel_<task>)"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static void
 ck_dealloc(CompiledKernelObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    ck_clear(self);
+    qd_py_kernel_clear((PyObject *)self);
     qd_compiled_kernel_release(&self->code);
     PyMem_Free(self->tasks);
     PyMem_Free(self->params);
@@ -401,36 +445,6 @@ ck_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
-ck_get_ntasks(CompiledKernelObject *self, void *closure)
-{
-    (void)closure;
-    return PyLong_FromUnsignedLong(self->code.ntasks);
-}
-
-static PyObject *
-ck_get_task_kinds(CompiledKernelObject *self, void *closure)
-{
-    (void)closure;
-    PyObject *kinds = PyTuple_New(self->code.ntasks);
-    for (uint32_t t = 0; kinds && t < self->code.ntasks; t++) {
-        PyObject *kind = PyUnicode_FromString(self->tasks[t].bounds ? "range_for" : "serial");
-        if (!kind) {
-            Py_CLEAR(kinds);
-            break;
-        }
-        PyTuple_SET_ITEM(kinds, t, kind);
-    }
-    return kinds;
-}
-
-static PyObject *
-ck_get_args_size(CompiledKernelObject *self, void *closure)
-{
-    (void)closure;
-    return PyLong_FromUnsignedLong(self->code.args_size);
-}
-
-static PyObject *
 ck_get_compile_ms(CompiledKernelObject *self, void *closure)
 {
     (void)closure;
@@ -439,39 +453,19 @@ ck_get_compile_ms(CompiledKernelObject *self, void *closure)
                          self->code.ms_link);
 }
 
-static PyObject *
-ck_get_qir(CompiledKernelObject *self, void *closure)
-{
-    PyObject *v = closure ? self->qir_frontend : self->qir;
-    return Py_NewRef(v ? v : Py_None);
-}
-
 static PyGetSetDef ck_getset[] = {
-    {"qir", (getter)ck_get_qir, NULL, "QIR given to the code generator (with keep_qir)", NULL},
-    {"qir_frontend", (getter)ck_get_qir, NULL, "QIR from the frontend (with keep_qir)", (void *)1},
-    {"ntasks", (getter)ck_get_ntasks, NULL, "number of offloaded tasks", NULL},
-    {"task_kinds", (getter)ck_get_task_kinds, NULL, "'serial' or 'range_for' per task", NULL},
-    {"args_size", (getter)ck_get_args_size, NULL, "bytes of packed arguments per launch", NULL},
+    QD_PY_KERNEL_GETSET,
     {"compile_ms", (getter)ck_get_compile_ms, NULL, "milliseconds per codegen stage", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMemberDef ck_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(CompiledKernelObject, vectorcall), READONLY, NULL},
-    {"from_cache", T_BOOL, offsetof(CompiledKernelObject, from_cache), READONLY,
-     "whether the machine code came from the offline cache"},
-    {"profile_names", T_OBJECT, offsetof(CompiledKernelObject, profile_names), 0,
-     "tuple: the kernel profiler's name of each task (None: kernel_<task>)"},
-    {NULL, 0, 0, 0, NULL},
-};
-
 static PyType_Slot ck_slots[] = {
     {Py_tp_dealloc, ck_dealloc},
-    {Py_tp_traverse, ck_traverse},
-    {Py_tp_clear, ck_clear},
+    {Py_tp_traverse, qd_py_kernel_traverse},
+    {Py_tp_clear, qd_py_kernel_clear},
     {Py_tp_call, ck_tp_call},
     {Py_tp_getset, ck_getset},
-    {Py_tp_members, ck_members},
+    {Py_tp_members, qd_py_kernel_members},
     {Py_tp_doc, "A kernel compiled for one argument signature; call it to launch."},
     {0, NULL},
 };
@@ -831,6 +825,7 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     }
     ck->vectorcall = ck_vectorcall;
     ck->module = Py_NewRef(module);
+    ck->layout = &ck->code;
     QdTargetEnv env = {.jit = state->jit, .resolve_field = resolve_field, .resolve_user = state};
     QdDriverKernel code;
     int crc = qd_driver_compile(&ctx, &req, QD_TARGET_cpu, &env, &code);
@@ -944,6 +939,7 @@ load_cached_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
     }
     ck->vectorcall = ck_vectorcall;
     ck->module = Py_NewRef(module);
+    ck->layout = &ck->code;
     /* With the GIL held: resolve_field reads the field registry (a dict). */
     QdTargetEnv env = {.jit = state->jit, .resolve_field = resolve_field, .resolve_user = state};
     QdDriverKernel code;

@@ -14,6 +14,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h> /* PyMemberDef (in Python.h only from 3.12) */
 
 #include <stdatomic.h>
 
@@ -132,6 +133,39 @@ typedef struct QdPyElementAxes {
     uint32_t ndim;
     uint32_t shape[2];
 } QdPyElementAxes;
+/* The members every compiled kernel object starts with -- CompiledKernel (kernel.c) and
+ * DeviceKernel (device_kernel.c) -- so that they share their GC slots and the attributes that
+ * do not depend on the target (kernel.c: qd_py_kernel_*). */
+struct QdCompiledKernel;
+#define QD_PY_KERNEL_HEAD                                                                         \
+    PyObject_HEAD                                                                                 \
+    vectorcallfunc vectorcall;              /* the type's call: skips tuple packing */            \
+    PyObject *module;                       /* quadrants._core (strong) */                        \
+    PyObject *qir_frontend;                 /* str: QIR after the frontend (keep_qir), or NULL */ \
+    PyObject *qir;                          /* str: QIR after the passes, or NULL */              \
+    PyObject *profile_names;                /* tuple: the profiler's name of each task, or NULL */ \
+    const struct QdCompiledKernel *layout;  /* tasks and argument layout (in the object) */       \
+    bool from_cache;                        /* the code came from the offline cache */
+typedef struct QdPyKernelHead {
+    QD_PY_KERNEL_HEAD
+} QdPyKernelHead;
+int qd_py_kernel_traverse(PyObject *self, visitproc visit, void *arg);
+int qd_py_kernel_clear(PyObject *self);
+/* Getters: qir / qir_frontend (closure non-NULL), ntasks, task_kinds, args_size. */
+PyObject *qd_py_kernel_get_qir(PyObject *self, void *closure);
+PyObject *qd_py_kernel_get_ntasks(PyObject *self, void *closure);
+PyObject *qd_py_kernel_get_task_kinds(PyObject *self, void *closure);
+PyObject *qd_py_kernel_get_args_size(PyObject *self, void *closure);
+/* __vectorcalloffset__, from_cache, profile_names. */
+extern PyMemberDef qd_py_kernel_members[];
+#define QD_PY_KERNEL_GETSET                                                                     \
+    {"qir", qd_py_kernel_get_qir, NULL, "QIR given to the code generator (with keep_qir)", NULL}, \
+    {"qir_frontend", qd_py_kernel_get_qir, NULL, "QIR from the frontend (with keep_qir)",       \
+     (void *)1},                                                                                 \
+    {"ntasks", qd_py_kernel_get_ntasks, NULL, "number of offloaded tasks", NULL},               \
+    {"task_kinds", qd_py_kernel_get_task_kinds, NULL, "'serial' or 'range_for' per task", NULL}, \
+    {"args_size", qd_py_kernel_get_args_size, NULL, "bytes of packed arguments per launch", NULL}
+
 /* The element axes of parameter `i` of compiled kernel `ck` (a CompiledKernel or a DeviceKernel,
  * borrowed); 0 axes for parameters that are not ndarrays. Runs no Python code. */
 QdPyElementAxes qd_py_compiled_element_axes(PyObject *ck, uint32_t i);
