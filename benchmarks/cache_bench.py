@@ -85,7 +85,10 @@ def write_program(path, count):
 
 
 def run(program, arch, cache):
-    env = dict(os.environ, QD_OFFLINE_CACHE_FILE_PATH=cache, PYTHONPATH=REPO_ROOT)
+    # The package the program imports: this repository's, unless PYTHONPATH names another (the
+    # reference's, to compare the two on one machine).
+    env = dict(os.environ, QD_OFFLINE_CACHE_FILE_PATH=cache,
+               PYTHONPATH=os.environ.get("PYTHONPATH") or REPO_ROOT)
     out = subprocess.run(
         [sys.executable, program, arch], env=env, capture_output=True, text=True, check=True
     ).stdout
@@ -98,6 +101,8 @@ def drop_links(cache):
     sys.path.insert(0, REPO_ROOT)
     for name in os.listdir(cache):
         path = os.path.join(cache, name)
+        if not os.path.isfile(path):
+            continue  # names/: the Python layer's memo of source analyses
         with open(path, "rb") as f:
             header = f.read(16)
         if header[12:16] == b"link":
