@@ -44,6 +44,9 @@ class BufferView:
     """A window of a 1-D ndarray (see the module docstring): ``arr``, ``offset``, ``size``."""
 
     __slots__ = ("arr", "offset", "size")
+    # The launch value of the view's marker leaf, read by the launcher's fast path
+    # (quadrants/_kernel.py) like the members: a repeat needs no identity of the view.
+    _qd_marker = None
 
     def __class_getitem__(cls, dtype):
         if isinstance(dtype, tuple):
@@ -121,7 +124,6 @@ def is_annotation(annotation):
 
 
 # launch values of one BufferView argument: the ndarray, the offset, the size, the marker
-LAUNCH_VALUES = 4
 
 
 def launch(param, value, launch_values, callbacks, array_value):

@@ -578,8 +578,14 @@ class Kernel(_core.Dispatcher, _Source):
                     fast.append(("-", index, steps))
                 key.append(part)
             elif kind is BUFFER_VIEW:
+                first = len(launch)
                 key.append(_buffer_view.launch(param, value, launch, callbacks, _array_value))
-                fast.extend(("-", index, steps) for _ in range(_buffer_view.LAUNCH_VALUES))
+                # Each launch value is read from the view by the fast path: its array, offset
+                # and size, and the marker (None) from the class.
+                fast.append((_array_letter(value.arr, launch[first]), index, steps + ("arr",)))
+                fast.append(("i", index, steps + ("offset",)))
+                fast.append(("i", index, steps + ("size",)))
+                fast.append(("o", index, steps + ("_qd_marker",)))
             elif kind is MATRIX_VIEW:
                 first = len(launch)
                 key.append(_nn_view.launch(param, value, launch, callbacks, _array_value))

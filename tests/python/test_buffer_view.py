@@ -56,6 +56,26 @@ def test_windows_share_one_kernel():
     assert len(scale._compiled) == 1
 
 
+def test_fresh_windows_launch_through_the_fast_path():
+    """Every launch value of a view is read from it by the C dispatcher (array, offset, size):
+    views made anew at each call, of any window, hit one registered launch."""
+    data, expected = _data(200)
+    rng = np.random.default_rng()
+    for k in range(8):
+        start = int(rng.integers(0, 190))
+        stop = int(rng.integers(start, 201))
+        view = data[start:stop] if k % 2 else BufferView(data, start, stop - start)
+        scale(view, 1.5)
+        expected[start:stop] *= np.float32(1.5)
+        np.testing.assert_allclose(data.to_numpy(), expected, rtol=1e-6)
+    assert scale._dispatch_size() == 1
+    other, other_expected = _data(50)  # another array of the same kind: the same launch
+    scale(other[3:40], -1.0)
+    other_expected[3:40] *= -1.0
+    np.testing.assert_allclose(other.to_numpy(), other_expected, rtol=1e-6)
+    assert scale._dispatch_size() == 1
+
+
 def test_any_dtype_annotation_and_forms():
     data, expected = _data(32, np.float64)
     for view, (start, stop) in [
