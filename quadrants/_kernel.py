@@ -35,9 +35,11 @@ a caret (``_source.restyle``), unless ``qd.init(print_full_traceback=True)``.
 A kernel object is a ``quadrants._core.Dispatcher`` (csrc/python/dispatch.c): calling it tries
 the launches registered before, in C, and only on a miss runs the steps above in Python
 (``_launch_fallback``). A launch is registered (``_dispatch_add``) when the C side can tell a
-repeat of it from the arguments alone: Python float/int/bool scalars, C-contiguous NumPy arrays
-and qd.ndarrays, templates keyed by identity or by int/str value; NumPy scalars, Fortran-ordered
-arrays, float/tuple/dataclass templates and keyword calls always take the Python path.
+repeat of it from the arguments alone, passed by position or by keyword: Python and NumPy
+scalars, C-contiguous NumPy arrays and qd.ndarrays, qd.BufferView windows (array, offset and size
+read from the view at each call), qd.nn.MatrixViews (immutable: by identity), and templates keyed
+by identity or by int/str value; Fortran-ordered arrays and float/tuple/dataclass templates
+always take the Python path.
 
 A parameter annotated ``qd.Tensor`` takes its kind from each argument (``_tensor_param``): an
 ndarray (or NumPy / torch array) is an ndarray argument whose dtype, ndim and element come from
