@@ -413,17 +413,6 @@ device_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     return device_call((DeviceKernelObject *)callable, args, nargsf, kwnames);
 }
 
-static PyObject *
-device_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    if (kwargs && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "compiled kernels take positional arguments only");
-        return NULL;
-    }
-    return device_call((DeviceKernelObject *)self, &PyTuple_GET_ITEM(args, 0),
-                       (size_t)PyTuple_GET_SIZE(args), NULL);
-}
-
 QdPyElementAxes
 qd_py_device_element_axes(PyObject *kernel, uint32_t i)
 {
@@ -729,7 +718,7 @@ static PyType_Slot device_slots[] = {
     {Py_tp_dealloc, device_dealloc},
     {Py_tp_traverse, qd_py_kernel_traverse},
     {Py_tp_clear, qd_py_kernel_clear},
-    {Py_tp_call, device_tp_call},
+    {Py_tp_call, PyVectorcall_Call}, /* the vectorcall, keywords refused there */
     {Py_tp_getset, device_getset},
     {Py_tp_members, qd_py_kernel_members},
     {Py_tp_doc, "A kernel compiled for a GPU (CUDA or Vulkan) for one argument signature; call "

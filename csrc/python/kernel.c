@@ -434,17 +434,6 @@ qd_py_check_element_axes(uint32_t arg, const QdPyElementAxes *axes, const int64_
 }
 
 static PyObject *
-ck_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    if (kwargs && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "compiled kernels take positional arguments only");
-        return NULL;
-    }
-    return ck_call((CompiledKernelObject *)self, &PyTuple_GET_ITEM(args, 0),
-                   (size_t)PyTuple_GET_SIZE(args), NULL);
-}
-
-static PyObject *
 ck_get_compile_ms(CompiledKernelObject *self, void *closure)
 {
     (void)closure;
@@ -463,7 +452,7 @@ static PyType_Slot ck_slots[] = {
     {Py_tp_dealloc, ck_dealloc},
     {Py_tp_traverse, qd_py_kernel_traverse},
     {Py_tp_clear, qd_py_kernel_clear},
-    {Py_tp_call, ck_tp_call},
+    {Py_tp_call, PyVectorcall_Call}, /* the vectorcall, keywords refused there */
     {Py_tp_getset, ck_getset},
     {Py_tp_members, qd_py_kernel_members},
     {Py_tp_doc, "A kernel compiled for one argument signature; call it to launch."},
