@@ -449,8 +449,7 @@ qd_glsl_emit_mem(Emitter *e, const QdInst *inst)
         return qd_glsl_define(e, inst, p);
     }
     case QD_OP_CLOCK:
-        e->ext |= X_CLOCK;
-        return qd_glsl_define(e, inst, "int64_t(clockARB())");
+        return qd_glsl_define(e, inst, qd_glsl_clock(e));
     default:
         if (sig == SIG_PARTIAL || sig == SIG_PARTIAL_INT) {
             return qd_glsl_emit_partial(e, inst);

@@ -36,7 +36,7 @@ use_helper(Emitter *e, GlslHelper h, QdTypeKind a, QdTypeKind b)
 {
     static const char *const names[H_COUNT] = {
         "div",  "rem",  "floordiv", "floormod", "ipow", "fmin",
-        "fmax", "fpow", "frem",     "round",    "f2i",  "f64_bits",
+        "fmax", "fpow", "frem",     "round",    "f2i",  "f64_bits", "clock",
     };
     e->helpers[h][a][b] = true;
     qd_glsl_type(e, a);
@@ -177,9 +177,27 @@ write_helper(Emitter *e, QdSbuf *out, GlslHelper h, QdTypeKind a, QdTypeKind b)
     case H_F64_BITS:
         qd_glsl_write_f64_bits(out, name);
         return;
+    case H_CLOCK:
+        /* The two halves of one clock2x32ARB() are not always read at one instant (lavapipe
+         * was seen to return the high word from before a carry with the low word from after
+         * it). A low word read between two equal high words belongs with them. */
+        qd_sbuf_printf(out,
+                       "int64_t %s() {\n    uint hi, lo;\n    do {\n"
+                       "        hi = clock2x32ARB().y;\n        lo = clock2x32ARB().x;\n"
+                       "    } while (clock2x32ARB().y != hi);\n"
+                       "    return int64_t(packUint2x32(uvec2(lo, hi)));\n}\n",
+                       name);
+        return;
     default:
         return;
     }
+}
+
+const char *
+qd_glsl_clock(Emitter *e)
+{
+    e->ext |= X_CLOCK;
+    return qd_glsl_str(e, "%s()", use_helper(e, H_CLOCK, QD_TY_I64, QD_TY_I64));
 }
 
 void

@@ -37,6 +37,7 @@ typedef enum GlslHelper {
     H_ROUND,    /* round half away from zero */
     H_F2I,      /* saturating float -> integer cast, NaN -> 0 */
     H_F64_BITS, /* the bits of the double nearest a float, without float64 */
+    H_CLOCK,    /* the 64-bit clock from halves read high, low, high (untorn) */
     /* double math (glsl_math.c), one definition each (marked for f64), in dependency order */
     H_M_MUL2,    /* qd_mul2_f64: a * b = hi + lo exactly (Dekker, without fma) */
     H_M_SCALE,   /* qd_scale_f64(x, n): x * 2^n in two steps; qd_pow2_f64(n) */
@@ -175,6 +176,8 @@ const char *qd_glsl_binary(Emitter *e, QdOp op, const QdType *ty, const char *a,
 const char *qd_glsl_cast(Emitter *e, const QdType *from, const QdType *to, const char *v);
 /* Whether v (of type ty) is nonzero, as a bool expression. */
 const char *qd_glsl_truth(Emitter *e, const QdType *ty, const char *v);
+/* `qd_clock_i64()`: the cycle counter, through its helper. */
+const char *qd_glsl_clock(Emitter *e);
 int qd_glsl_emit_op(Emitter *e, const QdInst *inst);
 /* Writes the definitions of the helpers the shader uses. */
 void qd_glsl_write_helpers(Emitter *e, QdSbuf *out);
