@@ -149,6 +149,7 @@ typedef enum QdSig {
     SIG_BITCAST,    /* scalar -> scalar of the same width */
     SIG_ALLOC,      /* () -> ptr in the op's address space */
     SIG_FIELD_PTR,  /* (i32|i64 ...) -> ptr<elem of the field, global>, one index per field dim */
+    SIG_FIELD_ARRAY, /* () -> ndarray<elem of the field, field dims> */
     SIG_ELEM_PTR,   /* (ndarray<T, n>, i32|i64 x n) -> ptr<T, global> */
     SIG_ARRAY_PTR,  /* (ptr<[N x T], s>, integer) -> ptr<T, s> */
     SIG_SHAPE,      /* ndarray -> i32; immediate axis < ndim */
@@ -423,6 +424,9 @@ struct QdFunc {
     uint32_t *params;    /* parameter value ids */
     uint32_t nparams;    /* ... their number */
     const QdType *ret;   /* result type (void when none; kernels: void) */
+    bool top_level;      /* a func or template written `top_level`: its body is a sequence of
+                            tasks like a kernel's, and it is called only where a kernel's tasks
+                            stand, where `inline` puts its tasks */
     QdRegion *body;      /* the body */
     QdValue *values;     /* value table, indexed by id */
     uint32_t nvalues;    /* number of values */

@@ -1235,6 +1235,10 @@ parse_func(Parser *p, QdFuncKind kind, const char *comment, const Token *at)
             return -1;
         }
     }
+    if (kind != QD_FUNC_KERNEL && is_ident(p, "top_level")) {
+        f->top_level = true;
+        lex_next(&p->lx);
+    }
     RETURN_IF_ERROR(expect_punct(p, '{'));
     RETURN_IF_ERROR(parse_line_end(p, &f->loc, NULL));
     RETURN_IF_ERROR(parse_region(p, f->body));

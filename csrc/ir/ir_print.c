@@ -669,6 +669,9 @@ print_func_into(QdSbuf *sb, const QdFunc *f)
         qd_sbuf_puts(sb, " -> ");
         print_type_in(sb, &p, f->ret);
     }
+    if (f->top_level) {
+        qd_sbuf_puts(sb, " top_level");
+    }
     qd_sbuf_puts(sb, " {");
     print_line_end(sb, f->loc, NULL);
     print_region(&p, f->body, 1);

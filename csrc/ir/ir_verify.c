@@ -32,6 +32,8 @@ typedef struct Nest {
     uint32_t loops;  /* serial loops (for, loop) around it, counted from the nearest task or
                         parallel_for body: break needs one */
     bool in_pfor;    /* inside a parallel_for body: continue ends its iteration */
+    bool kernel_level; /* the body of a kernel or top_level function (or an unroll there):
+                          where tasks stand */
 } Nest;
 
 /***** errors *****/
@@ -294,14 +296,29 @@ check_placement(Verifier *v, const QdInst *inst, const Nest *nest)
     QdOp op = inst->op;
     const QdInst *owner = inst->parent->owner;
     bool in_kernel = v->f->kind == QD_FUNC_KERNEL;
-    bool at_top = owner == NULL;
+    bool at_top = nest->kernel_level;
 
-    if (op == QD_OP_TASK || op == QD_OP_TMP_ALLOC) {
-        if (!in_kernel || !at_top) {
-            return verify_fail(v, inst, "only allowed directly in a kernel body");
+    if (op == QD_OP_TASK || op == QD_OP_TMP_ALLOC || op == QD_OP_FIELD_ARRAY) {
+        if (!at_top) {
+            return verify_fail(v, inst, "only allowed directly in a kernel body (or a top_level "
+                                        "function's)");
         }
-    } else if (in_kernel && at_top) {
-        return verify_fail(v, inst, "a kernel body holds only `task` and `tmp_alloc` instructions");
+    } else if (at_top && op != QD_OP_CALL && op != QD_OP_UNROLL &&
+               !(op == QD_OP_RET && !in_kernel)) {
+        return verify_fail(v, inst, "a kernel body holds only `task`, `tmp_alloc` and "
+                                    "`field_array` instructions and calls of top_level functions");
+    }
+    if (op == QD_OP_CALL) {
+        /* A function parameter of a template (`call @F`) names no function of the module. */
+        const QdFunc *callee = qd_module_find_func(v->m, inst->imm.call.name);
+        if (callee && callee->top_level && !at_top) {
+            return verify_fail(v, inst, "@%s is top_level: it is called only where a kernel's "
+                                        "tasks stand", callee->name);
+        }
+        if (callee && !callee->top_level && at_top) {
+            return verify_fail(v, inst, "only top_level functions are called in a kernel body, "
+                                        "not @%s", callee->name);
+        }
     }
     if (qd_op_has(op, QD_TERM) && inst->next != NULL) {
         return verify_fail(v, inst, "must be the last instruction of its region");
@@ -399,6 +416,7 @@ verify_inst(Verifier *v, QdInst *inst, const Nest *nest)
     }
 
     Nest inner = *nest;
+    inner.kernel_level = nest->kernel_level && inst->op == QD_OP_UNROLL;
     if (inst->op == QD_OP_TASK) {
         inner.in_task = true;
         inner.task = inst->imm.task.kind;
@@ -441,6 +459,10 @@ verify_func_header(Verifier *v, QdFunc *f)
     if (f->ret == NULL) {
         return verify_fail(v, NULL, "missing result type");
     }
+    if (f->top_level && (f->kind == QD_FUNC_KERNEL || f->ret->kind != QD_TY_VOID)) {
+        return verify_fail(v, NULL, "a top_level function is a func or template returning "
+                                    "nothing");
+    }
     if (f->kind == QD_FUNC_KERNEL && f->ret->kind != QD_TY_VOID) {
         return verify_fail(v, NULL, "a kernel returns nothing (results go through `kernel_ret`)");
     }
@@ -454,7 +476,7 @@ verify_func_header(Verifier *v, QdFunc *f)
 static int
 verify_func_body(Verifier *v, QdFunc *f)
 {
-    Nest top = {false, QD_TASK_SERIAL, 0, false};
+    Nest top = {false, QD_TASK_SERIAL, 0, false, f->kind == QD_FUNC_KERNEL || f->top_level};
 
     if (f->ret->kind != QD_TY_VOID) {
         RETURN_IF_ERROR(verify_value_type(v, NULL, f->ret));

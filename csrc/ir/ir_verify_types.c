@@ -35,6 +35,7 @@ static const int8_t sig_has_result[] = {
     [SIG_SYNC_PRED] = 1,  [SIG_SYNC_MASK] = 0, [SIG_SHUFFLE] = 1,    [SIG_BALLOT] = 1,
     [SIG_MATCH] = 1,      [SIG_VOTE] = 1,      [SIG_PRINT] = 0,      [SIG_ASSERT] = 0,
     [SIG_PARTIAL] = 1,    [SIG_PARTIAL_INT] = 1,  [SIG_NN_MATVEC] = 0,  [SIG_MMA] = 0,
+    [SIG_FIELD_ARRAY] = 1,
 };
 
 /***** type classes *****/
@@ -573,6 +574,14 @@ check_sig(Verifier *v, const QdInst *inst)
         return check_alloc(v, inst);
     case SIG_FIELD_PTR:
         return check_indexing(v, inst, 0, inst->imm.field->elem);
+    case SIG_FIELD_ARRAY:
+        if (res->kind != QD_TY_NDARRAY || res->elem->kind != inst->imm.field->elem->kind ||
+            res->ndim != inst->imm.field->ndim) {
+            return verify_fail(v, inst, "result must be the field's ndarray<%s, %u>, got %s",
+                               qd_type_scalar_name(inst->imm.field->elem->kind),
+                               inst->imm.field->ndim, verify_type_name(v, 0, res));
+        }
+        return 0;
     case SIG_ELEM_PTR:
         return check_indexing(v, inst, 1, a->elem);
     case SIG_ARRAY_PTR:

@@ -454,6 +454,7 @@ instantiate(Instantiator *in, const QdInst *call, QdFunc *tmpl, const QdType **t
         return -1;
     }
     inst_f->loc = tmpl->loc;
+    inst_f->top_level = tmpl->top_level;
     inst_f->text_line = tmpl->text_line;
 
     Expander x;
