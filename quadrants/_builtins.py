@@ -523,19 +523,23 @@ def _stand_in(name, signature):
     return namespace[name]
 
 
+def _add_binder(value):
+    """Gives a builtin with a fixed parameter list its `_qd_bind(npos, kwnames)`."""
+    try:
+        signature = _inspect.signature(value)
+    except (TypeError, ValueError):
+        return
+    kinds = {p.kind for p in signature.parameters.values()}
+    if _inspect.Parameter.VAR_KEYWORD in kinds and _inspect.Parameter.VAR_POSITIONAL in kinds:
+        return  # takes anything: the lowering checks the call itself
+    value._qd_bind = _functools.partial(_bind_arguments, value, signature, {})
+
+
 def _add_binders():
-    """Gives each builtin with a fixed parameter list its `_qd_bind(npos, kwnames)`."""
+    """Gives each builtin of this module with a fixed parameter list its binder."""
     for value in list(globals().values()):
-        if not callable(value) or not isinstance(getattr(value, "_qd_builtin", None), str):
-            continue
-        try:
-            signature = _inspect.signature(value)
-        except (TypeError, ValueError):
-            continue
-        kinds = {p.kind for p in signature.parameters.values()}
-        if _inspect.Parameter.VAR_KEYWORD in kinds and _inspect.Parameter.VAR_POSITIONAL in kinds:
-            continue  # takes anything: the lowering checks the call itself
-        value._qd_bind = _functools.partial(_bind_arguments, value, signature, {})
+        if callable(value) and isinstance(getattr(value, "_qd_builtin", None), str):
+            _add_binder(value)
 
 
 _add_binders()

@@ -773,6 +773,17 @@ int lw_array_items(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t first
  * *result gets the result value when ret is not void. */
 int lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint32_t ntargs,
                      const uint32_t *args, uint32_t nargs, const QdType *ret, uint32_t *result);
+/* Emits `call @name<targs>(args)` of a top_level template in the kernel body, after the serial
+ * task being filled (which it closes): inlining puts the template's tasks there. */
+int lw_call_top_level_template(Lowerer *lw, const char *name, const LwTemplateArg *targs,
+                               uint32_t ntargs, const uint32_t *args, uint32_t nargs);
+
+/***** lower_algorithm.c: qd.algorithms *****/
+
+/* qd.algorithms.<name>(...) of algorithms.def: checked, and lowered to a call of its top_level
+ * template. */
+int lw_algorithm_call(Lowerer *lw, const QdAst *node, const char *name, const CallArgs *c,
+                      Expr *out);
 
 /***** lower_linalg.c: qd.svd, qd.solve, ... and Matrix.determinant/inverse *****/
 

@@ -137,15 +137,11 @@ lw_array_items(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t first, ui
     return 0;
 }
 
-int
-lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint32_t ntargs,
-                 const uint32_t *args, uint32_t nargs, const QdType *ret, uint32_t *result)
+/* Fills call's arguments and callee `name<targs>`. */
+static int
+fill_call(Lowerer *lw, QdInst *call, const char *name, const LwTemplateArg *targs,
+          uint32_t ntargs, const uint32_t *args, uint32_t nargs)
 {
-    RETURN_IF_ERROR(library_ready(lw, name));
-    QdInst *call = lw_emit(lw, QD_OP_CALL, nargs);
-    if (!call) {
-        return -1;
-    }
     memcpy(call->args, args, nargs * sizeof(uint32_t));
     QdCallee *callee = &call->imm.call;
     memset(callee, 0, sizeof(*callee));
@@ -187,6 +183,19 @@ lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint
             }
         }
     }
+    return 0;
+}
+
+int
+lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint32_t ntargs,
+                 const uint32_t *args, uint32_t nargs, const QdType *ret, uint32_t *result)
+{
+    RETURN_IF_ERROR(library_ready(lw, name));
+    QdInst *call = lw_emit(lw, QD_OP_CALL, nargs);
+    if (!call) {
+        return -1;
+    }
+    RETURN_IF_ERROR(fill_call(lw, call, name, targs, ntargs, args, nargs));
     if (ret != NULL && ret->kind != QD_TY_VOID) {
         if (qd_inst_set_result(lw->f, call, ret, NULL) == QD_NO_VALUE) {
             return lw_nomem(lw);
@@ -194,4 +203,20 @@ lw_call_template(Lowerer *lw, const char *name, const LwTemplateArg *targs, uint
         *result = call->result;
     }
     return 0;
+}
+
+int
+lw_call_top_level_template(Lowerer *lw, const char *name, const LwTemplateArg *targs,
+                           uint32_t ntargs, const uint32_t *args, uint32_t nargs)
+{
+    RETURN_IF_ERROR(library_ready(lw, name));
+    lw->cur = NULL; /* after the serial task being filled, if any */
+    lw->task = NULL;
+    QdInst *call = qd_inst_new(lw->f, QD_OP_CALL, nargs);
+    if (!call) {
+        return lw_nomem(lw);
+    }
+    call->loc = lw->loc;
+    qd_region_append(lw->f->body, call);
+    return fill_call(lw, call, name, targs, ntargs, args, nargs);
 }

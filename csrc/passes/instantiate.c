@@ -326,6 +326,9 @@ expand_unroll(Expander *x, const QdInst *u)
                         (long long)hi);
     }
     const char *outer_suffix = x->cl.suffix;
+    /* An unroll among a kernel's (or a top_level function's) tasks expands into tasks. */
+    bool kernel_level = x->cl.out == x->cl.dst->body &&
+                        (x->cl.dst->kind == QD_FUNC_KERNEL || x->cl.dst->top_level);
     for (int64_t k = lo; k < hi; k++) {
         /* Names may not hold '-': copy -2 is suffixed ".n2". */
         char *suffix = qd_arena_printf(&x->in->pc->scratch, "%s.%s%lld", outer_suffix,
@@ -335,6 +338,14 @@ expand_unroll(Expander *x, const QdInst *u)
         }
         x->cl.suffix = suffix;
         RETURN_IF_ERROR(count_copy(x->in, u));
+        if (kernel_level) {
+            /* Where tasks stand no value may: %k is only for compile-time expressions. */
+            RETURN_IF_ERROR(push_var(x, u->result, k));
+            int rc = expand_region(x, u->regions[0]);
+            x->env.nvars--;
+            RETURN_IF_ERROR(rc);
+            continue;
+        }
         /* %k.<k> = const k : i32, carrying the unroll's location, and its comments once. */
         QdInst *c = qd_inst_new(x->cl.dst, QD_OP_CONST, 0);
         const char *name;

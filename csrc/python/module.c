@@ -437,6 +437,20 @@ add_nn_builtins(PyObject *module)
     return add_table(module, "NN_BUILTINS", rows, rc);
 }
 
+/* _core.ALGORITHMS: ((name, signature, doc), ...), the rows of frontend/algorithms.def;
+ * quadrants.algorithms defines those functions from it. */
+static int
+add_algorithms(PyObject *module)
+{
+    PyObject *rows = PyList_New(0);
+    int rc = rows ? 0 : -1;
+#define QD_ALGORITHM(name, ARGS, gpu, cpu, op, identity, signature, doc)                           \
+    append_row(rows, Py_BuildValue("(sss)", name, signature, doc), &rc);
+#include "../frontend/algorithms.def"
+#undef QD_ALGORITHM
+    return add_table(module, "ALGORITHMS", rows, rc);
+}
+
 /* _core.MATRIX_METHODS: the names of frontend/matrix_methods.def, in order. */
 static int
 add_matrix_methods(PyObject *module)
@@ -461,6 +475,7 @@ core_exec(PyObject *module)
     RETURN_IF_ERROR(add_simt_builtins(module));
     RETURN_IF_ERROR(add_matrix_methods(module));
     RETURN_IF_ERROR(add_nn_builtins(module));
+    RETURN_IF_ERROR(add_algorithms(module));
     PyObject *dispatcher_type = qd_py_dispatcher_type_new(module);
     int added = dispatcher_type ? PyModule_AddObjectRef(module, "Dispatcher", dispatcher_type) : -1;
     Py_XDECREF(dispatcher_type);

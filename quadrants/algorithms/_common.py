@@ -5,9 +5,8 @@ scratch buffer, and the ways to reduce or exclusive-scan a 1-D sequence of any l
 Every phase is one top-level ``for`` of the caller's kernel, so the boundaries between phases are
 the grid-wide barriers the algorithms need.
 
-- On a GPU (and on the CPU with ``cpu_simt=True``): reduce_grid (one loop of at most GRID_MAX
-  blocks, the last to finish combining the partials) and scan_lookback (one pass over tiles of
-  8192 elements with a decoupled look-back), tiles being blocks of 256 threads combined with the
+- On a GPU (and on the CPU with ``cpu_simt=True``): scan_lookback (one pass over tiles of 8192
+  elements with a decoupled look-back), tiles being blocks of 256 threads combined with the
   ``qd.simt.block`` collectives.
 - On the plain CPU: the staircase below, a tile being one iteration of a parallel loop that walks
   its elements in order.
@@ -213,18 +212,6 @@ def tiles_reduce(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.te
 
 
 @qd.func
-def tile_reduce_top(src: qd.template(), src_off, src_raw: qd.template(), top_in_scratch,
-                    scratch: qd.template(), top_off, m, out: qd.template(), op: qd.template(),
-                    kind: qd.template(), dtype: qd.template()):
-    """out[0] = op over the top level (at most TILE0 elements): src itself, or the scratch level."""
-    for _ in range(1):
-        r = identity(kind, dtype)
-        for i in range(m):
-            r = op(r, load_level(src, src_off, src_raw, scratch, top_off, top_in_scratch, i, dtype))
-        out[0] = r
-
-
-@qd.func
 def tiles_scan(src: qd.template(), src_off, src_raw: qd.template(), dst: qd.template(), dst_off,
                dst_raw: qd.template(), in_scratch, scratch: qd.template(), level_at, m, nb,
                has_prefix: qd.template(), prefix_off, per_thread: qd.template(), op: qd.template(),
@@ -270,73 +257,6 @@ def top_level(n, depth: qd.template()):
         if level_len(n, j) > 0:
             top = j
     return top
-
-
-# ---- the GPU reduce: one loop of at most GRID_MAX blocks, the last block to finish combines
-
-
-# Blocks, and loads in flight per thread: 16M f32 on an H200, one loop: 24.5 us with 512 blocks
-# of 32 loads, 26.6 with 1024 of 16, 29.6 with 4096 of 16 (more blocks, a longer last combine).
-GRID_MAX = 512
-R_PER = 32
-RTILE = BLOCK_DIM * R_PER  # elements a block loads per step
-
-
-@qd.func
-def grid_blocks(n):
-    """At least one block (it writes the identity when n == 0)."""
-    return qd.max(qd.min((n + (RTILE - 1)) // RTILE, GRID_MAX), 1)
-
-
-@qd.func
-def reduce_grid(src: qd.template(), out: qd.template(), scratch: qd.template(), n,
-                op: qd.template(), kind: qd.template(), dtype: qd.template()):
-    """out[0] = op over src[0:n] in one loop: block b of grid_blocks(n) combines the tiles
-    b, b + G, ... (each thread its strided elements; loads of a whole tile unchecked) into
-    scratch[1 + b] and counts itself done in scratch[0] (zeroed first, in the serial code
-    before the loop); the block that counts last combines the partials in index order. The
-    grouping depends on n only, so float results are the same at every call. With one block
-    (n <= RTILE) the scratch holds only the counter and the block writes out[0] directly."""
-    raw = qd.static(raw_dtype(dtype))
-    scratch[0] = qd.cast(0, raw)
-    qd.loop_config(block_dim=BLOCK_DIM)
-    for i in range(grid_blocks(n) * BLOCK_DIM):
-        g = grid_blocks(n)
-        b = i // BLOCK_DIM
-        t = i % BLOCK_DIM
-        last = _blk.SharedArray((1,), qd.i32)
-        tiles = (n + (RTILE - 1)) // RTILE
-        v = identity(kind, dtype)
-        for k in range((tiles - b + (g - 1)) // g):
-            start = (b + k * g) * RTILE + t
-            if start + RTILE - BLOCK_DIM < n:
-                for r in qd.static(range(R_PER)):
-                    v = op(v, load(src, start + r * BLOCK_DIM, False, dtype))
-            else:
-                for r in qd.static(range(R_PER)):
-                    if start + r * BLOCK_DIM < n:
-                        v = op(v, load(src, start + r * BLOCK_DIM, False, dtype))
-        r = _blk.reduce_all(v, BLOCK_DIM, op, dtype)
-        if g == 1:
-            if t == 0:
-                out[0] = r
-        else:
-            if t == 0:
-                store(scratch, 1 + b, r, True, dtype)
-                qd.simt.grid.mem_fence()  # the partial before the count that publishes it
-                done = qd.atomic_add(scratch[0], qd.cast(1, raw))
-                last[0] = qd.cast(done == qd.cast(g - 1, raw), qd.i32)
-            _blk.sync()
-            if last[0] != 0:
-                qd.simt.grid.mem_fence()
-                v = identity(kind, dtype)
-                for k in qd.static(range(GRID_MAX // BLOCK_DIM)):
-                    if t + k * BLOCK_DIM < g:
-                        v = op(v, qd.bit_cast(qd.volatile_load(scratch[1 + t + k * BLOCK_DIM]),
-                                              dtype))
-                r = _blk.reduce_all(v, BLOCK_DIM, op, dtype)
-                if t == 0:
-                    out[0] = r
 
 
 # ---- the GPU scan: one pass over tiles taken in order, each looking back at its predecessors
@@ -497,22 +417,6 @@ def exclusive_scan(src: qd.template(), src_raw: qd.template(), dst: qd.template(
         scan_lookback(src, src_raw, dst, dst_raw, scratch, base, n, op, kind, dtype)
     else:
         exclusive_scan_into(src, src_raw, dst, dst_raw, scratch, base, n, depth, op, kind, dtype)
-
-
-@qd.func
-def reduce_into(src: qd.template(), out: qd.template(), scratch: qd.template(), base, n,
-                depth: qd.template(), op: qd.template(), kind: qd.template(),
-                dtype: qd.template()):
-    """out[0] = op over src[0:n]."""
-    upsweep(src, 0, False, scratch, base, n, depth, op, kind, dtype)
-    top = top_level(n, depth)
-    top_len = n
-    top_off = base
-    for j in qd.static(range(1, depth)):
-        if top == j:
-            top_len = level_len(n, j)
-            top_off = level_off(n, base, j)
-    tile_reduce_top(src, 0, False, top > 0, scratch, top_off, top_len, out, op, kind, dtype)
 
 
 @qd.func

@@ -28,6 +28,18 @@ def scratch_dtype(dt):
     return qd.u64 if dt in SCALARS_64 else qd.u32
 
 
+def kernel_tasks(qir):
+    """The kinds of the tasks of the kernel in a compiled module's QIR (the first declaration;
+    the template library after it has tasks of its own)."""
+    tasks = []
+    for line in qir.splitlines()[1:]:
+        if line == "}":
+            break
+        if line.startswith("  task "):
+            tasks.append(line.split()[1])
+    return tasks
+
+
 def plain(mode):
     """Whether the mode runs the plain code (one thread per tile): the plain CPU, and Vulkan
     devices whose subgroups are not the 32 lanes the block code is written for."""

@@ -13,6 +13,7 @@ from ._util import (
     assert_equal_exact,
     assert_untouched,
     guarded_scratch,
+    kernel_tasks,
     nd1,
     pick_n,
     plain,
@@ -269,7 +270,7 @@ def test_parallel_tasks_per_pass(end_bit, mode, keep_qir, rng):
     (entry,) = k._compiled.values()
     compiled = [x for x in (entry if isinstance(entry, tuple) else (entry,))
                 if type(x).__name__ in ("CompiledKernel", "DeviceKernel")][0]
-    tasks = [line.split()[1] for line in compiled.qir.splitlines() if line.startswith("  task ")]
+    tasks = kernel_tasks(compiled.qir)
     passes = end_bit // 8
     expected = 3 * passes if plain(mode) else 2 * passes + (passes + 3) // 4
     assert tasks == ["range_for"] * expected

@@ -1,0 +1,273 @@
+/* frontend/lower_algorithm.c -- qd.algorithms calls: top_level templates of the library.
+ *
+ * Each op of algorithms.def is a fixed sequence of tasks written once in QIR
+ * (quadrants/templates/alg_*.qir). A call stands where a top-level statement of the kernel
+ * could (directly in the body, in a `qd.static` loop or if there, or in a func called there):
+ * the task boundaries of the expansion are the grid-wide barriers between its phases. The
+ * call lowers to
+ *   - the live count n, stored into a kernel temporary by a serial task (the tasks of the op
+ *     read it on the device, so a new count needs no recompile);
+ *   - a `field_array` for every field argument (the templates take 1-D ndarrays);
+ *   - `call @alg_<op><T, ...>(arrays..., %n)` in the kernel body, which `instantiate` and
+ *     `inline` replace by the template's tasks.
+ * The arguments are checked here, at the user's call: the depth log256_max_n (1 to 4), the
+ * dtype (each op's set), each buffer's rank and element type, and that a scan's output is
+ * not its input. The template is the block form on targets with 32-lane subgroups (CUDA, the
+ * CPU with cpu_simt, Vulkan devices with 32 lanes) and the staircase of tiles walked by one
+ * thread elsewhere.
+ */
+#include "lower.h"
+
+#include <string.h>
+
+/* What an op takes. */
+typedef enum AlgArgs {
+    AA_REDUCE, /* (arr, out, scratch, n, dtype, log256_max_n) */
+    AA_SCAN,   /* the same, out another buffer than arr */
+} AlgArgs;
+
+/* The identity of an op's operator. */
+typedef enum AlgIdentity {
+    AI_ZERO,     /* 0 */
+    AI_TYPE_MAX, /* the type's largest value, +inf */
+    AI_TYPE_MIN, /* its smallest, -inf */
+} AlgIdentity;
+
+typedef struct Algorithm {
+    const char *name;
+    AlgArgs args;
+    const char *gpu, *cpu; /* templates */
+    const char *op;        /* the operator template */
+    AlgIdentity identity;
+} Algorithm;
+
+static const Algorithm algorithms[] = {
+#define QD_ALGORITHM(name, ARGS, gpu, cpu, op, identity, signature, doc)                           \
+    {name, AA_##ARGS, gpu, cpu, op, AI_##identity},
+#include "algorithms.def"
+#undef QD_ALGORITHM
+};
+
+#define MAX_LOG256_MAX_N 4
+
+/* log256_max_n: a compile-time int in [1, 4]. */
+static int
+depth_arg(Lowerer *lw, const QdAst *node, const Expr *e, int64_t *out)
+{
+    if (e->kind != EX_INT) {
+        return lw_error(lw, node, QD_ERR_TYPE, "log256_max_n must be a compile-time int");
+    }
+    if (e->ival > MAX_LOG256_MAX_N) {
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "ValueError: log256_max_n=%lld exceeds the maximum of %d: tensors are "
+                        "indexed by signed 32-bit integers and 256 ** %d == 2**32 already covers "
+                        "every valid length",
+                        (long long)e->ival, MAX_LOG256_MAX_N, MAX_LOG256_MAX_N);
+    }
+    if (e->ival < 1) {
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "ValueError: log256_max_n must be at least 1, got %lld",
+                        (long long)e->ival);
+    }
+    *out = e->ival;
+    return 0;
+}
+
+/* The element dtype of a reduce or scan: a 32- or 64-bit integer or float. */
+static int
+scalar_dtype_arg(Lowerer *lw, const QdAst *node, const char *op, const Expr *e,
+                 const QdType **out)
+{
+    const QdType *ty = e->kind == EX_PYOBJ && e->hkind == QD_HOST_DTYPE && !e->str ? e->ty : NULL;
+    if (!ty) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s: dtype must be a Quadrants scalar type", op);
+    }
+    switch (ty->kind) {
+    case QD_TY_I32: case QD_TY_U32: case QD_TY_F32:
+    case QD_TY_I64: case QD_TY_U64: case QD_TY_F64:
+        *out = ty;
+        return 0;
+    default:
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "NotImplementedError: %s: dtype %s is not supported (supported: i32, u32, "
+                        "f32, i64, u64, f64)",
+                        op, lw_type_name(ty));
+    }
+}
+
+/* A 1-D buffer argument of element type `want` (NULL: any) as the value the template takes: an
+ * ndarray parameter, or a field_array of a field. `what` names it in errors. */
+static int
+buffer_arg(Lowerer *lw, const QdAst *node, const char *op, const char *what, const Expr *e,
+           const QdType *want, uint32_t *out)
+{
+    const QdType *elem = NULL;
+    uint32_t ndim = 0;
+    bool shifted = false;
+    if (e->kind == EX_NDARRAY) {
+        elem = e->ty;
+        ndim = e->ndim;
+    } else if (e->kind == EX_FIELD) {
+        elem = e->field->elem;
+        ndim = e->field->ndim;
+        shifted = e->view && e->view->ndim == 1 && e->view->offset[0] != 0;
+    } else {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "%s: %s must be a 1-D field, ndarray or tensor of scalars", op, what);
+    }
+    if (ndim != 1 || shifted) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s: %s must be a 1-D %s indexed from 0", op, what,
+                        e->kind == EX_FIELD ? "field" : "ndarray");
+    }
+    if (want && elem->kind != want->kind) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s: %s holds %s, expected %s", op, what,
+                        lw_type_name(elem), lw_type_name(want));
+    }
+    if (e->kind == EX_NDARRAY) {
+        *out = e->id;
+        return 0;
+    }
+    QdInst *inst = qd_inst_new(lw->f, QD_OP_FIELD_ARRAY, 0);
+    const QdType *ty = qd_type_ndarray(lw->m, elem, 1);
+    if (!inst || !ty || qd_inst_set_result(lw->f, inst, ty, NULL) == QD_NO_VALUE) {
+        return lw_nomem(lw);
+    }
+    inst->imm.field = e->field;
+    inst->loc = lw->loc;
+    qd_region_append(lw->f->body, inst);
+    *out = inst->result;
+    return 0;
+}
+
+/* The scratch buffer: 1-D, of an integer type of dtype's width (u32 for 4-byte dtypes, u64 for
+ * 8-byte ones), which the partials are bit-cast to; *raw is its element type. */
+static int
+scratch_arg(Lowerer *lw, const QdAst *node, const char *op, const Expr *e, const QdType *ty,
+            uint32_t *out, const QdType **raw)
+{
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "scratch", e, NULL, out));
+    const QdType *elem = e->kind == EX_NDARRAY ? e->ty : e->field->elem;
+    if (!qd_type_is_int(elem) || qd_type_bits(elem) != qd_type_bits(ty)) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s: scratch holds %s; with dtype %s it must hold "
+                        "%s", op, lw_type_name(elem), lw_type_name(ty),
+                        qd_type_bits(ty) == 64 ? "u64" : "u32");
+    }
+    *raw = elem;
+    return 0;
+}
+
+/* The bits of an operator's identity for type ty, as a signed integer of ty's width. */
+static int64_t
+identity_bits(AlgIdentity id, const QdType *ty)
+{
+    switch (id) {
+    case AI_ZERO:
+        return 0;
+    case AI_TYPE_MAX:
+        switch (ty->kind) {
+        case QD_TY_F32: return 0x7f800000;                    /* +inf */
+        case QD_TY_F64: return 0x7ff0000000000000;            /* +inf */
+        case QD_TY_I32: return INT32_MAX;
+        case QD_TY_I64: return INT64_MAX;
+        default: return -1;                                   /* all ones: UINTn_MAX */
+        }
+    case AI_TYPE_MIN:
+        switch (ty->kind) {
+        case QD_TY_F32: return (int32_t)0xff800000u;          /* -inf */
+        case QD_TY_F64: return (int64_t)0xfff0000000000000u;  /* -inf */
+        case QD_TY_I32: return INT32_MIN;
+        case QD_TY_I64: return INT64_MIN;
+        default: return 0;
+        }
+    }
+    return 0;
+}
+
+/* Whether the op runs as blocks of threads: on targets with 32-lane subgroups. */
+static bool
+block_form(const Lowerer *lw)
+{
+    uint32_t sg = lw->opt->subgroup_size ? lw->opt->subgroup_size : 32;
+    return lw->opt->simt_unsupported_arch == NULL && sg == 32;
+}
+
+static const Algorithm *
+find_algorithm(const char *name)
+{
+    for (size_t i = 0; i < QD_ARRAY_LEN(algorithms); i++) {
+        if (strcmp(algorithms[i].name, name) == 0) {
+            return &algorithms[i];
+        }
+    }
+    return NULL;
+}
+
+/* The live count into a kernel temporary (a serial task stores it), closing that task. */
+static int
+count_slot(Lowerer *lw, const QdAst *node, const Expr *n, uint32_t *out)
+{
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    Expr v, slot;
+    RETURN_IF_ERROR(lw_convert(lw, node, n, i32, &v));
+    RETURN_IF_ERROR(lw_rvalue(lw, node, &v, &v));
+    RETURN_IF_ERROR(lw_new_slot(lw, i32, &slot));
+    RETURN_IF_ERROR(lw_store(lw, node, &slot, &v));
+    lw->cur = NULL; /* the op's tasks follow the serial task */
+    lw->task = NULL;
+    *out = slot.id;
+    return 0;
+}
+
+int
+lw_algorithm_call(Lowerer *lw, const QdAst *node, const char *name, const CallArgs *c, Expr *out)
+{
+    const Algorithm *alg = find_algorithm(name);
+    memset(out, 0, sizeof(*out));
+    out->kind = EX_VOID;
+    if (!alg) {
+        return lw_error(lw, node, QD_ERR_SYNTAX, "qd.algorithms.%s is not supported in kernels",
+                        name);
+    }
+    if (!lw->at_top) {
+        return lw_error(lw, node, QD_ERR_SYNTAX,
+                        "`%s` is decorated with requires_top_level=True and must be called at the "
+                        "top level of a @qd.kernel (or directly inside a `while "
+                        "qd.graph.do_while(...)` body). It cannot be nested inside a runtime for / "
+                        "if / while: that demotes its phase loops out of top-level position, "
+                        "collapsing the per-phase grid-wide barriers and corrupting the result.",
+                        name);
+    }
+    if (c->npos != 6 || c->nkw != 0) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s() takes 6 arguments, %u given", name,
+                        c->npos + c->nkw);
+    }
+    const Expr *a = c->pos;
+    int64_t depth = 0;
+    const QdType *ty = NULL;
+    RETURN_IF_ERROR(depth_arg(lw, node, &a[5], &depth));
+    RETURN_IF_ERROR(scalar_dtype_arg(lw, node, name, &a[4], &ty));
+    if (alg->args == AA_SCAN &&
+        ((a[0].kind == EX_FIELD && a[1].kind == EX_FIELD && a[0].field == a[1].field) ||
+         (a[0].kind == EX_NDARRAY && a[1].kind == EX_NDARRAY && a[0].id == a[1].id))) {
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "ValueError: %s: the output must be a different buffer from the input",
+                        name);
+    }
+    const QdType *sint = qd_type_scalar(qd_type_bits(ty) == 64 ? QD_TY_I64 : QD_TY_I32);
+    const QdType *raw = NULL;
+    uint32_t args[4];
+    RETURN_IF_ERROR(count_slot(lw, node, &a[3], &args[3]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, name, "arr", &a[0], ty, &args[0]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, name, "out", &a[1], ty, &args[1]));
+    RETURN_IF_ERROR(scratch_arg(lw, node, name, &a[2], ty, &args[2], &raw));
+    bool blocks = block_form(lw);
+    LwTemplateArg targs[6] = {
+        {ty, 0, NULL, NULL},
+        {raw, 0, NULL, NULL},
+        {sint, 0, NULL, NULL},
+        {NULL, 0, alg->op, ty},
+        {NULL, identity_bits(alg->identity, ty), NULL, NULL},
+        {NULL, blocks ? 5 : depth, NULL, NULL},
+    };
+    return lw_call_top_level_template(lw, blocks ? alg->gpu : alg->cpu, targs, 6, args, 4);
+}
