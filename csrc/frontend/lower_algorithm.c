@@ -24,6 +24,9 @@
 typedef enum AlgArgs {
     AA_REDUCE, /* (arr, out, scratch, n, dtype, log256_max_n) */
     AA_SCAN,   /* the same, out another buffer than arr */
+    AA_SCAN_INTO, /* (src, dst, scratch, n, base, dtype, log256_max_n): src and dst of dtype or
+                     an integer of its width (bit-cast), dst may be src, the tile states at
+                     scratch[base:] (select and reduce_by_key's index scans) */
 } AlgArgs;
 
 /* The identity of an op's operator. */
@@ -202,9 +205,9 @@ find_algorithm(const char *name)
     return NULL;
 }
 
-/* The live count into a kernel temporary (a serial task stores it), closing that task. */
+/* An i32 into a kernel temporary (a serial task stores it), which the op's tasks read. */
 static int
-count_slot(Lowerer *lw, const QdAst *node, const Expr *n, uint32_t *out)
+i32_slot(Lowerer *lw, const QdAst *node, const Expr *n, uint32_t *out)
 {
     const QdType *i32 = qd_type_scalar(QD_TY_I32);
     Expr v, slot;
@@ -212,9 +215,23 @@ count_slot(Lowerer *lw, const QdAst *node, const Expr *n, uint32_t *out)
     RETURN_IF_ERROR(lw_rvalue(lw, node, &v, &v));
     RETURN_IF_ERROR(lw_new_slot(lw, i32, &slot));
     RETURN_IF_ERROR(lw_store(lw, node, &slot, &v));
-    lw->cur = NULL; /* the op's tasks follow the serial task */
-    lw->task = NULL;
     *out = slot.id;
+    return 0;
+}
+
+/* A buffer of a scan into the scratch (select, reduce_by_key): 1-D, of dtype or of an integer
+ * type of its width, bit-cast to and from dtype; *elem gets its element type. */
+static int
+bits_arg(Lowerer *lw, const QdAst *node, const char *op, const char *what, const Expr *e,
+         const QdType *ty, uint32_t *out, const QdType **elem)
+{
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, what, e, NULL, out));
+    *elem = e->kind == EX_NDARRAY ? e->ty : e->field->elem;
+    if ((*elem)->kind != ty->kind &&
+        (!qd_type_is_int(*elem) || qd_type_bits(*elem) != qd_type_bits(ty))) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s: %s holds %s, expected %s or an integer of its "
+                        "width", op, what, lw_type_name(*elem), lw_type_name(ty));
+    }
     return 0;
 }
 
@@ -237,15 +254,18 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const char *name, const CallAr
                         "collapsing the per-phase grid-wide barriers and corrupting the result.",
                         name);
     }
-    if (c->npos != 6 || c->nkw != 0) {
-        return lw_error(lw, node, QD_ERR_TYPE, "%s() takes 6 arguments, %u given", name,
+    /* (src, dst, scratch, n[, base], dtype, log256_max_n) */
+    bool into = alg->args == AA_SCAN_INTO;
+    uint32_t want = into ? 7 : 6;
+    if (c->npos != want || c->nkw != 0) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s() takes %u arguments, %u given", name, want,
                         c->npos + c->nkw);
     }
     const Expr *a = c->pos;
     int64_t depth = 0;
     const QdType *ty = NULL;
-    RETURN_IF_ERROR(depth_arg(lw, node, &a[5], &depth));
-    RETURN_IF_ERROR(scalar_dtype_arg(lw, node, name, &a[4], &ty));
+    RETURN_IF_ERROR(depth_arg(lw, node, &a[want - 1], &depth));
+    RETURN_IF_ERROR(scalar_dtype_arg(lw, node, name, &a[want - 2], &ty));
     if (alg->args == AA_SCAN &&
         ((a[0].kind == EX_FIELD && a[1].kind == EX_FIELD && a[0].field == a[1].field) ||
          (a[0].kind == EX_NDARRAY && a[1].kind == EX_NDARRAY && a[0].id == a[1].id))) {
@@ -254,20 +274,46 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const char *name, const CallAr
                         name);
     }
     const QdType *sint = qd_type_scalar(qd_type_bits(ty) == 64 ? QD_TY_I64 : QD_TY_I32);
-    const QdType *raw = NULL;
-    uint32_t args[4];
-    RETURN_IF_ERROR(count_slot(lw, node, &a[3], &args[3]));
-    RETURN_IF_ERROR(buffer_arg(lw, node, name, "arr", &a[0], ty, &args[0]));
-    RETURN_IF_ERROR(buffer_arg(lw, node, name, "out", &a[1], ty, &args[1]));
+    const QdType *raw = NULL, *src_ty = ty, *dst_ty = ty;
+    Expr zero = {0};
+    zero.kind = EX_INT;
+    uint32_t args[5];
+    RETURN_IF_ERROR(i32_slot(lw, node, &a[3], &args[3]));
+    if (alg->args != AA_REDUCE) {
+        RETURN_IF_ERROR(i32_slot(lw, node, into ? &a[4] : &zero, &args[4]));
+    }
+    lw->cur = NULL; /* the op's tasks follow the serial task that stored the counts */
+    lw->task = NULL;
+    if (into) {
+        RETURN_IF_ERROR(bits_arg(lw, node, name, "src", &a[0], ty, &args[0], &src_ty));
+        RETURN_IF_ERROR(bits_arg(lw, node, name, "dst", &a[1], ty, &args[1], &dst_ty));
+    } else {
+        RETURN_IF_ERROR(buffer_arg(lw, node, name, "arr", &a[0], ty, &args[0]));
+        RETURN_IF_ERROR(buffer_arg(lw, node, name, "out", &a[1], ty, &args[1]));
+    }
     RETURN_IF_ERROR(scratch_arg(lw, node, name, &a[2], ty, &args[2], &raw));
     bool blocks = block_form(lw);
-    LwTemplateArg targs[6] = {
-        {ty, 0, NULL, NULL},
-        {raw, 0, NULL, NULL},
-        {sint, 0, NULL, NULL},
-        {NULL, 0, alg->op, ty},
-        {NULL, identity_bits(alg->identity, ty), NULL, NULL},
-        {NULL, blocks ? 5 : depth, NULL, NULL},
-    };
-    return lw_call_top_level_template(lw, blocks ? alg->gpu : alg->cpu, targs, 6, args, 4);
+    LwTemplateArg targs[9];
+    uint32_t nt = 0;
+    memset(targs, 0, sizeof(targs));
+    targs[nt++].type = ty;
+    if (alg->args != AA_REDUCE) {
+        targs[nt++].type = src_ty;
+        targs[nt++].type = dst_ty;
+    }
+    targs[nt++].type = raw;
+    targs[nt++].type = sint;
+    targs[nt].func = alg->op;
+    targs[nt++].func_type = ty;
+    targs[nt++].value = identity_bits(alg->identity, ty);
+    if (!blocks) {
+        targs[nt++].value = depth;
+    } else {
+        targs[nt++].value = 5; /* log2 of the 32 lanes the block form is written for */
+        if (alg->args != AA_REDUCE) {
+            targs[nt++].value = qd_type_bits(ty) == 64 ? 16 : 32; /* elements per thread */
+        }
+    }
+    return lw_call_top_level_template(lw, blocks ? alg->gpu : alg->cpu, targs, nt, args,
+                                      alg->args == AA_REDUCE ? 4 : 5);
 }

@@ -1,17 +1,15 @@
-"""qd.algorithms.reduce_{add,min,max} and exclusive_scan_{add,min,max}, and their scratch sizes.
+"""qd.algorithms.reduce_{add,min,max} and exclusive_scan_{add,min,max} (and the index scan of
+select and reduce_by_key_add): kernel-scope builtins, the rows of csrc/frontend/algorithms.def.
 
-The reductions are kernel-scope builtins: each call lowers to a top_level template of
-quadrants/templates/alg_reduce.qir (the rows of csrc/frontend/algorithms.def, checked and
-expanded by csrc/frontend/lower_algorithm.c). The scans stage their per-tile partials in the
-caller's scratch buffer (u32 for 4-byte dtypes, u64 for 8-byte ones, the partials bit-cast to and
-from the element dtype); see _common.py for the staircase (the plain CPU) and scan_lookback (GPUs
-and cpu_simt).
+Each call is checked and lowered by csrc/frontend/lower_algorithm.c to a top_level template of
+quadrants/templates/alg_reduce.qir or alg_scan.qir: the staircase of tiles on the plain CPU, the
+block forms (one-loop grid reduce, decoupled look-back scan) where subgroups have 32 lanes. The
+partials and tile states live in the caller's scratch buffer (u32 for 4-byte dtypes, u64 for
+8-byte ones, bit-cast to and from the element dtype).
 """
 
-import quadrants as qd
 from quadrants import _core
 from quadrants._builtins import _add_binder, _kernel_only
-from quadrants.algorithms import _common as c
 
 
 def _define(namespace):
@@ -24,29 +22,3 @@ def _define(namespace):
 
 
 _define(globals())
-
-
-def _scratch_dtype_check(dtype, what):
-    c.check_scalar_dtype(dtype, what)
-    return True
-
-
-def _make_scan(op_name):
-    op, kind = c.OPS[op_name]
-    name = f"exclusive_scan_{op_name}"
-
-    @qd.func(requires_top_level=True)
-    def exclusive_scan(arr: qd.template(), out: qd.template(), scratch: qd.template(), n: qd.i32,
-                       dtype: qd.template(), log256_max_n: qd.template()):
-        qd.static(c.check_depth(log256_max_n))
-        qd.static(_scratch_dtype_check(dtype, name))
-        qd.static(c.check_distinct(arr, out, name))
-        c.exclusive_scan(arr, False, out, False, scratch, 0, n, log256_max_n, op, kind, dtype)
-
-    exclusive_scan.__name__ = exclusive_scan.__qualname__ = name
-    return exclusive_scan
-
-
-exclusive_scan_add = _make_scan("add")
-exclusive_scan_min = _make_scan("min")
-exclusive_scan_max = _make_scan("max")

@@ -1,15 +1,15 @@
 """qd.algorithms.select (stream compaction) and reduce_by_key_add (sums of runs of equal keys).
 
-Both write a per-element index into their u32 scratch with an exclusive scan (_common.py's
-staircase, its partials stored after the n indices) and then scatter: select copies each flagged
+Both write a per-element index into their u32 scratch with an exclusive scan (the private
+_exclusive_scan_add_into of algorithms.def, its tile states stored after the n indices) and then
+scatter: select copies each flagged
 element to its index; reduce_by_key zeroes each run's output slot at the run's head, then adds
 every value into its run's slot.
 """
 
 import quadrants as qd
 from quadrants.algorithms import _common as c
-
-_ADD, _ADD_KIND = c.OPS["add"]
+from quadrants.algorithms._reduce_scan import _exclusive_scan_add_into as _scan_into
 
 
 @qd.func
@@ -41,8 +41,7 @@ def select(arr: qd.template(), flags: qd.template(), out: qd.template(), num_out
     num_out[0] = k. flags is an i32 tensor of 0s and 1s; out's tail is not written."""
     qd.static(c.check_depth(log256_max_n))
     qd.static(c.check_distinct(arr, out, "select"))
-    c.exclusive_scan(flags, False, scratch, True, scratch, n, n, log256_max_n, _ADD, _ADD_KIND,
-                     qd.u32)
+    _scan_into(flags, scratch, scratch, n, n, qd.u32, log256_max_n)
     _scatter_flagged(arr, flags, out, scratch, n)
     _count_flagged(flags, num_out, scratch, n)
 
@@ -111,8 +110,7 @@ def reduce_by_key_add(keys_in: qd.template(), values_in: qd.template(), keys_out
     qd.static(c.check_depth(log256_max_n))
     qd.static(_check_rbk_dtype(value_dtype))
     _heads(keys_in, scratch, n)
-    c.exclusive_scan(scratch, True, scratch, True, scratch, n, n, log256_max_n, _ADD, _ADD_KIND,
-                     qd.u32)
+    _scan_into(scratch, scratch, scratch, n, n, qd.u32, log256_max_n)
     _zero_runs(keys_in, values_out, scratch, n, value_dtype)
     _add_runs(keys_in, values_in, keys_out, values_out, scratch, n)
     _count_runs(keys_in, num_runs, scratch, n)

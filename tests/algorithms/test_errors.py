@@ -214,3 +214,49 @@ def test_sort_bad_end_bit(kdt, end_bit):
 
     with pytest.raises(qd.QuadrantsCompilationError, match="end_bit"):
         run(np.zeros(4, np_dt), np.zeros(4, np_dt), np.zeros(256, np.uint32), np.array(4, np.int32))
+
+
+# ---- the buffers of a reduce or scan (checked where the call stands)
+
+
+@pytest.mark.parametrize("op", ["reduce_add", "exclusive_scan_max"])
+@pytest.mark.parametrize("bad", ["out dtype", "2-D arr", "scratch width", "offset field"])
+def test_reduce_and_scan_buffers_are_checked(op, bad):
+    x = qd.field(qd.f32, 64)
+    y = qd.field(qd.f64 if bad == "out dtype" else qd.f32, 64)
+    grid = qd.field(qd.f32, (8, 8))
+    shifted = qd.field(qd.f32, 64, offset=4)
+    s = qd.field(qd.u64 if bad == "scratch width" else qd.u32, 64)
+    cnt = qd.field(qd.i32, 1)
+    fn = getattr(A, op)
+
+    @qd.kernel
+    def run():
+        if qd.static(bad == "2-D arr"):
+            fn(grid, y, s, cnt[0], qd.f32, 1)
+        elif qd.static(bad == "offset field"):
+            fn(shifted, y, s, cnt[0], qd.f32, 1)
+        else:
+            fn(x, y, s, cnt[0], qd.f32, 1)
+
+    want = {"out dtype": "out holds f64, expected f32", "2-D arr": "arr must be a 1-D field",
+            "scratch width": "scratch holds u64", "offset field": "indexed from 0"}[bad]
+    with pytest.raises(qd.QuadrantsTypeError, match=want) as e:
+        run()
+    assert e.value.lineno is not None
+
+
+def test_keyword_arguments_bind_by_name(rng):
+    """The ops take their arguments by name as well (the Python signature's names)."""
+    a = rng.integers(-100, 100, 300).astype(np.int32)
+    out = np.zeros(1, np.int32)
+    excl = np.zeros(300, np.int32)
+
+    @qd.kernel
+    def k(x: nd1, o: nd1, e: nd1, s: nd1, c: nd1):
+        A.reduce_add(x, out=o, scratch=s, n=c[0], dtype=qd.i32, log256_max_n=2)
+        A.exclusive_scan_add(arr=x, out=e, scratch=s, n=c[0], dtype=qd.i32, log256_max_n=2)
+
+    k(a, out, excl, np.zeros(64, np.uint32), count(300))
+    assert out[0] == a.sum()
+    np.testing.assert_array_equal(excl, np.concatenate([[0], np.cumsum(a)[:-1]]))

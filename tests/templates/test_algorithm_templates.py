@@ -34,11 +34,14 @@ def optimized(text):
     return _testing.run_passes(text, PASSES, filename="alg.qir", verify=True)
 
 
+def test_template_files_verify():
+    _testing.verify(library(*ALGORITHMS), filename="alg.qir")
+
+
 @pytest.mark.parametrize("name", ALGORITHMS)
 def test_template_file_round_trips(name):
     text = (TEMPLATES / name).read_text()
-    _testing.verify(library(name), filename=name)
-    assert _testing.parse_print(library(name), filename=name).endswith(text)
+    assert _testing.parse_print(text, filename=name) == text
 
 
 def kernels_of(out):
