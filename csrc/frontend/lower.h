@@ -782,8 +782,8 @@ int lw_call_top_level_template(Lowerer *lw, const char *name, const LwTemplateAr
 
 /* qd.algorithms.<name>(...) of algorithms.def: checked, and lowered to a call of its top_level
  * template. */
-int lw_algorithm_call(Lowerer *lw, const QdAst *node, const char *name, const CallArgs *c,
-                      Expr *out);
+int lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *name,
+                      const CallArgs *c, Expr *out);
 
 /***** lower_linalg.c: qd.svd, qd.solve, ... and Matrix.determinant/inverse *****/
 

@@ -27,6 +27,8 @@ typedef enum AlgArgs {
     AA_SCAN_INTO, /* (src, dst, scratch, n, base, dtype, log256_max_n): src and dst of dtype or
                      an integer of its width (bit-cast), dst may be src, the tile states at
                      scratch[base:] (select and reduce_by_key's index scans) */
+    AA_SORT,   /* (keys, tmp_keys, values, tmp_values, scratch, n, key_dtype, has_values,
+                  end_bit, log256_max_n), n a 0-d i32 array */
 } AlgArgs;
 
 /* The identity of an op's operator. */
@@ -101,8 +103,8 @@ scalar_dtype_arg(Lowerer *lw, const QdAst *node, const char *op, const Expr *e,
 /* A 1-D buffer argument of element type `want` (NULL: any) as the value the template takes: an
  * ndarray parameter, or a field_array of a field. `what` names it in errors. */
 static int
-buffer_arg(Lowerer *lw, const QdAst *node, const char *op, const char *what, const Expr *e,
-           const QdType *want, uint32_t *out)
+buffer_arg_rank(Lowerer *lw, const QdAst *node, const char *op, const char *what, const Expr *e,
+                const QdType *want, uint32_t rank, uint32_t *out)
 {
     const QdType *elem = NULL;
     uint32_t ndim = 0;
@@ -116,11 +118,12 @@ buffer_arg(Lowerer *lw, const QdAst *node, const char *op, const char *what, con
         shifted = e->view && e->view->ndim == 1 && e->view->offset[0] != 0;
     } else {
         return lw_error(lw, node, QD_ERR_TYPE,
-                        "%s: %s must be a 1-D field, ndarray or tensor of scalars", op, what);
+                        "%s: %s must be a %s field, ndarray or tensor of scalars", op, what,
+                        rank == 0 ? "0-d" : "1-D");
     }
-    if (ndim != 1 || shifted) {
-        return lw_error(lw, node, QD_ERR_TYPE, "%s: %s must be a 1-D %s indexed from 0", op, what,
-                        e->kind == EX_FIELD ? "field" : "ndarray");
+    if (ndim != rank || shifted) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s: %s must be a %u-D %s indexed from 0", op, what,
+                        rank, e->kind == EX_FIELD ? "field" : "ndarray");
     }
     if (want && elem->kind != want->kind) {
         return lw_error(lw, node, QD_ERR_TYPE, "%s: %s holds %s, expected %s", op, what,
@@ -131,7 +134,7 @@ buffer_arg(Lowerer *lw, const QdAst *node, const char *op, const char *what, con
         return 0;
     }
     QdInst *inst = qd_inst_new(lw->f, QD_OP_FIELD_ARRAY, 0);
-    const QdType *ty = qd_type_ndarray(lw->m, elem, 1);
+    const QdType *ty = qd_type_ndarray(lw->m, elem, rank);
     if (!inst || !ty || qd_inst_set_result(lw->f, inst, ty, NULL) == QD_NO_VALUE) {
         return lw_nomem(lw);
     }
@@ -140,6 +143,13 @@ buffer_arg(Lowerer *lw, const QdAst *node, const char *op, const char *what, con
     qd_region_append(lw->f->body, inst);
     *out = inst->result;
     return 0;
+}
+
+static int
+buffer_arg(Lowerer *lw, const QdAst *node, const char *op, const char *what, const Expr *e,
+           const QdType *want, uint32_t *out)
+{
+    return buffer_arg_rank(lw, node, op, what, e, want, 1, out);
 }
 
 /* The scratch buffer: 1-D, of an integer type of dtype's width (u32 for 4-byte dtypes, u64 for
@@ -235,8 +245,104 @@ bits_arg(Lowerer *lw, const QdAst *node, const char *op, const char *what, const
     return 0;
 }
 
+/* The element type of a 1-D buffer argument (checked by buffer_arg when it is lowered). */
+static const QdType *
+elem_of(const Expr *e)
+{
+    return e->kind == EX_NDARRAY ? e->ty : e->kind == EX_FIELD ? e->field->elem : NULL;
+}
+
+/* sort(keys, tmp_keys, values, tmp_values, scratch, n, key_dtype, has_values, end_bit, D). */
+static int
+sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, const Expr *a)
+{
+    /* From this many keys on, the counts live beside the status words (1 << 30: the flag bits
+     * leave 30 bits; the tests lower it through the function's _qd_packed_limit to take that
+     * path with few keys). */
+    int64_t packed_limit = (int64_t)1 << 30;
+    QdHandle h;
+    int rc = fn && fn->h ? lw->host->getattr(lw->host->self, lw->ctx, fn->h, "_qd_packed_limit",
+                                             &h)
+                         : 1;
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc == 0) {
+        Expr v;
+        RETURN_IF_ERROR(lw_from_handle(lw, node, h, &v));
+        if (v.kind == EX_INT && v.ival >= 0 && v.ival <= packed_limit) {
+            packed_limit = v.ival;
+        }
+    }
+    int64_t depth = 0;
+    RETURN_IF_ERROR(depth_arg(lw, node, &a[9], &depth));
+    const QdType *kt = a[6].kind == EX_PYOBJ && a[6].hkind == QD_HOST_DTYPE && !a[6].str
+                           ? a[6].ty : NULL;
+    if (!kt) {
+        return lw_error(lw, node, QD_ERR_TYPE, "sort: key_dtype must be a Quadrants scalar type");
+    }
+    switch (kt->kind) {
+    case QD_TY_I32: case QD_TY_U32: case QD_TY_F32:
+    case QD_TY_I64: case QD_TY_U64: case QD_TY_F64:
+        break;
+    default:
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "NotImplementedError: sort: key dtype %s is not supported (supported: u32, "
+                        "i32, f32, u64, i64, f64)", lw_type_name(kt));
+    }
+    uint32_t bits = qd_type_bits(kt);
+    if (a[8].kind != EX_INT) {
+        return lw_error(lw, node, QD_ERR_TYPE, "sort: end_bit must be a compile-time int");
+    }
+    int64_t end_bit = a[8].ival;
+    if (end_bit <= 0 || end_bit % 16 != 0 || end_bit > bits) {
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "ValueError: sort: end_bit=%lld must be a positive multiple of 16 (an even "
+                        "number of 8-bit digit passes, so that the result lands in keys) and at "
+                        "most the key width %u", (long long)end_bit, bits);
+    }
+    if (a[7].kind != EX_BOOL && a[7].kind != EX_INT) {
+        return lw_error(lw, node, QD_ERR_TYPE, "sort: has_values must be a compile-time bool");
+    }
+    bool has_values = a[7].ival != 0;
+    const QdType *vt = elem_of(&a[2]);
+    if (has_values && (!vt || !qd_type_is_scalar(vt) ||
+                       (qd_type_bits(vt) != 32 && qd_type_bits(vt) != 64) ||
+                       vt->kind == QD_TY_U1)) {
+        return lw_error(lw, node, QD_ERR_TYPE, "sort: values must hold a 32- or 64-bit scalar "
+                        "type (u32, i32, f32, u64, i64, f64)");
+    }
+    uint32_t args[6];
+    RETURN_IF_ERROR(buffer_arg(lw, node, "sort", "keys", &a[0], kt, &args[0]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, "sort", "tmp_keys", &a[1], kt, &args[1]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, "sort", "values", &a[2], NULL, &args[2]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, "sort", "tmp_values", &a[3], vt, &args[3]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, "sort", "scratch", &a[4], qd_type_scalar(QD_TY_U32),
+                               &args[4]));
+    RETURN_IF_ERROR(buffer_arg_rank(lw, node, "sort", "n", &a[5], qd_type_scalar(QD_TY_I32), 0,
+                                    &args[5]));
+    uint32_t nbytes = bits / 8 + (has_values ? qd_type_bits(vt) / 8 : 0);
+    int kind = kt->kind == QD_TY_F32 || kt->kind == QD_TY_F64   ? 2
+               : kt->kind == QD_TY_I32 || kt->kind == QD_TY_I64 ? 1
+                                                                : 0;
+    LwTemplateArg targs[9];
+    memset(targs, 0, sizeof(targs));
+    targs[0].type = kt;
+    targs[1].type = qd_type_scalar(bits == 64 ? QD_TY_U64 : QD_TY_U32);
+    targs[2].type = vt;
+    targs[3].value = kind;
+    targs[4].value = bits;
+    targs[5].value = has_values;
+    targs[6].value = end_bit / 8;           /* passes */
+    targs[7].value = nbytes <= 8 ? 16 : 8;  /* keys per thread of a tile */
+    targs[8].value = packed_limit;
+    return lw_call_top_level_template(lw, block_form(lw) ? alg->gpu : alg->cpu, targs, 9, args,
+                                      6);
+}
+
 int
-lw_algorithm_call(Lowerer *lw, const QdAst *node, const char *name, const CallArgs *c, Expr *out)
+lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *name,
+                  const CallArgs *c, Expr *out)
 {
     const Algorithm *alg = find_algorithm(name);
     memset(out, 0, sizeof(*out));
@@ -253,6 +359,15 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const char *name, const CallAr
                         "if / while: that demotes its phase loops out of top-level position, "
                         "collapsing the per-phase grid-wide barriers and corrupting the result.",
                         name);
+    }
+    if (alg->args == AA_SORT) {
+        if (c->npos != 10 || c->nkw != 0) {
+            return lw_error(lw, node, QD_ERR_TYPE, "sort() takes 10 arguments, %u given",
+                            c->npos + c->nkw);
+        }
+        lw->cur = NULL; /* no serial task: every phase reads the count itself */
+        lw->task = NULL;
+        return sort_call(lw, node, alg, fn, c->pos);
     }
     /* (src, dst, scratch, n[, base], dtype, log256_max_n) */
     bool into = alg->args == AA_SCAN_INTO;

@@ -233,7 +233,7 @@ lw_call(Lowerer *lw, const QdAst *node, Expr *out)
             return lw_nn_call(lw, node, fn.str + 3, &c, out);
         }
         if (strncmp(fn.str, "algorithms.", 11) == 0) {
-            return lw_algorithm_call(lw, node, fn.str + 11, &c, out);
+            return lw_algorithm_call(lw, node, &fn, fn.str + 11, &c, out);
         }
         int rc = lw_nn_builtin(lw, fn.str, &c, out); /* a builtin given a CoopVec */
         if (rc != LW_DECLINED) {

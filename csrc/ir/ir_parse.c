@@ -1200,7 +1200,8 @@ parse_func(Parser *p, QdFuncKind kind, const char *comment, const Token *at)
     f->comment = comment;
     f->text_line = at->line;
     lex_next(&p->lx);
-    if (kind == QD_FUNC_TEMPLATE) {
+    if (kind == QD_FUNC_TEMPLATE && is_punct(p, '<')) {
+        /* none: a library routine instantiated (and dropped when unused) like the others */
         RETURN_IF_ERROR(parse_tparams(p, f));
     }
     RETURN_IF_ERROR(expect_punct(p, '('));

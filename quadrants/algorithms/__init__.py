@@ -7,16 +7,16 @@ the scratch buffer; the ``*_scratch_slots`` helpers size it. See docs/algorithms
 """
 
 from quadrants.algorithms._deprecated import PrefixSumExecutor, parallel_sort
-from quadrants.algorithms._reduce_scan import (
+from quadrants.algorithms._ops import (
     exclusive_scan_add,
     exclusive_scan_max,
     exclusive_scan_min,
     reduce_add,
     reduce_max,
     reduce_min,
+    sort,
 )
 from quadrants.algorithms._select import reduce_by_key_add, select
-from quadrants.algorithms._sort import sort
 from quadrants.algorithms._sizing import (
     exclusive_scan_scratch_slots,
     reduce_by_key_scratch_slots,

@@ -7,7 +7,7 @@ exclusive_scan_add at the top level of its own kernel instead.
 import warnings
 
 import quadrants as qd
-from quadrants.algorithms import _reduce_scan, _sizing
+from quadrants.algorithms import _ops, _sizing
 
 
 @qd.kernel
@@ -50,7 +50,7 @@ def parallel_sort(keys, values=None):
 @qd.kernel
 def _inclusive_scan(arr: qd.template(), tmp: qd.template(), scratch: qd.template(), n: qd.i32,
                     depth: qd.template()):
-    _reduce_scan.exclusive_scan_add(arr, tmp, scratch, n, qd.i32, depth)
+    _ops.exclusive_scan_add(arr, tmp, scratch, n, qd.i32, depth)
     for i in range(n):
         arr[i] += tmp[i]
 

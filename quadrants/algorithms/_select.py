@@ -9,7 +9,7 @@ every value into its run's slot.
 
 import quadrants as qd
 from quadrants.algorithms import _common as c
-from quadrants.algorithms._reduce_scan import _exclusive_scan_add_into as _scan_into
+from quadrants.algorithms._ops import _exclusive_scan_add_into as _scan_into
 
 
 @qd.func

@@ -117,9 +117,7 @@ def test_counts_beside_status_words(kdt, vdt, mode, monkeypatch, rng):
     (counts that keep the three arrays within the scratch of sort_scratch_slots)."""
     if plain(mode):
         pytest.skip("the plain sort has no look-back")
-    from quadrants.algorithms import _sort
-
-    monkeypatch.setattr(_sort, "_PACKED_LIMIT", 0)
+    monkeypatch.setattr(qd.algorithms.sort, "_qd_packed_limit", 0, raising=False)
     for n in (1, 4097, 9000, 4097 + pick_n("rand", rng, 30_000)):
         k = random_keys(rng, kdt, n, max(n // 3, 1))
         v = None if vdt is None else np.arange(n).astype(NP[vdt])

@@ -1,11 +1,12 @@
-"""qd.algorithms.reduce_{add,min,max} and exclusive_scan_{add,min,max} (and the index scan of
-select and reduce_by_key_add): kernel-scope builtins, the rows of csrc/frontend/algorithms.def.
+"""qd.algorithms.reduce_{add,min,max}, exclusive_scan_{add,min,max} and sort (and the index scan
+of select and reduce_by_key_add): kernel-scope builtins, the rows of
+csrc/frontend/algorithms.def.
 
 Each call is checked and lowered by csrc/frontend/lower_algorithm.c to a top_level template of
-quadrants/templates/alg_reduce.qir or alg_scan.qir: the staircase of tiles on the plain CPU, the
-block forms (one-loop grid reduce, decoupled look-back scan) where subgroups have 32 lanes. The
-partials and tile states live in the caller's scratch buffer (u32 for 4-byte dtypes, u64 for
-8-byte ones, bit-cast to and from the element dtype).
+quadrants/templates/alg_reduce.qir, alg_scan.qir or alg_sort.qir: the staircase of tiles on the
+plain CPU, the block forms (one-loop grid reduce, decoupled look-back scan, radix sort passes
+with a look-back per digit) where subgroups have 32 lanes. The partials, tile states and digit
+counts live in the caller's scratch buffer.
 """
 
 from quadrants import _core
