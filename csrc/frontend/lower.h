@@ -746,14 +746,16 @@ int lw_matrix_param(Lowerer *lw, const QdAst *param, const Expr *ann, Expr *e);
 
 /***** lower_template.c: calls into the IR template library *****/
 
-/* A template argument: a type (type != NULL) or an integer (value). */
-/* A template argument: a type (type set), a function (func set: `@func`, or `@func<func_type>`
- * when func_type is set), or else the integer value. */
+/* A template argument: a type (type set), a function (func set: `@func`, `@func<func_type>`
+ * when func_type is set, or `@func<func_targs...>` when func_targs is), or else the integer
+ * value. */
 typedef struct LwTemplateArg {
     const QdType *type;
     int64_t value;
     const char *func;
     const QdType *func_type;
+    const struct LwTemplateArg *func_targs;
+    uint32_t nfunc_targs;
 } LwTemplateArg;
 
 /* A local array of n elements of scalar type ty (an alloca at the start of the task, or of the

@@ -27,6 +27,8 @@ typedef enum AlgArgs {
     AA_SCAN_INTO, /* (src, dst, scratch, n, base, dtype, log256_max_n): src and dst of dtype or
                      an integer of its width (bit-cast), dst may be src, the tile states at
                      scratch[base:] (select and reduce_by_key's index scans) */
+    AA_RBK,    /* (keys_in, values_in, keys_out, values_out, num_runs, scratch, n, value_dtype,
+                  log256_max_n) */
     AA_SORT,   /* (keys, tmp_keys, values, tmp_values, scratch, n, key_dtype, has_values,
                   end_bit, log256_max_n), n a 0-d i32 array */
 } AlgArgs;
@@ -340,6 +342,76 @@ sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, 
                                       6);
 }
 
+/* The template arguments of the u32 exclusive add-scan of the target (block form or staircase
+ * of depth D), written into t[0 .. 9); returns the template's name and sets *n. */
+static const char *
+u32_scan(const Lowerer *lw, int64_t depth, LwTemplateArg *t, LwTemplateArg *op, uint32_t *n)
+{
+    const QdType *u32 = qd_type_scalar(QD_TY_U32);
+    memset(t, 0, sizeof(LwTemplateArg) * 9);
+    memset(op, 0, sizeof(*op));
+    op->func = "sg_add";
+    op->func_type = u32;
+    t[0].type = t[1].type = t[2].type = t[3].type = u32;
+    t[4].type = qd_type_scalar(QD_TY_I32);
+    t[5] = *op;
+    t[6].value = 0;
+    if (block_form(lw)) {
+        t[7].value = 5;
+        t[8].value = 32;
+        *n = 9;
+        return "alg_scan_lookback";
+    }
+    t[7].value = depth;
+    *n = 8;
+    return "alg_scan_tiles";
+}
+
+/* reduce_by_key_add(keys_in, values_in, keys_out, values_out, num_runs, scratch, n,
+ * value_dtype, log256_max_n). */
+static int
+reduce_by_key_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *a)
+{
+    int64_t depth = 0;
+    RETURN_IF_ERROR(depth_arg(lw, node, &a[8], &depth));
+    const QdType *vt = a[7].kind == EX_PYOBJ && a[7].hkind == QD_HOST_DTYPE && !a[7].str
+                           ? a[7].ty : NULL;
+    if (!vt) {
+        return lw_error(lw, node, QD_ERR_TYPE,
+                        "reduce_by_key_add: value_dtype must be a Quadrants scalar type");
+    }
+    if (vt->kind != QD_TY_I32 && vt->kind != QD_TY_U32 && vt->kind != QD_TY_F32) {
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "NotImplementedError: reduce_by_key_add: value dtype %s is not supported "
+                        "(supported: i32, u32, f32)", lw_type_name(vt));
+    }
+    const QdType *kt = elem_of(&a[0]);
+    uint32_t args[7];
+    RETURN_IF_ERROR(i32_slot(lw, node, &a[6], &args[6]));
+    lw->cur = NULL; /* the op's tasks follow the serial task that stored the count */
+    lw->task = NULL;
+    const char *op = alg->name;
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "keys_in", &a[0], NULL, &args[0]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "values_in", &a[1], vt, &args[1]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "keys_out", &a[2], kt, &args[2]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "values_out", &a[3], vt, &args[3]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "num_runs", &a[4], qd_type_scalar(QD_TY_I32),
+                               &args[4]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "scratch", &a[5], qd_type_scalar(QD_TY_U32),
+                               &args[5]));
+    LwTemplateArg scan[9], add;
+    uint32_t nscan;
+    const char *scan_name = u32_scan(lw, depth, scan, &add, &nscan);
+    LwTemplateArg targs[3];
+    memset(targs, 0, sizeof(targs));
+    targs[0].type = kt;
+    targs[1].type = vt;
+    targs[2].func = scan_name;
+    targs[2].func_targs = scan;
+    targs[2].nfunc_targs = nscan;
+    return lw_call_top_level_template(lw, alg->gpu, targs, 3, args, 7);
+}
+
 int
 lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *name,
                   const CallArgs *c, Expr *out)
@@ -359,6 +431,13 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
                         "if / while: that demotes its phase loops out of top-level position, "
                         "collapsing the per-phase grid-wide barriers and corrupting the result.",
                         name);
+    }
+    if (alg->args == AA_RBK) {
+        if (c->npos != 9 || c->nkw != 0) {
+            return lw_error(lw, node, QD_ERR_TYPE,
+                            "reduce_by_key_add() takes 9 arguments, %u given", c->npos + c->nkw);
+        }
+        return reduce_by_key_call(lw, node, alg, c->pos);
     }
     if (alg->args == AA_SORT) {
         if (c->npos != 10 || c->nkw != 0) {

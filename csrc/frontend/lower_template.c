@@ -137,53 +137,57 @@ lw_array_items(Lowerer *lw, uint32_t array, const QdType *ty, uint32_t first, ui
     return 0;
 }
 
+/* Fills callee `name<targs>` (a function argument given with func_targs, recursively). */
+static int
+fill_callee(Lowerer *lw, QdCallee *callee, const char *name, const LwTemplateArg *targs,
+            uint32_t ntargs, uint32_t depth)
+{
+    memset(callee, 0, sizeof(*callee));
+    callee->name = qd_intern(lw->m, name);
+    if (!callee->name) {
+        return lw_nomem(lw);
+    }
+    if (ntargs == 0) {
+        return 0;
+    }
+    callee->type_args = QD_NEW_ARRAY(lw->arena, const QdType *, ntargs);
+    callee->int_args = QD_NEW_ARRAY(lw->arena, QdCexpr *, ntargs);
+    callee->func_args = QD_NEW_ARRAY(lw->arena, QdCallee, ntargs);
+    callee->args_order = QD_NEW_ARRAY(lw->arena, uint8_t, ntargs);
+    if (!callee->type_args || !callee->int_args || !callee->func_args || !callee->args_order ||
+        depth > 8) {
+        return lw_nomem(lw);
+    }
+    for (uint32_t k = 0; k < ntargs; k++) {
+        const LwTemplateArg *t = &targs[k];
+        if (t->func != NULL) {
+            callee->args_order[k] = QD_TARG_FUNC;
+            QdCallee *fa = &callee->func_args[callee->nfunc_args++];
+            /* `@f<func_type>`, or `@f<func_targs...>` */
+            LwTemplateArg one = {t->func_type, 0, NULL, NULL, NULL, 0};
+            const LwTemplateArg *inner = t->func_targs ? t->func_targs : &one;
+            uint32_t ninner = t->func_targs ? t->nfunc_targs : t->func_type ? 1 : 0;
+            RETURN_IF_ERROR(fill_callee(lw, fa, t->func, inner, ninner, depth + 1));
+        } else if (t->type != NULL) {
+            callee->args_order[k] = QD_TARG_TYPE;
+            callee->type_args[callee->ntype_args++] = t->type;
+        } else {
+            callee->args_order[k] = QD_TARG_INT;
+            if (!(callee->int_args[callee->nint_args++] = qd_cexpr_int(lw->m, t->value))) {
+                return lw_nomem(lw);
+            }
+        }
+    }
+    return 0;
+}
+
 /* Fills call's arguments and callee `name<targs>`. */
 static int
 fill_call(Lowerer *lw, QdInst *call, const char *name, const LwTemplateArg *targs,
           uint32_t ntargs, const uint32_t *args, uint32_t nargs)
 {
     memcpy(call->args, args, nargs * sizeof(uint32_t));
-    QdCallee *callee = &call->imm.call;
-    memset(callee, 0, sizeof(*callee));
-    callee->name = qd_intern(lw->m, name);
-    callee->type_args = QD_NEW_ARRAY(lw->arena, const QdType *, ntargs ? ntargs : 1);
-    callee->int_args = QD_NEW_ARRAY(lw->arena, QdCexpr *, ntargs ? ntargs : 1);
-    callee->func_args = QD_NEW_ARRAY(lw->arena, QdCallee, ntargs ? ntargs : 1);
-    callee->args_order = QD_NEW_ARRAY(lw->arena, uint8_t, ntargs ? ntargs : 1);
-    if (!callee->name || !callee->type_args || !callee->int_args || !callee->func_args ||
-        !callee->args_order) {
-        return lw_nomem(lw);
-    }
-    for (uint32_t k = 0; k < ntargs; k++) {
-        if (targs[k].func != NULL) {
-            QdCallee *fa = &callee->func_args[callee->nfunc_args++];
-            memset(fa, 0, sizeof(*fa));
-            callee->args_order[k] = QD_TARG_FUNC;
-            fa->name = qd_intern(lw->m, targs[k].func);
-            if (!fa->name) {
-                return lw_nomem(lw);
-            }
-            if (targs[k].func_type != NULL) {
-                fa->type_args = QD_NEW_ARRAY(lw->arena, const QdType *, 1);
-                fa->args_order = QD_NEW_ARRAY(lw->arena, uint8_t, 1);
-                if (!fa->type_args || !fa->args_order) {
-                    return lw_nomem(lw);
-                }
-                fa->type_args[0] = targs[k].func_type;
-                fa->ntype_args = 1;
-                fa->args_order[0] = QD_TARG_TYPE;
-            }
-        } else if (targs[k].type != NULL) {
-            callee->args_order[k] = QD_TARG_TYPE;
-            callee->type_args[callee->ntype_args++] = targs[k].type;
-        } else {
-            callee->args_order[k] = QD_TARG_INT;
-            if (!(callee->int_args[callee->nint_args++] = qd_cexpr_int(lw->m, targs[k].value))) {
-                return lw_nomem(lw);
-            }
-        }
-    }
-    return 0;
+    return fill_callee(lw, &call->imm.call, name, targs, ntargs, 0);
 }
 
 int

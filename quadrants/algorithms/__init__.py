@@ -12,11 +12,12 @@ from quadrants.algorithms._ops import (
     exclusive_scan_max,
     exclusive_scan_min,
     reduce_add,
+    reduce_by_key_add,
     reduce_max,
     reduce_min,
     sort,
 )
-from quadrants.algorithms._select import reduce_by_key_add, select
+from quadrants.algorithms._select import select
 from quadrants.algorithms._sizing import (
     exclusive_scan_scratch_slots,
     reduce_by_key_scratch_slots,
