@@ -42,9 +42,11 @@ def stable_order(k):
     return np.argsort(k, kind="stable")
 
 
-def sort_and_check(k, v, n, D, kdt, end_bit=None, extra=5):
+def sort_and_check(k, v, n, D, kdt, end_bit=None, extra=5, kernel=None):
     """Sort the first n of k (and v; None: keys-only) with scratch of exactly
-    sort_scratch_slots(n, D) plus a guard; the elements past n must stay where they are."""
+    sort_scratch_slots(n, D) plus a guard (with `kernel`, a kernel like run_sort); the elements
+    past n must stay where they are."""
+    run_sort_ = kernel or run_sort
     end_bit = end_bit or 8 * k.dtype.itemsize
     keys = np.concatenate([k[:n], sentinel(k.dtype, extra)])
     tmp_keys = sentinel(k.dtype, n + extra)
@@ -53,12 +55,12 @@ def sort_and_check(k, v, n, D, kdt, end_bit=None, extra=5):
     what = (f"sort {kdt} keys, {'no' if v is None else v.dtype} values, n={n} D={D} "
             f"end_bit={end_bit}")
     if v is None:
-        run_sort(keys, tmp_keys, keys, tmp_keys, scratch, np.array(n, np.int32), kdt, False,
-                 end_bit, D)
+        run_sort_(keys, tmp_keys, keys, tmp_keys, scratch, np.array(n, np.int32), kdt, False,
+                  end_bit, D)
     else:
         values = np.concatenate([v[:n], sentinel(v.dtype, extra)])
-        run_sort(keys, tmp_keys, values, sentinel(v.dtype, n + extra), scratch,
-                 np.array(n, np.int32), kdt, True, end_bit, D)
+        run_sort_(keys, tmp_keys, values, sentinel(v.dtype, n + extra), scratch,
+                  np.array(n, np.int32), kdt, True, end_bit, D)
     order = stable_order(k[:n])
     assert_equal_exact(keys[:n], k[:n][order], f"{what}: keys")
     np.testing.assert_array_equal(keys[:n], np.sort(k[:n], kind="stable"))
@@ -118,10 +120,19 @@ def test_counts_beside_status_words(kdt, vdt, mode, monkeypatch, rng):
     if plain(mode):
         pytest.skip("the plain sort has no look-back")
     monkeypatch.setattr(qd.algorithms.sort, "_qd_packed_limit", 0, raising=False)
+
+    # a kernel of its own, compiled here (run_sort's code may come from the offline cache)
+    @qd.kernel
+    def unpacked(keys: nd1, tmp_keys: nd1, values: nd1, tmp_values: nd1, scratch: nd1, n: nd0,
+                 key_dtype: qd.template(), has_values: qd.template(), end_bit: qd.template(),
+                 D: qd.template()):
+        qd.algorithms.sort(keys, tmp_keys, values, tmp_values, scratch, n, key_dtype,
+                           has_values, end_bit, D)
+
     for n in (1, 4097, 9000, 4097 + pick_n("rand", rng, 30_000)):
         k = random_keys(rng, kdt, n, max(n // 3, 1))
         v = None if vdt is None else np.arange(n).astype(NP[vdt])
-        sort_and_check(k, v, n, 3, kdt)
+        sort_and_check(k, v, n, 3, kdt, kernel=unpacked)
 
 
 @pytest.mark.parametrize(
