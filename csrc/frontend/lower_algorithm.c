@@ -112,8 +112,10 @@ buffer_arg_rank(Lowerer *lw, const QdAst *node, const char *op, const char *what
     uint32_t ndim = 0;
     bool shifted = false;
     if (e->kind == EX_NDARRAY) {
+        /* The parameter's own rank: an ndarray of vectors or matrices has their axes too. */
+        const QdType *nt = qd_value_type(lw->f, e->id);
         elem = e->ty;
-        ndim = e->ndim;
+        ndim = nt && nt->kind == QD_TY_NDARRAY ? nt->ndim : UINT32_MAX;
     } else if (e->kind == EX_FIELD) {
         elem = e->field->elem;
         ndim = e->field->ndim;
@@ -124,8 +126,8 @@ buffer_arg_rank(Lowerer *lw, const QdAst *node, const char *op, const char *what
                         rank == 0 ? "0-d" : "1-D");
     }
     if (ndim != rank || shifted) {
-        return lw_error(lw, node, QD_ERR_TYPE, "%s: %s must be a %u-D %s indexed from 0", op, what,
-                        rank, e->kind == EX_FIELD ? "field" : "ndarray");
+        return lw_error(lw, node, QD_ERR_TYPE, "%s: %s must be a %u-D %s of scalars indexed from 0",
+                        op, what, rank, e->kind == EX_FIELD ? "field" : "ndarray");
     }
     if (want && elem->kind != want->kind) {
         return lw_error(lw, node, QD_ERR_TYPE, "%s: %s holds %s, expected %s", op, what,

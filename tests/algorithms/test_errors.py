@@ -260,3 +260,23 @@ def test_keyword_arguments_bind_by_name(rng):
     k(a, out, excl, np.zeros(64, np.uint32), count(300))
     assert out[0] == a.sum()
     np.testing.assert_array_equal(excl, np.concatenate([[0], np.cumsum(a)[:-1]]))
+
+
+@pytest.mark.parametrize("op", ["reduce_max", "exclusive_scan_add"])
+def test_vector_elements_are_rejected(op):
+    """A reduce or scan works on scalars: an ndarray or field of vectors is a type error."""
+    fn = getattr(A, op)
+    vf = qd.Vector.field(3, qd.f32, 8)
+
+    @qd.kernel
+    def nd(x: qd.types.ndarray(qd.types.vector(3, qd.f32), ndim=1), o: nd1, s: nd1, c: nd1):
+        fn(x, o, s, c[0], qd.f32, 1)
+
+    @qd.kernel
+    def field(o: nd1, s: nd1, c: nd1):
+        fn(vf, o, s, c[0], qd.f32, 1)
+
+    with pytest.raises(qd.QuadrantsTypeError, match="1-D ndarray of scalars"):
+        nd(np.zeros((8, 3), np.float32), np.zeros(8, np.float32), np.zeros(8, np.uint32), count(8))
+    with pytest.raises(qd.QuadrantsTypeError, match="1-D field, ndarray or tensor of scalars"):
+        field(np.zeros(8, np.float32), np.zeros(8, np.uint32), count(8))
