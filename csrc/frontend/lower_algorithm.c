@@ -24,9 +24,7 @@
 typedef enum AlgArgs {
     AA_REDUCE, /* (arr, out, scratch, n, dtype, log256_max_n) */
     AA_SCAN,   /* the same, out another buffer than arr */
-    AA_SCAN_INTO, /* (src, dst, scratch, n, base, dtype, log256_max_n): src and dst of dtype or
-                     an integer of its width (bit-cast), dst may be src, the tile states at
-                     scratch[base:] (select and reduce_by_key's index scans) */
+    AA_SELECT, /* (arr, flags, out, num_out, scratch, n, log256_max_n) */
     AA_RBK,    /* (keys_in, values_in, keys_out, values_out, num_runs, scratch, n, value_dtype,
                   log256_max_n) */
     AA_SORT,   /* (keys, tmp_keys, values, tmp_values, scratch, n, key_dtype, has_values,
@@ -233,22 +231,6 @@ i32_slot(Lowerer *lw, const QdAst *node, const Expr *n, uint32_t *out)
     return 0;
 }
 
-/* A buffer of a scan into the scratch (select, reduce_by_key): 1-D, of dtype or of an integer
- * type of its width, bit-cast to and from dtype; *elem gets its element type. */
-static int
-bits_arg(Lowerer *lw, const QdAst *node, const char *op, const char *what, const Expr *e,
-         const QdType *ty, uint32_t *out, const QdType **elem)
-{
-    RETURN_IF_ERROR(buffer_arg(lw, node, op, what, e, NULL, out));
-    *elem = e->kind == EX_NDARRAY ? e->ty : e->field->elem;
-    if ((*elem)->kind != ty->kind &&
-        (!qd_type_is_int(*elem) || qd_type_bits(*elem) != qd_type_bits(ty))) {
-        return lw_error(lw, node, QD_ERR_TYPE, "%s: %s holds %s, expected %s or an integer of its "
-                        "width", op, what, lw_type_name(*elem), lw_type_name(ty));
-    }
-    return 0;
-}
-
 /* The element type of a 1-D buffer argument (checked by buffer_arg when it is lowered). */
 static const QdType *
 elem_of(const Expr *e)
@@ -345,16 +327,19 @@ sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, 
 }
 
 /* The template arguments of the u32 exclusive add-scan of the target (block form or staircase
- * of depth D), written into t[0 .. 9); returns the template's name and sets *n. */
+ * of depth D) from a source of element type src (u32 or i32), written into t[0 .. 9); returns
+ * the template's name and sets *n. */
 static const char *
-u32_scan(const Lowerer *lw, int64_t depth, LwTemplateArg *t, LwTemplateArg *op, uint32_t *n)
+u32_scan(const Lowerer *lw, int64_t depth, const QdType *src, LwTemplateArg *t,
+         LwTemplateArg *op, uint32_t *n)
 {
     const QdType *u32 = qd_type_scalar(QD_TY_U32);
     memset(t, 0, sizeof(LwTemplateArg) * 9);
     memset(op, 0, sizeof(*op));
     op->func = "sg_add";
     op->func_type = u32;
-    t[0].type = t[1].type = t[2].type = t[3].type = u32;
+    t[0].type = t[2].type = t[3].type = u32;
+    t[1].type = src;
     t[4].type = qd_type_scalar(QD_TY_I32);
     t[5] = *op;
     t[6].value = 0;
@@ -367,6 +352,170 @@ u32_scan(const Lowerer *lw, int64_t depth, LwTemplateArg *t, LwTemplateArg *op, 
     t[7].value = depth;
     *n = 8;
     return "alg_scan_tiles";
+}
+
+/* Binds a variable of the name `name` to e and returns a NAME node that reads it (the copy of
+ * select indexes the user's containers through their own subscript rules). */
+static QdAst *
+name_of(Lowerer *lw, const QdAst *node, const char *name, const Expr *e)
+{
+    QdAst *n = QD_NEW(lw->arena, QdAst);
+    const char *interned = qd_intern(lw->m, name);
+    if (!n || !interned || lw_bind(lw, interned, e, NULL) < 0) {
+        return NULL;
+    }
+    memset(n, 0, sizeof(*n));
+    n->kind = QD_AST_NAME;
+    n->name = interned;
+    n->line = node->line;
+    n->col = node->col;
+    n->end_line = node->end_line;
+    n->end_col = node->end_col;
+    return n;
+}
+
+/* A scalar of a 1-D field or ndarray at index i, as a value. */
+static int
+element(Lowerer *lw, const QdAst *node, const Expr *buf, const Expr *i, Expr *out)
+{
+    Expr lv;
+    RETURN_IF_ERROR(lw_subscript_indices(lw, node, node, buf, (Expr *)i, 1, &lv));
+    return lw_rvalue(lw, node, &lv, out);
+}
+
+/* `base[index] = value` as an assignment statement stores it: through the container's own
+ * store_subscript, or into the element the subscript selects (a struct or vector field's). */
+static int
+store_element(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *index,
+              const Expr *value)
+{
+    const ExprOps *ops = lw_expr_ops(base);
+    int rc = ops->store_subscript ? ops->store_subscript(lw, node, base, index, value, NULL)
+                                  : LW_DECLINED;
+    if (rc != LW_DECLINED) {
+        return rc;
+    }
+    Expr lv;
+    RETURN_IF_ERROR(lw_subscript(lw, node, base, index, &lv));
+    const ExprOps *elem = lw_expr_ops(&lv);
+    if (elem->store) {
+        return elem->store(lw, node, &lv, value);
+    }
+    return lw_store(lw, node, &lv, value);
+}
+
+/* select's copy: a loop over i < n (the count in slot np) with out[scratch[i]] = arr[i] where
+ * flags[i] == 1. Written with the frontend's own subscripts and assignment, so that elements of
+ * any type (vectors, matrices, structs) are copied as an assignment in a kernel copies them. */
+static int
+select_copy(Lowerer *lw, const QdAst *node, const Expr *arr, const Expr *flags, const Expr *out,
+            const Expr *scratch, uint32_t np)
+{
+    const QdType *i32 = qd_type_scalar(QD_TY_I32);
+    QdInst *task = qd_inst_new(lw->f, QD_OP_TASK, 0);
+    if (!task) {
+        return lw_nomem(lw);
+    }
+    task->imm.task.kind = QD_TASK_RANGE_FOR;
+    task->loc = lw->loc;
+    qd_region_append(lw->f->body, task);
+    lw->task = task;
+    lw->cur = task->regions[0];
+    uint32_t zero = lw_const_int(lw, i32, 0);
+    uint32_t n = lw_emit_value(lw, QD_OP_LOAD, i32, np, 0);
+    QdInst *pf = lw_emit(lw, QD_OP_PARALLEL_FOR, 2);
+    if (zero == QD_NO_VALUE || n == QD_NO_VALUE || !pf) {
+        return -1;
+    }
+    pf->args[0] = zero;
+    pf->args[1] = n;
+    uint32_t ivar = qd_inst_set_result(lw->f, pf, i32, NULL);
+    if (ivar == QD_NO_VALUE) {
+        return lw_nomem(lw);
+    }
+    lw->cur = pf->regions[0];
+    lw->at_top = false;
+    lw->in_parallel = true;
+    lw->pfor = pf;
+    lw->frame->control_depth++;
+    LoopScope scope = lw_loop_enter(lw, LOOP_PARALLEL);
+    lw_push_scope(lw);
+    Expr i = lw_value(ivar, i32), flag, one = {0}, cond;
+    one.kind = EX_INT;
+    one.ival = 1;
+    int rc = element(lw, node, flags, &i, &flag);
+    if (rc == 0) {
+        rc = lw_compare(lw, node, QD_CMP_EQ, &flag, &one, &cond);
+    }
+    uint32_t c = QD_NO_VALUE;
+    if (rc == 0) {
+        rc = lw_truth(lw, node, &cond, &c);
+    }
+    QdInst *ifi = rc == 0 ? lw_emit(lw, QD_OP_IF, 1) : NULL;
+    if (rc == 0 && !ifi) {
+        rc = -1;
+    }
+    if (rc == 0) {
+        ifi->args[0] = c;
+        lw->cur = ifi->regions[0];
+        Expr pos, j, src;
+        rc = element(lw, node, scratch, &i, &pos);
+        if (rc == 0) {
+            rc = lw_convert(lw, node, &pos, i32, &j);
+        }
+        QdAst *iname = rc == 0 ? name_of(lw, node, "__qd_select_i", &i) : NULL;
+        QdAst *jname = iname ? name_of(lw, node, "__qd_select_j", &j) : NULL;
+        if (rc == 0 && !jname) {
+            rc = lw_nomem(lw);
+        }
+        if (rc == 0) {
+            rc = lw_subscript(lw, node, arr, iname, &src);
+        }
+        if (rc == 0) {
+            rc = store_element(lw, node, out, jname, &src);
+        }
+    }
+    lw_pop_scope(lw);
+    lw_loop_leave(lw, &scope);
+    lw->in_parallel = false;
+    lw->pfor = NULL;
+    lw->frame->control_depth--;
+    lw->at_top = true;
+    lw->cur = NULL;
+    lw->task = NULL;
+    return rc;
+}
+
+/* select(arr, flags, out, num_out, scratch, n, log256_max_n): the flags scanned into write
+ * positions in scratch[0:n] (the scan's tile states after them), the copy, and the count. */
+static int
+select_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *a)
+{
+    int64_t depth = 0;
+    RETURN_IF_ERROR(depth_arg(lw, node, &a[6], &depth));
+    if ((a[0].kind == EX_FIELD && a[2].kind == EX_FIELD && a[0].field == a[2].field) ||
+        (a[0].kind == EX_NDARRAY && a[2].kind == EX_NDARRAY && a[0].id == a[2].id) ||
+        (a[0].kind == EX_PYOBJ && a[2].kind == EX_PYOBJ && a[0].h == a[2].h)) {
+        return lw_error(lw, node, QD_ERR_COMPILATION,
+                        "ValueError: select: the output must be a different buffer from the input");
+    }
+    const QdType *i32 = qd_type_scalar(QD_TY_I32), *u32 = qd_type_scalar(QD_TY_U32);
+    uint32_t np, flags, num_out, scratch;
+    RETURN_IF_ERROR(i32_slot(lw, node, &a[5], &np));
+    lw->cur = NULL; /* the op's tasks follow the serial task that stored the count */
+    lw->task = NULL;
+    const char *op = alg->name;
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "flags", &a[1], i32, &flags));
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "num_out", &a[3], i32, &num_out));
+    RETURN_IF_ERROR(buffer_arg(lw, node, op, "scratch", &a[4], u32, &scratch));
+    LwTemplateArg scan[9], add;
+    uint32_t nscan;
+    const char *scan_name = u32_scan(lw, depth, i32, scan, &add, &nscan);
+    uint32_t scan_args[5] = {flags, scratch, scratch, np, np};
+    RETURN_IF_ERROR(lw_call_top_level_template(lw, scan_name, scan, nscan, scan_args, 5));
+    RETURN_IF_ERROR(select_copy(lw, node, &a[0], &a[1], &a[2], &a[4], np));
+    uint32_t count_args[4] = {flags, num_out, scratch, np};
+    return lw_call_top_level_template(lw, alg->gpu, NULL, 0, count_args, 4);
 }
 
 /* reduce_by_key_add(keys_in, values_in, keys_out, values_out, num_runs, scratch, n,
@@ -403,7 +552,7 @@ reduce_by_key_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const E
                                &args[5]));
     LwTemplateArg scan[9], add;
     uint32_t nscan;
-    const char *scan_name = u32_scan(lw, depth, scan, &add, &nscan);
+    const char *scan_name = u32_scan(lw, depth, qd_type_scalar(QD_TY_U32), scan, &add, &nscan);
     LwTemplateArg targs[3];
     memset(targs, 0, sizeof(targs));
     targs[0].type = kt;
@@ -434,6 +583,13 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
                         "collapsing the per-phase grid-wide barriers and corrupting the result.",
                         name);
     }
+    if (alg->args == AA_SELECT) {
+        if (c->npos != 7 || c->nkw != 0) {
+            return lw_error(lw, node, QD_ERR_TYPE, "select() takes 7 arguments, %u given",
+                            c->npos + c->nkw);
+        }
+        return select_call(lw, node, alg, c->pos);
+    }
     if (alg->args == AA_RBK) {
         if (c->npos != 9 || c->nkw != 0) {
             return lw_error(lw, node, QD_ERR_TYPE,
@@ -450,18 +606,16 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
         lw->task = NULL;
         return sort_call(lw, node, alg, fn, c->pos);
     }
-    /* (src, dst, scratch, n[, base], dtype, log256_max_n) */
-    bool into = alg->args == AA_SCAN_INTO;
-    uint32_t want = into ? 7 : 6;
-    if (c->npos != want || c->nkw != 0) {
-        return lw_error(lw, node, QD_ERR_TYPE, "%s() takes %u arguments, %u given", name, want,
+    /* (arr, out, scratch, n, dtype, log256_max_n) */
+    if (c->npos != 6 || c->nkw != 0) {
+        return lw_error(lw, node, QD_ERR_TYPE, "%s() takes 6 arguments, %u given", name,
                         c->npos + c->nkw);
     }
     const Expr *a = c->pos;
     int64_t depth = 0;
     const QdType *ty = NULL;
-    RETURN_IF_ERROR(depth_arg(lw, node, &a[want - 1], &depth));
-    RETURN_IF_ERROR(scalar_dtype_arg(lw, node, name, &a[want - 2], &ty));
+    RETURN_IF_ERROR(depth_arg(lw, node, &a[5], &depth));
+    RETURN_IF_ERROR(scalar_dtype_arg(lw, node, name, &a[4], &ty));
     if (alg->args == AA_SCAN &&
         ((a[0].kind == EX_FIELD && a[1].kind == EX_FIELD && a[0].field == a[1].field) ||
          (a[0].kind == EX_NDARRAY && a[1].kind == EX_NDARRAY && a[0].id == a[1].id))) {
@@ -470,23 +624,19 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
                         name);
     }
     const QdType *sint = qd_type_scalar(qd_type_bits(ty) == 64 ? QD_TY_I64 : QD_TY_I32);
-    const QdType *raw = NULL, *src_ty = ty, *dst_ty = ty;
+    const QdType *raw = NULL;
     Expr zero = {0};
     zero.kind = EX_INT;
     uint32_t args[5];
     RETURN_IF_ERROR(i32_slot(lw, node, &a[3], &args[3]));
-    if (alg->args != AA_REDUCE) {
-        RETURN_IF_ERROR(i32_slot(lw, node, into ? &a[4] : &zero, &args[4]));
+    if (alg->args == AA_SCAN) {
+        /* the scan's tile states start at 0 */
+        RETURN_IF_ERROR(i32_slot(lw, node, &zero, &args[4]));
     }
     lw->cur = NULL; /* the op's tasks follow the serial task that stored the counts */
     lw->task = NULL;
-    if (into) {
-        RETURN_IF_ERROR(bits_arg(lw, node, name, "src", &a[0], ty, &args[0], &src_ty));
-        RETURN_IF_ERROR(bits_arg(lw, node, name, "dst", &a[1], ty, &args[1], &dst_ty));
-    } else {
-        RETURN_IF_ERROR(buffer_arg(lw, node, name, "arr", &a[0], ty, &args[0]));
-        RETURN_IF_ERROR(buffer_arg(lw, node, name, "out", &a[1], ty, &args[1]));
-    }
+    RETURN_IF_ERROR(buffer_arg(lw, node, name, "arr", &a[0], ty, &args[0]));
+    RETURN_IF_ERROR(buffer_arg(lw, node, name, "out", &a[1], ty, &args[1]));
     RETURN_IF_ERROR(scratch_arg(lw, node, name, &a[2], ty, &args[2], &raw));
     bool blocks = block_form(lw);
     LwTemplateArg targs[9];
@@ -494,8 +644,8 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
     memset(targs, 0, sizeof(targs));
     targs[nt++].type = ty;
     if (alg->args != AA_REDUCE) {
-        targs[nt++].type = src_ty;
-        targs[nt++].type = dst_ty;
+        targs[nt++].type = ty; /* the element types of arr and out */
+        targs[nt++].type = ty;
     }
     targs[nt++].type = raw;
     targs[nt++].type = sint;

@@ -1,25 +1,11 @@
-"""Shared pieces of the device-wide algorithms written in Python (select, reduce_by_key_add,
-sort): the block size, the capacity and dtype checks, and which form the phases take.
+"""The capacity checks the scratch-size helpers (and the deprecated APIs) share with the ops.
 
-The reductions and scans are IR templates (quadrants/templates/alg_*.qir, lowered by
-csrc/frontend/lower_algorithm.c, which makes the same checks in C). An op is a fixed sequence of
-top-level phases of the caller's kernel, so the boundaries between phases are the grid-wide
-barriers the algorithms need: on a GPU (and on the CPU with ``cpu_simt=True``) a tile is a block
-of 256 threads combined with the ``qd.simt.block`` collectives; on the plain CPU a tile is one
-iteration of a parallel loop that walks its elements in order.
+The ops themselves are IR templates (quadrants/templates/alg_*.qir), checked and lowered by
+csrc/frontend/lower_algorithm.c, which makes the same depth check in C with the same message.
 """
-
-import quadrants as qd
-from quadrants import _runtime
-from quadrants.simt import _subgroup_collectives as _sgc
 
 BLOCK_DIM = 256
 MAX_LOG256_MAX_N = 4
-
-SCALAR_DTYPES_32 = (qd.i32, qd.u32, qd.f32)
-SCALAR_DTYPES_64 = (qd.i64, qd.u64, qd.f64)
-
-OPS = {name: _sgc.OPS[name] for name in ("add", "min", "max")}
 
 
 def check_depth(log256_max_n):
@@ -48,19 +34,3 @@ def depth_for(n):
     while BLOCK_DIM**d < n:
         d += 1
     return d
-
-
-def simt():
-    """Whether phases run as blocks of threads (GPU, or the CPU with cpu_simt) or as tiles walked
-    by one thread each. The block code is written for subgroups of 32 lanes: on a Vulkan device
-    whose subgroups have another size the tiles are walked by one thread each there too."""
-    cfg = _runtime.current_cfg()
-    if cfg is None or _runtime.subgroup_size() != 32:
-        return False
-    return cfg.arch is not _runtime.cpu or bool(cfg.cpu_simt)
-
-
-def check_distinct(a, b, what):
-    if a is b:
-        raise ValueError(f"{what}: the output must be a different buffer from the input")
-    return True

@@ -113,6 +113,14 @@ def block_sums(x: qd.types.NDArray[qd.f32, 1], sums: qd.types.NDArray[qd.f32, 1]
             sums[i // 32] = total
 
 
+@qd.kernel
+def sorted_total(keys: qd.types.NDArray[qd.f32, 1], tmp: qd.types.NDArray[qd.f32, 1],
+                 scratch: qd.types.NDArray[qd.u32, 1], n: qd.types.NDArray[qd.i32, 0],
+                 out: qd.types.NDArray[qd.f32, 1], count: qd.types.NDArray[qd.i32, 1]) -> None:
+    qd.algorithms.sort(keys, tmp, keys, tmp, scratch, n, qd.f32, False, 32, 1)
+    qd.algorithms.reduce_add(keys, out, scratch, count[0], qd.f32, 1)
+
+
 def main() -> None:
     qd.init(arch=qd.cpu, cpu_simt=True)
     rng = np.random.default_rng()
@@ -162,6 +170,13 @@ def main() -> None:
     sums = qd.ndarray(qd.f32, shape=2)
     block_sums(x, sums)
     assert sums.to_numpy().tolist() == [32.0, 32.0]
+
+    keys = np.array([3.0, 1.0, 2.0], np.float32)
+    total = np.zeros(1, np.float32)
+    scratch = np.zeros(qd.algorithms.sort_scratch_slots(3, 1), np.uint32)
+    sorted_total(keys, np.empty_like(keys), scratch, np.array(3, np.int32), total,
+                 np.array([3], np.int32))
+    assert keys.tolist() == [1.0, 2.0, 3.0] and total[0] == 6.0
 
 
 if __name__ == "__main__":
