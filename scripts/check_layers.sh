@@ -41,7 +41,7 @@ python_files=(
     csrc/runtime/cpu/cpu.h csrc/runtime/cuda/cuda.h csrc/runtime/vulkan/vulkan.h
     csrc/frontend/ast.def csrc/frontend/builtins.def csrc/frontend/simt.def
     csrc/frontend/collectives.def
-    csrc/frontend/matrix_methods.def csrc/frontend/nn.def
+    csrc/frontend/matrix_methods.def csrc/frontend/nn.def csrc/frontend/algorithms.def
 )
 
 # Layers a file of layer $1 may include from (besides its own).
