@@ -335,6 +335,9 @@ int lw_bind(Lowerer *lw, const char *name, const Expr *e, Var **out);
 /* Python's repr of a float (the shortest text that reads back as the same double). */
 void lw_put_float_repr(QdSbuf *sb, double v);
 
+/* The error for a call of `name`, a requires_top_level func or an op of qd.algorithms, below the
+ * kernel's top level (inside a runtime for / if / while); 0 at the top level. */
+int lw_require_top_level(Lowerer *lw, const QdAst *call, const char *name);
 /* Lowers a statement list / a @qd.func call. */
 int lw_stmts(Lowerer *lw, const QdAstList *body);
 int lw_call_func(Lowerer *lw, const QdAst *call, const Expr *fn, const Expr *args, uint32_t nargs,
@@ -822,6 +825,16 @@ typedef struct LoopScope {
 LoopScope lw_loop_enter(Lowerer *lw, LoopKind kind);
 /* Closes it: the outer context again. */
 void lw_loop_leave(Lowerer *lw, const LoopScope *saved);
+
+/* Opens a range_for task at the kernel's top level, after the serial task being filled, with
+ * cfg's block_dim, min_blocks_per_sm and name (NULL: the defaults); its prologue follows. */
+int lw_open_loop_task(Lowerer *lw, const LoopConfig *cfg);
+/* Emits the open range_for task's parallel_for over [lo, hi) (type ty) and enters its body:
+ * *ivar is the counter, *scope the context lw_parallel_leave restores. */
+int lw_parallel_enter(Lowerer *lw, uint32_t lo, uint32_t hi, const QdType *ty, uint32_t *ivar,
+                      LoopScope *scope);
+/* Leaves the body: back at the kernel's top level, the task complete. */
+void lw_parallel_leave(Lowerer *lw, const LoopScope *scope);
 
 int lw_while(Lowerer *lw, const QdAst *node);
 int lw_for(Lowerer *lw, const QdAst *node);

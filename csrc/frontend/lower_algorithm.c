@@ -412,33 +412,12 @@ select_copy(Lowerer *lw, const QdAst *node, const Expr *arr, const Expr *flags, 
             const Expr *scratch, uint32_t np)
 {
     const QdType *i32 = qd_type_scalar(QD_TY_I32);
-    QdInst *task = qd_inst_new(lw->f, QD_OP_TASK, 0);
-    if (!task) {
-        return lw_nomem(lw);
-    }
-    task->imm.task.kind = QD_TASK_RANGE_FOR;
-    task->loc = lw->loc;
-    qd_region_append(lw->f->body, task);
-    lw->task = task;
-    lw->cur = task->regions[0];
+    RETURN_IF_ERROR(lw_open_loop_task(lw, NULL)); /* the user's loop_config is for their loop */
     uint32_t zero = lw_const_int(lw, i32, 0);
     uint32_t n = lw_emit_value(lw, QD_OP_LOAD, i32, np, 0);
-    QdInst *pf = lw_emit(lw, QD_OP_PARALLEL_FOR, 2);
-    if (zero == QD_NO_VALUE || n == QD_NO_VALUE || !pf) {
-        return -1;
-    }
-    pf->args[0] = zero;
-    pf->args[1] = n;
-    uint32_t ivar = qd_inst_set_result(lw->f, pf, i32, NULL);
-    if (ivar == QD_NO_VALUE) {
-        return lw_nomem(lw);
-    }
-    lw->cur = pf->regions[0];
-    lw->at_top = false;
-    lw->in_parallel = true;
-    lw->pfor = pf;
-    lw->frame->control_depth++;
-    LoopScope scope = lw_loop_enter(lw, LOOP_PARALLEL);
+    uint32_t ivar;
+    LoopScope scope;
+    RETURN_IF_ERROR(lw_parallel_enter(lw, zero, n, i32, &ivar, &scope));
     lw_push_scope(lw);
     Expr i = lw_value(ivar, i32), flag, one = {0}, cond;
     one.kind = EX_INT;
@@ -476,13 +455,7 @@ select_copy(Lowerer *lw, const QdAst *node, const Expr *arr, const Expr *flags, 
         }
     }
     lw_pop_scope(lw);
-    lw_loop_leave(lw, &scope);
-    lw->in_parallel = false;
-    lw->pfor = NULL;
-    lw->frame->control_depth--;
-    lw->at_top = true;
-    lw->cur = NULL;
-    lw->task = NULL;
+    lw_parallel_leave(lw, &scope);
     return rc;
 }
 
@@ -574,15 +547,7 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
         return lw_error(lw, node, QD_ERR_SYNTAX, "qd.algorithms.%s is not supported in kernels",
                         name);
     }
-    if (!lw->at_top) {
-        return lw_error(lw, node, QD_ERR_SYNTAX,
-                        "`%s` is decorated with requires_top_level=True and must be called at the "
-                        "top level of a @qd.kernel (or directly inside a `while "
-                        "qd.graph.do_while(...)` body). It cannot be nested inside a runtime for / "
-                        "if / while: that demotes its phase loops out of top-level position, "
-                        "collapsing the per-phase grid-wide barriers and corrupting the result.",
-                        name);
-    }
+    RETURN_IF_ERROR(lw_require_top_level(lw, node, name));
     if (alg->args == AA_SELECT) {
         if (c->npos != 7 || c->nkw != 0) {
             return lw_error(lw, node, QD_ERR_TYPE, "select() takes 7 arguments, %u given",

@@ -297,7 +297,13 @@ check_top_level(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def
     }
     bool required = false;
     RETURN_IF_ERROR(lw->host->truth(lw->host->self, lw->ctx, flag, &required));
-    if (!required || lw->at_top) {
+    return required ? lw_require_top_level(lw, call, def->name) : 0;
+}
+
+int
+lw_require_top_level(Lowerer *lw, const QdAst *call, const char *name)
+{
+    if (lw->at_top) {
         return 0;
     }
     return lw_error(lw, call, QD_ERR_SYNTAX,
@@ -306,7 +312,7 @@ check_top_level(Lowerer *lw, const QdAst *call, const Expr *fn, const QdAst *def
                     "body). It cannot be nested inside a runtime for / if / while: that demotes its "
                     "phase loops out of top-level position, collapsing the per-phase grid-wide "
                     "barriers and corrupting the result.",
-                    def->name);
+                    name);
 }
 
 /* Whether func `fn` is a @qd.real_func. */

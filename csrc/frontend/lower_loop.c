@@ -302,9 +302,8 @@ flat_type(const IterSpec *it, const QdType *const *types)
     return ty;
 }
 
-/* Opens a task for a top-level loop; the loop's bounds are computed in its prologue. */
-static int
-open_loop_task(Lowerer *lw)
+int
+lw_open_loop_task(Lowerer *lw, const LoopConfig *cfg)
 {
     lw->cur = NULL; /* close the serial task being filled */
     lw->task = NULL;
@@ -313,9 +312,11 @@ open_loop_task(Lowerer *lw)
         return qd_error(lw->ctx, lw->loc, QD_ERR_NOMEM, "out of memory");
     }
     task->imm.task.kind = QD_TASK_RANGE_FOR;
-    task->imm.task.block_dim = lw->loop_config.block_dim;
-    task->imm.task.min_blocks = lw->loop_config.min_blocks_per_sm;
-    task->imm.task.name = lw->loop_config.name;
+    if (cfg) {
+        task->imm.task.block_dim = cfg->block_dim;
+        task->imm.task.min_blocks = cfg->min_blocks_per_sm;
+        task->imm.task.name = cfg->name;
+    }
     task->loc = lw->loc;
     qd_region_append(lw->f->body, task);
     lw->task = task;
@@ -331,6 +332,41 @@ axis_types(Lowerer *lw, const QdAst *node, const IterSpec *it, const QdType **ty
         RETURN_IF_ERROR(axis_type(lw, node, &it->begin[d], &it->end[d], &types[d]));
     }
     return 0;
+}
+
+int
+lw_parallel_enter(Lowerer *lw, uint32_t lo, uint32_t hi, const QdType *ty, uint32_t *ivar,
+                  LoopScope *scope)
+{
+    QdInst *pf = lw_emit(lw, QD_OP_PARALLEL_FOR, 2);
+    if (!pf || lo == QD_NO_VALUE || hi == QD_NO_VALUE) {
+        return -1;
+    }
+    pf->args[0] = lo;
+    pf->args[1] = hi;
+    *ivar = qd_inst_set_result(lw->f, pf, ty, NULL);
+    if (*ivar == QD_NO_VALUE) {
+        return lw_nomem(lw);
+    }
+    lw->cur = pf->regions[0];
+    lw->at_top = false;
+    lw->in_parallel = true;
+    lw->pfor = pf;
+    lw->frame->control_depth++; /* a return inside the loop is an error */
+    *scope = lw_loop_enter(lw, LOOP_PARALLEL);
+    return 0;
+}
+
+void
+lw_parallel_leave(Lowerer *lw, const LoopScope *scope)
+{
+    lw_loop_leave(lw, scope);
+    lw->in_parallel = false;
+    lw->pfor = NULL;
+    lw->frame->control_depth--;
+    lw->at_top = true;
+    lw->cur = NULL; /* the task is complete */
+    lw->task = NULL;
 }
 
 /* The parallel form: the open range_for task's parallel_for over the flattened space, whose
@@ -361,19 +397,9 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
         }
         lo = lw_const_int(lw, ty, 0);
     }
-    QdInst *pf = lw_emit(lw, QD_OP_PARALLEL_FOR, 2);
-    if (!pf || lo == QD_NO_VALUE || hi == QD_NO_VALUE) {
-        return -1;
-    }
-    pf->args[0] = lo;
-    pf->args[1] = hi;
-    uint32_t ivar = qd_inst_set_result(lw->f, pf, ty, NULL);
-    lw->cur = pf->regions[0];
-    lw->at_top = false;
-    lw->in_parallel = true;
-    lw->pfor = pf;
-    lw->frame->control_depth++; /* a return inside the loop is an error */
-    LoopScope scope = lw_loop_enter(lw, LOOP_PARALLEL);
+    uint32_t ivar;
+    LoopScope scope;
+    RETURN_IF_ERROR(lw_parallel_enter(lw, lo, hi, ty, &ivar, &scope));
     uint32_t idx[16];
     if (it->kind == IT_RANGE) {
         idx[0] = ivar;
@@ -401,13 +427,7 @@ lower_parallel_for(Lowerer *lw, const QdAst *node, const IterSpec *it)
         rc = lw_stmts(lw, &node->a);
     }
     lw_pop_scope(lw);
-    lw_loop_leave(lw, &scope);
-    lw->in_parallel = false;
-    lw->pfor = NULL;
-    lw->frame->control_depth--;
-    lw->at_top = true;
-    lw->cur = NULL;
-    lw->task = NULL;
+    lw_parallel_leave(lw, &scope);
     return rc;
 }
 
@@ -552,7 +572,7 @@ lw_for(Lowerer *lw, const QdAst *node)
         return lower_serial_for(lw, node, &it);
     }
     /* A top-level loop gets a task; its bounds are evaluated in the task's prologue. */
-    RETURN_IF_ERROR(open_loop_task(lw));
+    RETURN_IF_ERROR(lw_open_loop_task(lw, &lw->loop_config));
     RETURN_IF_ERROR(lw_expr(lw, iter_node, &iterable));
     RETURN_IF_ERROR(iter_of(lw, node, &iterable, &it));
     bool serialize = lw->loop_config.set && lw->loop_config.serialize;
