@@ -76,7 +76,7 @@ qd_arg_kind_is_passed(QdArgKind kind)
 typedef struct QdLaunchCtx {
     void *args;            /* the packed arguments */
     void *results;         /* kernel_ret slots (QD_RESULT_SLOT_BYTES each) */
-    void *tmps;            /* tmp_alloc slots; the runtime zeroes tmps_size bytes per launch */
+    void *tmps;            /* tmp_alloc slots (undefined at the first task, like allocas) */
     uint64_t tmps_size;    /* bytes at tmps (0: none, tmps may be NULL) */
     int32_t assert_failed; /* set to 1 by the first failing assert (the runtime clears it) */
     char assert_message[QD_ASSERT_MESSAGE_MAX]; /* its message, NUL-terminated */

@@ -2,8 +2,7 @@
  *
  * Code: the driver compiles to PTX, links it with the driver API's linker and loads the module
  * (codegen.h, NVPTX KERNEL ABI); each task's entry point is looked up in the module.
- * Launch: the parameter buffer is one kernel parameter; the tmps are zeroed asynchronously,
- * then per task one cuLaunchKernel with its grid (cuda_launch.c's policy: serial -> 1 block of
+ * Launch: the parameter buffer is one kernel parameter; per task one cuLaunchKernel with its grid (cuda_launch.c's policy: serial -> 1 block of
  * 1 thread; range_for with host bounds -> ceil(n / block_dim) blocks capped at the saturating
  * grid, no launch at all for an empty range; otherwise the grid for an unknown trip count).
  * Launches are ordered on the default stream; waiting is left to the copies that follow them.
@@ -149,10 +148,6 @@ cuda_run(DeviceKernelObject *k, QdCtx *ctx, unsigned char *packed, bool wait, do
 {
     (void)wait; /* the copies that follow wait */
     launched = true;
-    if (k->layout->tmps_size &&
-        qd_cuda_memset_async(ctx, k->tmps.address, 0, k->layout->tmps_size) < 0) {
-        return -1;
-    }
     if (seconds) {
         RETURN_IF_ERROR(qd_cuda_sync(ctx));
     }

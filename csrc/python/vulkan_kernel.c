@@ -4,7 +4,7 @@
  * task (codegen/glsl/glsl.h, VULKAN KERNEL ABI). The launch tail carries, after the results, tmps
  * and runtime state, the print buffer and the field addresses.
  * Launch: one qd_vk_launch (the runtime copies the parameter buffer into the launch's own
- * parameter area) that zeroes the tmps and runs a dispatch per task (serial: one workgroup of
+ * parameter area) that runs a dispatch per task (serial: one workgroup of
  * one invocation; range_for with host bounds: ceil(n / block_dim) workgroups up to a cap, none
  * for an empty range; otherwise the cap). It is asynchronous unless something must come back.
  * Launches run in order, so one kernel's tmps and result slots are never used by two launches
@@ -152,7 +152,7 @@ vk_write_tail(const DeviceKernelObject *k, unsigned char *tail)
     }
 }
 
-/* Every task of the launch, in order, in one submission that first zeroes the tmps. With
+/* Every task of the launch, in order, in one submission. With
  * `seconds` each task is submitted on its own and waited for. */
 static int
 vk_run(DeviceKernelObject *k, QdCtx *ctx, unsigned char *packed, bool wait, double *seconds)
@@ -160,21 +160,18 @@ vk_run(DeviceKernelObject *k, QdCtx *ctx, unsigned char *packed, bool wait, doub
     const QdCompiledKernel *layout = k->layout;
     QdVkDispatch *dispatches = k->scratch;
     uint32_t n = 0;
-    if (layout->tmps_size > 0) {
-        dispatches[n++] = (QdVkDispatch){NULL, 0, &k->tmps.vk, (layout->tmps_size + 3) & ~3u};
-    }
     for (uint32_t t = 0; t < layout->ntasks; t++) {
         uint32_t groups = qd_py_device_task_blocks(&k->tasks[t], packed);
         if (seconds != NULL) {
             seconds[t] = 0.0;
             if (groups > 0) {
-                dispatches[n++] = (QdVkDispatch){k->code.vk.pipelines[t], groups, NULL, 0};
+                dispatches[n++] = (QdVkDispatch){k->code.vk.pipelines[t], groups};
                 RETURN_IF_ERROR(
                     qd_vk_launch(ctx, dispatches, n, packed, k->param_bytes, true, &seconds[t]));
                 n = 0;
             }
         } else if (groups > 0) {
-            dispatches[n++] = (QdVkDispatch){k->code.vk.pipelines[t], groups, NULL, 0};
+            dispatches[n++] = (QdVkDispatch){k->code.vk.pipelines[t], groups};
         }
     }
     return qd_vk_launch(ctx, dispatches, n, packed, k->param_bytes, wait, NULL);

@@ -110,7 +110,7 @@ def test_field_checks():
 def test_tmps_shared_between_tasks():
     h = _testing.compile_qir(load("tmps.qir"), "k", fields={"limit": np.array(900, np.int32)})
     x = np.arange(1000, dtype=np.int64)
-    # the temporaries start at zero on every launch
+    # every launch starts from its own init task
     for launch in range(3):
         before = x.copy()
         s, t = h.launch(x, 7)

@@ -36,7 +36,7 @@
  * symbol `qd_field_<name>`; the JIT defines it, once per name, from the address the caller's
  * QdFieldResolver returns (field memory never moves while the JIT lives). u1 occupies one byte
  * (0 or 1) in every kind of memory. tmp_alloc slots are ctx->tmps + offset, each slot aligned to
- * 8; the runtime zeroes the tmps before the first task of every launch.
+ * 8; their contents at the first task are undefined (no launch zeroes them).
  *
  * Tasks. Task i of kernel K becomes
  *     void K.t<i>(struct QdLaunchCtx *ctx, int64_t lo, int64_t hi)
@@ -104,8 +104,8 @@
  *     [0, args_size)          the packed arguments, laid out as above (qd_arg_layout), with
  *                             ndarray data pointers being device pointers
  *     args_size + 0           u64 results: device buffer of the kernel_ret slots
- *     args_size + 8           u64 tmps: device buffer of the tmp_alloc slots (zeroed by the
- *                             launcher before the first task of every launch)
+ *     args_size + 8           u64 tmps: device buffer of the tmp_alloc slots (never zeroed:
+ *                             a slot is stored before it is loaded, as an alloca is)
  *     args_size + 16          u64 runtime state: device buffer whose first i32 is the assert
  *                             flag (0: no assert failed), followed from byte 8 by the values
  *                             of the failed assert's message (QD_NVPTX_RUNTIME_STATE_BYTES)

@@ -88,9 +88,6 @@ qd_cpu_launch(QdCpuPool *pool, const QdCpuTask *tasks, uint32_t ntasks, QdLaunch
     qd_cpu_pool_lock(pool);
     ctx->assert_failed = 0;
     ctx->assert_message[0] = '\0';
-    if (ctx->tmps_size > 0) {
-        memset(ctx->tmps, 0, ctx->tmps_size);
-    }
     for (uint32_t i = 0; i < ntasks; i++) {
         double start = task_seconds ? now_seconds() : 0.0;
         if (tasks[i].bounds == NULL) {

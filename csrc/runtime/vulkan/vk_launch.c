@@ -42,23 +42,14 @@ record(VkCommandBuffer cmd, const QdVkDispatch *dispatches, uint32_t n, uint64_t
                            QD_VK_PUSH_BYTES, &params);
     for (uint32_t i = 0; i < n; i++) {
         if (i > 0) {
-            /* after a fill (a transfer) or before one, every stage; else compute to compute */
-            bool transfer = dispatches[i].pipeline == NULL || dispatches[i - 1].pipeline == NULL;
-            VkPipelineStageFlags stages =
-                transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
-                         : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
             VkMemoryBarrier b = {
                 .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                 VK_ACCESS_TRANSFER_WRITE_BIT,
+                .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
             };
-            vk->vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &b, 0, NULL, 0, NULL);
-        }
-        if (dispatches[i].pipeline == NULL) {
-            const QdVkMemory *m = dispatches[i].fill->impl;
-            vk->vkCmdFillBuffer(cmd, m->buffer, 0, dispatches[i].fill_bytes, 0);
-            continue;
+            vk->vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &b, 0, NULL, 0,
+                                     NULL);
         }
         if (dispatches[i].pipeline != bound) {
             bound = dispatches[i].pipeline;
@@ -73,21 +64,15 @@ record(VkCommandBuffer cmd, const QdVkDispatch *dispatches, uint32_t n, uint64_t
     }
 }
 
-/* Every step has a pipeline and a workgroup count within the device's limit, or a valid fill.
- * 0, or -1 with a diag. */
+/* Every step has a pipeline and a workgroup count within the device's limit. 0, or -1 with a
+ * diag. */
 static int
 check_dispatches(QdCtx *ctx, const QdVkDispatch *dispatches, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        if (dispatches[i].pipeline == NULL &&
-            (dispatches[i].fill == NULL || dispatches[i].fill->impl == NULL ||
-             dispatches[i].fill_bytes % 4 != 0 ||
-             dispatches[i].fill_bytes > ((const QdVkMemory *)dispatches[i].fill->impl)->bytes)) {
-            return qd_error(ctx, (QdLoc){0}, QD_ERR_INTERNAL,
-                            "qd_vk_run: step %u has neither a pipeline nor a valid fill", i);
-        }
         if (dispatches[i].pipeline == NULL) {
-            continue;
+            return qd_error(ctx, (QdLoc){0}, QD_ERR_INTERNAL,
+                            "qd_vk_run: step %u has no pipeline", i);
         }
         if (dispatches[i].groups > qd_vk.max_workgroup_count) {
             return qd_error(ctx, (QdLoc){0}, QD_ERR_RUNTIME,

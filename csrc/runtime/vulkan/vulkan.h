@@ -99,13 +99,10 @@ void qd_vk_pipeline_free(QdVkPipeline *pipeline);
 
 /***** vk_launch.c *****/
 
-/* One step of a launch: `groups` workgroups (1-D) of `pipeline`; or, with pipeline NULL, the
- * first `fill_bytes` (a multiple of 4) of buffer `fill` set to zero. */
+/* One step of a launch: `groups` workgroups (1-D) of `pipeline`. */
 typedef struct QdVkDispatch {
     const QdVkPipeline *pipeline;
     uint32_t groups;
-    const QdVkBuffer *fill;
-    uint64_t fill_bytes;
 } QdVkDispatch;
 
 /* Runs the dispatches in order in one command buffer, with a memory barrier (writes before
