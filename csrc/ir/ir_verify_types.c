@@ -561,6 +561,18 @@ check_sig(Verifier *v, const QdInst *inst)
         return verify_need_equal(v, inst, "operand and result types", b, res);
     case SIG_CAST:
     case SIG_BITCAST:
+        if (sig == SIG_BITCAST && a->kind == QD_TY_PTR) {
+            /* The same global address, read as another scalar type. */
+            if (a->space != QD_SPACE_GLOBAL || res->kind != QD_TY_PTR ||
+                res->space != QD_SPACE_GLOBAL || !in_class(v, a->elem, TC_SCALAR) ||
+                !in_class(v, res->elem, TC_SCALAR)) {
+                return verify_fail(v, inst,
+                                   "a pointer bitcast takes and gives global pointers to scalars "
+                                   "(%s, %s)",
+                                   verify_type_name(v, 0, a), verify_type_name(v, 1, res));
+            }
+            return 0;
+        }
         /* Any scalar to any scalar; a bitcast keeps the width (unknown for a parameter). */
         RETURN_IF_ERROR(verify_need_class(v, inst, "operand type", a, TC_SCALAR));
         RETURN_IF_ERROR(verify_need_class(v, inst, "result type", res, TC_SCALAR));

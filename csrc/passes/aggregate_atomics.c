@@ -150,7 +150,8 @@ base_of(const QdFunc *f, uint32_t p)
 {
     Base b = {BASE_UNKNOWN, 0};
     const QdInst *def = p < f->nvalues ? f->values[p].def : NULL;
-    while (def && def->op == QD_OP_ARRAY_PTR) {
+    while (def && (def->op == QD_OP_ARRAY_PTR ||
+                   (def->op == QD_OP_BITCAST && def->type->kind == QD_TY_PTR))) {
         def = f->values[def->args[0]].def;
     }
     if (!def) {

@@ -120,6 +120,15 @@ def test_tmps_shared_between_tasks():
         np.testing.assert_array_equal(x[900:], before[900:])
 
 
+def test_pointer_bitcast_reads_the_same_bytes():
+    h = _testing.compile_qir(load("pointer_bitcast.qir"), "k")
+    x = np.zeros(6, dtype=np.uint32)
+    v = (7 << 32) | 5
+    (old,) = h.launch(x, v)
+    assert old == v
+    np.testing.assert_array_equal(x, [0, 0, 6, 7, 0, 0])
+
+
 def test_kernel_ret_types():
     text = """\
 kernel @k(%a: i8, %b: u64, %c: f32, %d: f64) {

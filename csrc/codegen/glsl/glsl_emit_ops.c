@@ -617,6 +617,11 @@ qd_glsl_emit_op(Emitter *e, const QdInst *inst)
         r = qd_glsl_cast(e, ta, inst->type, a);
         break;
     case SIG_BITCAST:
+        if (ta->kind == QD_TY_PTR) { /* the same device address (a uint64_t) */
+            RETURN_IF_ERROR(qd_glsl_define(e, inst, a));
+            e->values[inst->result].ptr = PTR_GLOBAL;
+            return 0;
+        }
         r = bitcast(e, ta->kind, inst->type->kind, a);
         break;
     default:

@@ -611,7 +611,8 @@ qd_llvm_emit_op(Emitter *e, const QdInst *inst)
         r = qd_llvm_cast(e, ta, inst->type, a);
         break;
     case SIG_BITCAST:
-        r = LLVMBuildBitCast(e->b, a, qd_llvm_reg_type(e, inst->type), "");
+        /* pointers are opaque: a pointer bitcast is the same value */
+        r = ta->kind == QD_TY_PTR ? a : LLVMBuildBitCast(e->b, a, qd_llvm_reg_type(e, inst->type), "");
         break;
     case SIG_PRINT:
         return qd_llvm_emit_print(e, inst);

@@ -6,6 +6,8 @@ makes must compile with glslangValidator (Vulkan 1.2). Without glslangValidator 
 shaders are still generated (which catches code generator errors) but not validated.
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -443,3 +445,13 @@ def test_error_free_transformations_are_precise():
             if helper in code and "double " + helper not in code:
                 arg = code.split(helper, 1)[1].split(")", 1)[0].split(",")[0]
                 assert not any(op in arg for op in " +-*/"), line
+
+
+def test_pointer_bitcast_is_the_same_address():
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "qir", "pointer_bitcast.qir")
+    with open(path) as f:
+        result = _testing.qir_to_glsl(f.read(), "k")
+    assert_valid(result)
+    src = result["tasks"][0]["source"]
+    # the u32 element's address, stored, loaded and exchanged through the u64 reference types
+    assert "QdVolatileRef_u64(" in src and "atomicExchange(QdRef_u64(" in src
