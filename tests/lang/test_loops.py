@@ -92,6 +92,29 @@ def test_range_runtime_bound_from_0d_ndarray():
     assert np.all(out[37:] == -1)
 
 
+def test_range_bound_from_shape_with_a_kernel_variable_read_in_the_loop(qd_arch):
+    """The loop reads the kernel-scope `o` (device memory, written by the serial task); the bounds
+    need only the shape, so a GPU launcher knows the trip count (and sizes the grid to it)."""
+    off = qd.field(qd.i32, shape=())
+
+    @qd.kernel
+    def k(x: NDArray[qd.i32, 1]):
+        o = off[None] * 2
+        for i in range(x.shape[0]):
+            x[i] = o + i
+
+    for n in [1, 300, 5000]:
+        v = int(rng.integers(-1000, 1000))
+        off[None] = v
+        x = np.zeros(n, np.int32)
+        k(x)
+        np.testing.assert_array_equal(x, 2 * v + np.arange(n, dtype=np.int32))
+    for entry in k._compiled.values():
+        compiled = entry[0] if isinstance(entry, tuple) else entry
+        if type(compiled).__name__ == "DeviceKernel":
+            assert [t[3] for t in compiled.tasks] == [False, True]  # (serial, range_for)
+
+
 @pytest.mark.parametrize("b,e", [(0, 0), (5, 5), (10, 3), (0, -4)])
 def test_empty_ranges(b, e):
     cnt = qd.field(qd.i32, shape=())

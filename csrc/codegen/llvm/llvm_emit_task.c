@@ -194,13 +194,53 @@ count_uses(const QdRegion *r, uint32_t *uses)
     }
 }
 
-/* The prologue instructions the loop bounds do not need, by result id: the partial_*
- * accumulators and the pure computations (their target addresses) that feed nothing else.
- * The bounds functions leave them out, so that a reduction into a field does not make the
- * prologue read device memory. NULL when the prologue has no partial_* (nothing to leave out). */
+/* Whether every prologue instruction is one a bounds function may leave out when the bounds
+ * do not need its result: a pure computation, a load of global memory or a partial_*
+ * accumulator (no stores, no local memory, no regions, nothing without a result). */
+static bool
+is_sliceable(const QdRegion *body, const QdInst *pfor, const QdFunc *f)
+{
+    for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
+        QdOp op = inst->op;
+        bool global_load =
+            op == QD_OP_LOAD && qd_value_type(f, inst->args[0])->space != QD_SPACE_LOCAL;
+        if (inst->result == QD_NO_VALUE || qd_op_info[op].nregions > 0 ||
+            !(qd_op_has(op, QD_PURE) || global_load || qd_op_partial_atomic(op) != QD_OP_COUNT_)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The prologue instructions the loop bounds do not need, by result id. The bounds functions
+ * leave them out, so that a prologue whose bounds depend only on arguments can run on the host
+ * (the launcher then sizes the grid to the trip count) even when the loop body needs values the
+ * prologue loads from device memory, and a reduction into a field does not make the prologue
+ * read device memory. A straight-line prologue (is_sliceable) keeps only what the bounds are
+ * computed from; otherwise only the partial_* accumulators and the pure computations that feed
+ * nothing else are left out (NULL when there are none). */
 static const bool *
 bounds_skip(Emitter *e, const QdRegion *body, const QdInst *pfor)
 {
+    if (is_sliceable(body, pfor, e->kernel)) {
+        uint32_t nv = e->kernel->nvalues;
+        bool *needed = QD_NEW_ARRAY(e->scratch, bool, nv);
+        bool *cut = QD_NEW_ARRAY(e->scratch, bool, nv);
+        if (needed == NULL || cut == NULL) {
+            return NULL;
+        }
+        needed[pfor->args[0]] = needed[pfor->args[1]] = true;
+        for (const QdInst *inst = pfor->prev; inst != NULL; inst = inst->prev) {
+            if (!needed[inst->result]) {
+                cut[inst->result] = true;
+                continue;
+            }
+            for (uint32_t k = 0; k < inst->nargs; k++) {
+                needed[inst->args[k]] = true;
+            }
+        }
+        return cut;
+    }
     bool any = false;
     for (const QdInst *inst = body->first; inst != pfor; inst = inst->next) {
         any = any || qd_op_partial_atomic(inst->op) != QD_OP_COUNT_;
