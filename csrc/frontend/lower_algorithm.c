@@ -327,14 +327,14 @@ sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, 
 }
 
 /* The template arguments of the u32 exclusive add-scan of the target (block form or staircase
- * of depth D) from a source of element type src (u32 or i32), written into t[0 .. 9); returns
+ * of depth D) from a source of element type src (u32 or i32), written into t[0 .. 10); returns
  * the template's name and sets *n. */
 static const char *
 u32_scan(const Lowerer *lw, int64_t depth, const QdType *src, LwTemplateArg *t,
          LwTemplateArg *op, uint32_t *n)
 {
     const QdType *u32 = qd_type_scalar(QD_TY_U32);
-    memset(t, 0, sizeof(LwTemplateArg) * 9);
+    memset(t, 0, sizeof(LwTemplateArg) * 10);
     memset(op, 0, sizeof(*op));
     op->func = "sg_add";
     op->func_type = u32;
@@ -346,7 +346,8 @@ u32_scan(const Lowerer *lw, int64_t depth, const QdType *src, LwTemplateArg *t,
     if (block_form(lw)) {
         t[7].value = 5;
         t[8].value = 32;
-        *n = 9;
+        t[9].value = 1; /* each tile's state in one u64 word */
+        *n = 10;
         return "alg_scan_lookback";
     }
     t[7].value = depth;
@@ -481,7 +482,7 @@ select_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *a)
     RETURN_IF_ERROR(buffer_arg(lw, node, op, "flags", &a[1], i32, &flags));
     RETURN_IF_ERROR(buffer_arg(lw, node, op, "num_out", &a[3], i32, &num_out));
     RETURN_IF_ERROR(buffer_arg(lw, node, op, "scratch", &a[4], u32, &scratch));
-    LwTemplateArg scan[9], add;
+    LwTemplateArg scan[10], add;
     uint32_t nscan;
     const char *scan_name = u32_scan(lw, depth, i32, scan, &add, &nscan);
     uint32_t scan_args[5] = {flags, scratch, scratch, np, np};
@@ -523,7 +524,7 @@ reduce_by_key_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const E
                                &args[4]));
     RETURN_IF_ERROR(buffer_arg(lw, node, op, "scratch", &a[5], qd_type_scalar(QD_TY_U32),
                                &args[5]));
-    LwTemplateArg scan[9], add;
+    LwTemplateArg scan[10], add;
     uint32_t nscan;
     const char *scan_name = u32_scan(lw, depth, qd_type_scalar(QD_TY_U32), scan, &add, &nscan);
     LwTemplateArg targs[3];
@@ -604,7 +605,7 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
     RETURN_IF_ERROR(buffer_arg(lw, node, name, "out", &a[1], ty, &args[1]));
     RETURN_IF_ERROR(scratch_arg(lw, node, name, &a[2], ty, &args[2], &raw));
     bool blocks = block_form(lw);
-    LwTemplateArg targs[9];
+    LwTemplateArg targs[10];
     uint32_t nt = 0;
     memset(targs, 0, sizeof(targs));
     targs[nt++].type = ty;
@@ -623,6 +624,10 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
         targs[nt++].value = 5; /* log2 of the 32 lanes the block form is written for */
         if (alg->args != AA_REDUCE) {
             targs[nt++].value = qd_type_bits(ty) == 64 ? 16 : 32; /* elements per thread */
+            if (alg->args == AA_SCAN) {
+                /* a 4-byte element and its tile's flags share one u64 state word */
+                targs[nt++].value = qd_type_bits(ty) == 32;
+            }
         }
     }
     return lw_call_top_level_template(lw, blocks ? alg->gpu : alg->cpu, targs, nt, args,

@@ -198,3 +198,24 @@ def test_gpu_reduce_is_one_loop(op, mode, keep_qir, rng):
     # the count and the zeroed counter: one serial task (merge_serial joins the kernel's and the
     # op's), then the loop
     assert kernel_tasks(compiled.qir) == ["serial", "range_for"]
+
+
+def test_gpu_scan_clears_its_tile_states_in_a_grid_sized_on_the_host(mode, rng):
+    """The block-form scan's first task clears the tile states over a fixed 8192 threads: a trip
+    count the launcher computes on the host, so the grid is sized to it even though the task
+    reads the count from device memory for its loop body. The scan itself needs the count."""
+    if plain(mode):
+        pytest.skip("the plain code scans with the staircase")
+    N, D = 200_000, 3
+    n = int(rng.integers(3 * 8192, N))
+    a = random_values(rng, qd.i32, N)
+    out = sentinel(np.int32, N)
+    scratch = guarded_scratch(qd.algorithms.exclusive_scan_scratch_slots(n, D))
+    run_op(a, out, scratch, count(n), "exclusive_scan_add", qd.i32, D)
+    check_exclusive_scan("add", qd.i32, a[:n], out[:n], f"exclusive_scan_add i32 n={n}")
+    compiled = [x for e in run_op._compiled.values()
+                for x in (e if isinstance(e, tuple) else (e,))
+                if type(x).__name__ in ("CompiledKernel", "DeviceKernel")][-1]
+    if type(compiled).__name__ == "DeviceKernel":
+        # (serial count, clear, scan): only the clear's bounds are known on the host
+        assert [t[3] for t in compiled.tasks] == [False, True, False]
