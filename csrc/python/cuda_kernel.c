@@ -157,7 +157,7 @@ cuda_run(DeviceKernelObject *k, QdCtx *ctx, unsigned char *packed, bool wait, do
         uint32_t blocks = qd_py_device_task_blocks(task, packed);
         if (blocks > 0) {
             RETURN_IF_ERROR(
-                qd_cuda_launch(ctx, task->function, blocks, task->block_dim, packed, task->name));
+                qd_cuda_launch(ctx, task->function, blocks, task->block_dim, packed, task->name, t > 0));
         }
         if (seconds) {
             RETURN_IF_ERROR(qd_cuda_sync(ctx));

@@ -373,6 +373,23 @@ def test_block_dim_default_and_serial_tasks():
     assert ".maxntid 1, 1, 1" in result["ptx"] and ".maxntid 256, 1, 1" in result["ptx"]
 
 
+def test_kernels_wait_for_the_kernel_before_them_on_sm_90():
+    """On sm_90+ every task kernel starts with griddepcontrol (the launcher's programmatic
+    dependent launches): it lets the next kernel start, then waits before touching memory."""
+    text = load("tmps.qir")
+    for sm in (80, 90):
+        ptx = check(text, "k", sm=sm)["ptx"]
+        entries = ptx.split(".entry ")[1:]
+        assert len(entries) == 3
+        for body in entries:
+            lines = [ln.strip() for ln in body.split("{", 1)[1].splitlines()
+                     if ln.strip() and not ln.strip().startswith(("//", ".reg"))]
+            if sm < 90:
+                assert "griddepcontrol" not in body
+            else:
+                assert lines[:2] == ["griddepcontrol.launch_dependents;", "griddepcontrol.wait;"]
+
+
 def test_kernel_names_are_ptx_identifiers():
     text = load("saxpy.qir").replace("@saxpy", "@sax.py").replace('"saxpy"', '"a-b c"')
     result = ptx_of(text, "sax.py")

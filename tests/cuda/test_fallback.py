@@ -72,7 +72,7 @@ def api_symbols():
     """The exported symbol of every row of cuda_api.def."""
     symbols = []
     for line in API_DEF.read_text().splitlines():
-        if line.startswith("QD_CUDA_API("):
+        if line.startswith(("QD_CUDA_API(", "QD_CUDA_API_OPTIONAL(")):
             symbols.append(line.split('"')[1])
     return symbols
 
@@ -137,12 +137,19 @@ def test_driver_missing_an_entry_point(tmp_path):
     assert "lacks the entry point cuLaunchKernel" in out["reason"]
 
 
+def test_driver_missing_an_optional_entry_point(tmp_path):
+    """cuLaunchKernelEx (CUDA 12) is optional: an older driver loads, and launches without it."""
+    out = run_probe(fake_driver(tmp_path, missing=("cuLaunchKernelEx",)), tmp_path)
+    check_fallback(out)
+    assert out["reason"] == "no CUDA device"
+
+
 def test_every_entry_point_is_in_the_table():
     """Every cuXxx the runtime calls goes through the QdCudaApi table of cuda_api.def."""
     import re
 
     names = {line.split("(")[1].split(",")[0].strip() for line in API_DEF.read_text().splitlines()
-             if line.startswith("QD_CUDA_API(")}
+             if line.startswith(("QD_CUDA_API(", "QD_CUDA_API_OPTIONAL("))}
     used = set()
     for path in (REPO / "csrc" / "runtime" / "cuda").glob("*.c"):
         used |= set(re.findall(r"(?:api\.|cu->)(cu[A-Za-z0-9]+)\(", path.read_text()))

@@ -67,6 +67,16 @@ add_gpu_kernel(Emitter *e, const char *name)
     return fn;
 }
 
+/* An inline PTX instruction without operands at e->b, ordered with every memory access. */
+static void
+entry_asm(Emitter *e, const char *text)
+{
+    LLVMTypeRef fnty = LLVMFunctionType(e->t_void, NULL, 0, false);
+    LLVMValueRef fn = LLVMGetInlineAsm(fnty, (char *)text, strlen(text), "~{memory}", 9, true,
+                                       false, LLVMInlineAsmDialectATT, false);
+    LLVMBuildCall2(e->b, fnty, fn, NULL, 0, "");
+}
+
 /* Starts function `name` of `kind`. Leaves e->b in the body block and e->hoist before the
  * entry block's branch. */
 static void
@@ -96,6 +106,14 @@ begin_function(Emitter *e, const char *name, FunctionKind kind)
     LLVMBasicBlockRef entry = qd_llvm_new_block(e, "entry");
     LLVMBasicBlockRef body = qd_llvm_new_block(e, "body");
     LLVMPositionBuilderAtEnd(e->b, entry);
+    if (kind == FN_KERNEL && e->sm >= 90) {
+        /* Programmatic dependent launch (runtime/cuda/cuda_launch.c): the next kernel of the
+         * stream may start its blocks once all of this one's have started, and this one waits
+         * here, before any memory access, until the kernel before it has finished. Both are
+         * no-ops in a kernel launched without the attribute. */
+        entry_asm(e, "griddepcontrol.launch_dependents;");
+        entry_asm(e, "griddepcontrol.wait;");
+    }
     if (kind == FN_KERNEL) {
         /* the packed arguments, then the tail: results, tmps, runtime state */
         e->args_ptr = e->ctx_arg;

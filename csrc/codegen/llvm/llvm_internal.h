@@ -99,6 +99,7 @@ typedef struct Emitter {
     uint32_t args_size;          /* bytes of packed arguments; the launch tail follows them */
     uint32_t default_block_dim;  /* threads per block of a range_for task without block_dim */
     uint32_t max_blocks_per_sm;  /* blocks one SM of the device can hold at once (0: unknown) */
+    int sm;                      /* NVPTX: the sm_XY targeted (0 elsewhere) */
     LLVMValueRef rt_ptr;         /* the tail's runtime-state pointer (assert flag) */
     LLVMValueRef *field_bases;   /* field index -> its base, loaded in this function's entry */
     QdLlvmAssert *asserts;       /* each assert, by id (nasserts entries) */

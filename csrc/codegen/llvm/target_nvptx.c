@@ -601,6 +601,7 @@ qd_nvptx_compile(QdCtx *ctx, QdModule *m, const char *kernel_name, const QdNvptx
     e.args_size = out->layout.args_size;
     e.default_block_dim = opts->default_block_dim ? opts->default_block_dim : 128;
     e.max_blocks_per_sm = max_blocks_per_sm(opts->sm);
+    e.sm = out->sm;
     e.ftz = opts->llvm.fast_math && !uses_half_floats(e.kernel);
     e.mod = LLVMModuleCreateWithNameInContext(out->layout.symbol, llctx);
     layout = LLVMCreateTargetDataLayout(tm);

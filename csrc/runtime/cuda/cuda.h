@@ -35,6 +35,31 @@ typedef struct QdCuFunctionOpaque *QdCuFunction;   /* CUfunction */
 typedef struct QdCuStreamOpaque *QdCuStream;       /* CUstream (NULL: legacy default stream) */
 typedef struct QdCuLinkStateOpaque *QdCuLinkState; /* CUlinkState */
 
+/* CUlaunchAttribute: an attribute id (CUlaunchAttributeID), padding to 8 bytes and a 64-byte
+ * value union, of which the launcher sets one int. */
+typedef struct QdCuLaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int flag;
+    } value;
+} QdCuLaunchAttribute;
+/* CUlaunchAttributeID: kernels of one stream may overlap, the later one waiting in
+ * griddepcontrol.wait (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION). */
+#define QD_CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
+/* CUlaunchConfig. */
+typedef struct QdCuLaunchConfig {
+    unsigned int grid_x, grid_y, grid_z;
+    unsigned int block_x, block_y, block_z;
+    unsigned int shared_bytes;
+    QdCuStream stream;
+    QdCuLaunchAttribute *attrs;
+    unsigned int nattrs;
+} QdCuLaunchConfig;
+_Static_assert(sizeof(QdCuLaunchAttribute) == 72, "CUlaunchAttribute");
+_Static_assert(sizeof(QdCuLaunchConfig) == 56, "CUlaunchConfig");
+
 /* CUdevice_attribute values used by the runtime. */
 #define QD_CU_ATTR_MAX_THREADS_PER_BLOCK       1
 #define QD_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK 8
@@ -165,9 +190,10 @@ uint32_t qd_cuda_reducing_blocks(const QdCudaDevice *device, uint32_t block_dim)
 uint32_t qd_cuda_grid_blocks(uint64_t n, uint32_t block_dim, uint32_t cap);
 /* Launches function<<<blocks, threads>>> on the default stream with one by-value parameter
  * whose bytes are at `params` (kernelParams[0] = params). `kernel` names the kernel in errors
- * and is remembered as this thread's last launch. */
+ * and is remembered as this thread's last launch. With `overlap` (a later task of one kernel
+ * launch) it is a programmatic dependent launch where the device has them (cuda_launch.c). */
 int qd_cuda_launch(QdCtx *ctx, QdCuFunction function, uint32_t blocks, uint32_t threads,
-                   void *params, const char *kernel);
+                   void *params, const char *kernel, bool overlap);
 /* The kernel most recently launched on this thread ("" when none). */
 const char *qd_cuda_last_kernel(void);
 

@@ -43,6 +43,15 @@ static const char *const api_symbols[] = {
 #undef QD_CUDA_API
 };
 
+/* Whether each row may be missing (QD_CUDA_API_OPTIONAL), in the same order. */
+static const bool api_optional[] = {
+#define QD_CUDA_API(name, symbol, params) false,
+#define QD_CUDA_API_OPTIONAL(name, symbol, params) true,
+#include "cuda_api.def"
+#undef QD_CUDA_API_OPTIONAL
+#undef QD_CUDA_API
+};
+
 /* Where each row's pointer goes, in the order of api_symbols. */
 static void
 api_slots(void **slots[])
@@ -78,7 +87,7 @@ load_driver(void)
     api_slots(slots);
     for (size_t i = 0; i < QD_ARRAY_LEN(api_symbols); i++) {
         *slots[i] = dlsym(lib, api_symbols[i]);
-        if (*slots[i] == NULL) {
+        if (*slots[i] == NULL && !api_optional[i]) {
             snprintf(load_error, sizeof(load_error),
                      "the CUDA driver lacks the entry point %s (driver too old?)", api_symbols[i]);
             return;
