@@ -33,10 +33,10 @@
  * begins with griddepcontrol.launch_dependents and griddepcontrol.wait (llvm_emit_task.c), which
  * waits until the kernel before it has finished and its memory is visible (both are no-ops in a
  * plain launch). A task's start-up then overlaps the tail of the one before instead of following
- * it: on an H200, 16M-element qd.algorithms calls (two to nine tasks) took 2-14% less time. The
- * first task of a launch is a plain launch: with the overlap, back-to-back launches of the
- * one-task Tile16x16 Cholesky kernel took 433.5 us against 427 (its thousands of 16-thread
- * blocks each wait).
+ * it. On an H200, with every task a dependent launch, 16M-element qd.algorithms calls (two to
+ * nine tasks) took 2-14% less time, but back-to-back launches of the one-task Tile16x16
+ * Cholesky kernel 433.5 us against 427 (its thousands of 16-thread blocks each wait): the first
+ * task of a launch is therefore a plain launch.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strnlen */
