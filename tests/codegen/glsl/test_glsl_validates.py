@@ -455,3 +455,53 @@ def test_pointer_bitcast_is_the_same_address():
     src = result["tasks"][0]["source"]
     # the u32 element's address, stored, loaded and exchanged through the u64 reference types
     assert "QdVolatileRef_u64(" in src and "atomicExchange(QdRef_u64(" in src
+
+
+def test_algorithm_block_forms_compile_for_32_lane_devices():
+    """Each qd.algorithms op in its block form (what a Vulkan device with 32-lane subgroups
+    runs; lavapipe's 8 lanes run the plain form) becomes GLSL that glslang compiles to SPIR-V.
+    A 4-byte scan publishes its tile states as u64 words (atomicExchange), an 8-byte one as
+    flags after a fence."""
+    nd = qd.types.ndarray
+    A = qd.algorithms
+
+    @qd.kernel
+    def scan(a: nd(qd.f32, 1), o: nd(qd.f32, 1), s: nd(qd.u32, 1), n: qd.i32):
+        A.exclusive_scan_add(a, o, s, n, qd.f32, 2)
+
+    @qd.kernel
+    def scan64(a: nd(qd.f64, 1), o: nd(qd.f64, 1), s: nd(qd.u64, 1), n: qd.i32):
+        A.exclusive_scan_max(a, o, s, n, qd.f64, 2)
+
+    @qd.kernel
+    def reduce(a: nd(qd.f32, 1), o: nd(qd.f32, 1), s: nd(qd.u32, 1), n: qd.i32):
+        A.reduce_min(a, o, s, n, qd.f32, 2)
+
+    @qd.kernel
+    def sort(k: nd(qd.f32, 1), tk: nd(qd.f32, 1), v: nd(qd.i32, 1), tv: nd(qd.i32, 1),
+             s: nd(qd.u32, 1), n: nd(qd.i32, 0)):
+        A.sort(k, tk, v, tv, s, n, qd.f32, True, 32, 2)
+
+    @qd.kernel
+    def select(a: nd(qd.f32, 1), f: nd(qd.i32, 1), o: nd(qd.f32, 1), no: nd(qd.i32, 1),
+               s: nd(qd.u32, 1), n: qd.i32):
+        A.select(a, f, o, no, s, n, 2)
+
+    n = 1000
+    f32, f64, i32 = np.zeros(n, np.float32), np.zeros(n), np.zeros(n, np.int32)
+    u32, u64 = np.zeros(10000, np.uint32), np.zeros(10000, np.uint64)
+    scan(f32, f32.copy(), u32, n)
+    scan64(f64, f64.copy(), u64, n)
+    reduce(f32, f32.copy(), u32, n)
+    sort(f32, f32.copy(), i32, i32.copy(), u32, np.array(n, np.int32))
+    select(f32, i32, f32.copy(), np.zeros(1, np.int32), u32, n)
+    sources = {}
+    for k in (scan, scan64, reduce, sort, select):
+        (qir,) = kernel_qirs(k)
+        result = _testing.qir_to_glsl(qir, kernel_name(qir), {"subgroup_size": 32})
+        for task in result["tasks"]:
+            words = np.frombuffer(_testing.glsl_to_spirv(task["source"], task["name"]), np.uint32)
+            assert words[0] == 0x07230203, task["name"]  # the SPIR-V magic number
+        sources[k] = "\n".join(task["source"] for task in result["tasks"])
+    assert "atomicExchange(QdRef_u64(" in sources[scan]
+    assert "atomicExchange(QdRef_u64(" not in sources[scan64] and "atomicOr(" in sources[scan64]
