@@ -155,9 +155,12 @@ cuda_run(DeviceKernelObject *k, QdCtx *ctx, unsigned char *packed, bool wait, do
         const DeviceTask *task = &k->tasks[t];
         double start = seconds ? qd_py_profiler_clock() : 0.0;
         uint32_t blocks = qd_py_device_task_blocks(task, packed);
+        /* a dependent launch after a task of this launch, or for a serial task (its one block
+         * waits at no cost); a first range_for task is a plain launch (cuda_launch.c) */
+        bool overlap = t > 0 || task->is_serial;
         if (blocks > 0) {
-            RETURN_IF_ERROR(
-                qd_cuda_launch(ctx, task->function, blocks, task->block_dim, packed, task->name, t > 0));
+            RETURN_IF_ERROR(qd_cuda_launch(ctx, task->function, blocks, task->block_dim, packed,
+                                           task->name, overlap));
         }
         if (seconds) {
             RETURN_IF_ERROR(qd_cuda_sync(ctx));

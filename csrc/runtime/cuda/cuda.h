@@ -190,8 +190,8 @@ uint32_t qd_cuda_reducing_blocks(const QdCudaDevice *device, uint32_t block_dim)
 uint32_t qd_cuda_grid_blocks(uint64_t n, uint32_t block_dim, uint32_t cap);
 /* Launches function<<<blocks, threads>>> on the default stream with one by-value parameter
  * whose bytes are at `params` (kernelParams[0] = params). `kernel` names the kernel in errors
- * and is remembered as this thread's last launch. With `overlap` (a later task of one kernel
- * launch) it is a programmatic dependent launch where the device has them (cuda_launch.c). */
+ * and is remembered as this thread's last launch. With `overlap` it is a programmatic dependent
+ * launch where the device has them (cuda_launch.c). */
 int qd_cuda_launch(QdCtx *ctx, QdCuFunction function, uint32_t blocks, uint32_t threads,
                    void *params, const char *kernel, bool overlap);
 /* The kernel most recently launched on this thread ("" when none). */
