@@ -231,6 +231,9 @@ typedef struct QdFrontendOptions {
     bool tensor_cores;       /* the target runs mma.sync m16n8k16 (CUDA sm_80 and later, and its
                                 emulation under cpu_simt): qd.nn products of f16 vectors by f16
                                 matrices are marked for nn_lower's tensor-core path */
+    bool lacks_atomic_int64; /* the target has no 64-bit atomics on global memory (a Vulkan
+                                device without shaderBufferInt64Atomics): the GPU scan keeps a
+                                4-byte element's tile states in three arrays, not u64 words */
 } QdFrontendOptions;
 
 /* What the launcher needs to know about a lowered kernel besides its QIR. */

@@ -346,7 +346,7 @@ u32_scan(const Lowerer *lw, int64_t depth, const QdType *src, LwTemplateArg *t,
     if (block_form(lw)) {
         t[7].value = 5;
         t[8].value = 32;
-        t[9].value = 1; /* each tile's state in one u64 word */
+        t[9].value = !lw->opt->lacks_atomic_int64; /* each tile's state in one u64 word */
         *n = 10;
         return "alg_scan_lookback";
     }
@@ -626,7 +626,7 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
             targs[nt++].value = qd_type_bits(ty) == 64 ? 16 : 32; /* elements per thread */
             if (alg->args == AA_SCAN) {
                 /* a 4-byte element and its tile's flags share one u64 state word */
-                targs[nt++].value = qd_type_bits(ty) == 32;
+                targs[nt++].value = qd_type_bits(ty) == 32 && !lw->opt->lacks_atomic_int64;
             }
         }
     }

@@ -48,6 +48,7 @@ cuda_options(QdCtx *ctx, PyObject *options, DeviceOptions *out, QdTargetEnv *env
         return -1;
     }
     out->tensor_cores = out->nvptx.sm >= 80 && qd_py_nn_tensor_cores(options);
+    out->lacks_atomic_int64 = false;
     env->nvptx = &out->nvptx;
     return 0;
 }

@@ -544,6 +544,7 @@ qd_py_device_compile(PyObject *module, QdCtx *ctx, QdCompileRequest *req, PyObje
         return NULL;
     }
     req->frontend.tensor_cores = opts.tensor_cores;
+    req->frontend.lacks_atomic_int64 = opts.lacks_atomic_int64;
     DeviceKernelObject *k = device_alloc(module, target);
     if (k == NULL) {
         return NULL;

@@ -56,6 +56,7 @@ vk_options(QdCtx *ctx, PyObject *options, DeviceOptions *out, QdTargetEnv *env)
     o->subgroup_size = d->subgroup_size;
     o->features = d->features;
     out->tensor_cores = false;
+    out->lacks_atomic_int64 = !d->features.atomic_int64;
     env->glsl = o;
     return 0;
 }

@@ -505,3 +505,27 @@ def test_algorithm_block_forms_compile_for_32_lane_devices():
         sources[k] = "\n".join(task["source"] for task in result["tasks"])
     assert "atomicExchange(QdRef_u64(" in sources[scan]
     assert "atomicExchange(QdRef_u64(" not in sources[scan64] and "atomicOr(" in sources[scan64]
+
+
+def test_scan_without_64_bit_atomics_keeps_its_states_in_arrays(monkeypatch):
+    """For a device without 64-bit atomics (shaderBufferInt64Atomics) the block-form scan of
+    4-byte elements keeps its tile states in three u32 arrays (the frontend's
+    lacks_atomic_int64; a cpu_simt compile stands in for such a device here and must still scan
+    correctly across many tiles)."""
+    patched = _runtime.compile_options
+    monkeypatch.setattr(_runtime, "compile_options", lambda: dict(patched(), atomic_int64=False))
+    nd = qd.types.ndarray
+
+    @qd.kernel
+    def scan(a: nd(qd.i32, 1), o: nd(qd.i32, 1), s: nd(qd.u32, 1), n: qd.i32):
+        qd.algorithms.exclusive_scan_add(a, o, s, n, qd.i32, 3)
+
+    n = 40000
+    a = np.random.default_rng().integers(-1000, 1000, n, dtype=np.int32)
+    o = np.zeros(n, np.int32)
+    scan(a, o, np.zeros(qd.algorithms.exclusive_scan_scratch_slots(n, 3), np.uint32), n)
+    np.testing.assert_array_equal(o, np.concatenate([[0], np.cumsum(a)[:-1]]).astype(np.int32))
+    (qir,) = kernel_qirs(scan)
+    result = _testing.qir_to_glsl(qir, kernel_name(qir), {"subgroup_size": 32})
+    source = "\n".join(task["source"] for task in result["tasks"])
+    assert "atomicExchange(QdRef_u64(" not in source and "atomicOr(" in source
