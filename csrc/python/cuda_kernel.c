@@ -2,9 +2,11 @@
  *
  * Code: the driver compiles to PTX, links it with the driver API's linker and loads the module
  * (codegen.h, NVPTX KERNEL ABI); each task's entry point is looked up in the module.
- * Launch: the parameter buffer is one kernel parameter; per task one cuLaunchKernel with its grid (cuda_launch.c's policy: serial -> 1 block of
- * 1 thread; range_for with host bounds -> ceil(n / block_dim) blocks capped at the saturating
- * grid, no launch at all for an empty range; otherwise the grid for an unknown trip count).
+ * Launch: the parameter buffer is one kernel parameter; per task one launch with its grid
+ * (cuda_launch.c's policy: serial -> 1 block of 1 thread; range_for with host bounds ->
+ * ceil(n / block_dim) blocks capped at the saturating grid, no launch at all for an empty
+ * range; otherwise the grid for an unknown trip count), a dependent launch on sm_90+ for every
+ * task but a first one that is a loop.
  * Launches are ordered on the default stream; waiting is left to the copies that follow them.
  */
 #include "device_kernel.h"

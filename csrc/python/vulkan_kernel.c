@@ -4,9 +4,9 @@
  * task (codegen/glsl/glsl.h, VULKAN KERNEL ABI). The launch tail carries, after the results, tmps
  * and runtime state, the print buffer and the field addresses.
  * Launch: one qd_vk_launch (the runtime copies the parameter buffer into the launch's own
- * parameter area) that runs a dispatch per task (serial: one workgroup of
- * one invocation; range_for with host bounds: ceil(n / block_dim) workgroups up to a cap, none
- * for an empty range; otherwise the cap). It is asynchronous unless something must come back.
+ * parameter area) that runs a dispatch per task (serial: one workgroup of one invocation;
+ * range_for with host bounds: ceil(n / block_dim) workgroups up to a cap, none for an empty
+ * range; otherwise the cap). It is asynchronous unless something must come back.
  * Launches run in order, so one kernel's tmps and result slots are never used by two launches
  * at once.
  */
@@ -153,8 +153,8 @@ vk_write_tail(const DeviceKernelObject *k, unsigned char *tail)
     }
 }
 
-/* Every task of the launch, in order, in one submission. With
- * `seconds` each task is submitted on its own and waited for. */
+/* Every task of the launch, in order, in one submission. With `seconds` each task is submitted
+ * on its own and waited for. */
 static int
 vk_run(DeviceKernelObject *k, QdCtx *ctx, unsigned char *packed, bool wait, double *seconds)
 {

@@ -144,8 +144,6 @@ void qd_cuda_free(QdCuDeviceptr ptr);
 int qd_cuda_upload(QdCtx *ctx, QdCuDeviceptr dst, const void *src, size_t bytes);
 int qd_cuda_download(QdCtx *ctx, void *dst, QdCuDeviceptr src, size_t bytes);
 int qd_cuda_copy(QdCtx *ctx, QdCuDeviceptr dst, QdCuDeviceptr src, size_t bytes);
-/* Queues a byte fill on the default stream. */
-int qd_cuda_memset_async(QdCtx *ctx, QdCuDeviceptr dst, unsigned char value, size_t bytes);
 /* Waits for all launched work (qd.sync); reports errors of earlier launches. */
 int qd_cuda_sync(QdCtx *ctx);
 

@@ -1,4 +1,4 @@
-/* runtime/cuda/cuda_mem.c -- device memory: allocation, copies, fills, synchronization.
+/* runtime/cuda/cuda_mem.c -- device memory: allocation (zero-filled), copies, synchronization.
  *
  * Thin, checked wrappers over the driver. Every function makes the device's context current
  * first (qd_cuda_enter), so it works from any thread. Copies are the synchronous driver copies
@@ -99,20 +99,6 @@ qd_cuda_copy(QdCtx *ctx, QdCuDeviceptr dst, QdCuDeviceptr src, size_t bytes)
     }
     return qd_cuda_check(ctx, cu->cuMemcpyDtoD(dst, src, bytes),
                          "copying %zu bytes on the device", bytes);
-}
-
-int
-qd_cuda_memset_async(QdCtx *ctx, QdCuDeviceptr dst, unsigned char value, size_t bytes)
-{
-    const QdCudaApi *cu = qd_cuda_load(ctx);
-    if (cu == NULL || qd_cuda_enter(ctx) < 0) {
-        return -1;
-    }
-    if (bytes == 0) {
-        return 0;
-    }
-    return qd_cuda_check(ctx, cu->cuMemsetD8Async(dst, value, bytes, NULL), "filling %zu bytes",
-                         bytes);
 }
 
 int
