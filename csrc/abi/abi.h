@@ -150,6 +150,10 @@ qd_ndarray_record_write(unsigned char *record, uint64_t data, const int64_t *sha
  * 64-bit slot per value of the failed assert's message (at most this many values). */
 #define QD_NVPTX_ASSERT_VALUES       32
 #define QD_NVPTX_RUNTIME_STATE_BYTES (8 + 8 * QD_NVPTX_ASSERT_VALUES)
+/* Task kernels for sm_<this> and newer begin with griddepcontrol.launch_dependents and
+ * griddepcontrol.wait (llvm_emit_task.c), so the launcher may launch them as programmatic
+ * dependent launches (cuda_launch.c) on devices of that compute capability or newer. */
+#define QD_NVPTX_DEPENDENT_LAUNCH_SM 90
 
 /***** Vulkan parameter buffer *****/
 

@@ -106,7 +106,7 @@ begin_function(Emitter *e, const char *name, FunctionKind kind)
     LLVMBasicBlockRef entry = qd_llvm_new_block(e, "entry");
     LLVMBasicBlockRef body = qd_llvm_new_block(e, "body");
     LLVMPositionBuilderAtEnd(e->b, entry);
-    if (kind == FN_KERNEL && e->sm >= 90) {
+    if (kind == FN_KERNEL && e->sm >= QD_NVPTX_DEPENDENT_LAUNCH_SM) {
         /* Programmatic dependent launch (runtime/cuda/cuda_launch.c): the next kernel of the
          * stream may start its blocks once all of this one's have started, and this one waits
          * here, before any memory access, until the kernel before it has finished. Both are

@@ -30,10 +30,9 @@
  * On sm_90 and newer, where the driver has cuLaunchKernelEx, the second and later tasks of a
  * kernel launch, and a serial first task, are programmatic dependent launches: their blocks may
  * be scheduled while the kernel before is still running (once every block of that one has
- * started). Each task kernel
- * begins with griddepcontrol.launch_dependents and griddepcontrol.wait (llvm_emit_task.c), which
- * waits until the kernel before it has finished and its memory is visible (both are no-ops in a
- * plain launch). A task's start-up then overlaps the tail of the one before instead of following
+ * started). Each task kernel begins with griddepcontrol.launch_dependents and
+ * griddepcontrol.wait (llvm_emit_task.c, QD_NVPTX_DEPENDENT_LAUNCH_SM), which waits until the
+ * kernel before it has finished and its memory is visible (both are no-ops in a plain launch). A task's start-up then overlaps the tail of the one before instead of following
  * it. On an H200, with every task a dependent launch, 16M-element qd.algorithms calls (two to
  * nine tasks) took 2-14% less time, but back-to-back launches of the one-task Tile16x16
  * Cholesky kernel 433.5 us against 427 (its thousands of 16-thread blocks each wait): a first
@@ -44,6 +43,8 @@
 #define _GNU_SOURCE /* strnlen */
 #endif
 #include "cuda.h"
+
+#include "../../abi/abi.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -150,7 +151,8 @@ qd_cuda_launch(QdCtx *ctx, QdCuFunction function, uint32_t blocks, uint32_t thre
         if (device == NULL) {
             return -1;
         }
-        dependent_launches = cu->cuLaunchKernelEx != NULL && device->cc_major >= 9;
+        int sm = 10 * device->cc_major + device->cc_minor;
+        dependent_launches = cu->cuLaunchKernelEx != NULL && sm >= QD_NVPTX_DEPENDENT_LAUNCH_SM;
     }
     QdCuResult r = launch(cu, function, blocks, threads, param_ptrs, overlap);
     if (r == QD_CU_ERROR_INVALID_CONTEXT || r == QD_CU_ERROR_INVALID_HANDLE ||
