@@ -326,6 +326,15 @@ sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, 
                                       6);
 }
 
+/* The PK argument of alg_scan_lookback for elements of type ty: whether a tile's state is one
+ * u64 word (a 4-byte element and its flags, published by a 64-bit atomic exchange), rather than
+ * three arrays and fences (8-byte elements, or a target without 64-bit atomics). */
+static int64_t
+packed_scan_states(const Lowerer *lw, const QdType *ty)
+{
+    return qd_type_bits(ty) == 32 && !lw->opt->lacks_atomic_int64;
+}
+
 /* The template arguments of the u32 exclusive add-scan of the target (block form or staircase
  * of depth D) from a source of element type src (u32 or i32), written into t[0 .. 10); returns
  * the template's name and sets *n. */
@@ -346,7 +355,7 @@ u32_scan(const Lowerer *lw, int64_t depth, const QdType *src, LwTemplateArg *t,
     if (block_form(lw)) {
         t[7].value = 5;
         t[8].value = 32;
-        t[9].value = !lw->opt->lacks_atomic_int64; /* each tile's state in one u64 word */
+        t[9].value = packed_scan_states(lw, u32);
         *n = 10;
         return "alg_scan_lookback";
     }
@@ -622,12 +631,9 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
         targs[nt++].value = depth;
     } else {
         targs[nt++].value = 5; /* log2 of the 32 lanes the block form is written for */
-        if (alg->args != AA_REDUCE) {
+        if (alg->args == AA_SCAN) {
             targs[nt++].value = qd_type_bits(ty) == 64 ? 16 : 32; /* elements per thread */
-            if (alg->args == AA_SCAN) {
-                /* a 4-byte element and its tile's flags share one u64 state word */
-                targs[nt++].value = qd_type_bits(ty) == 32 && !lw->opt->lacks_atomic_int64;
-            }
+            targs[nt++].value = packed_scan_states(lw, ty);
         }
     }
     return lw_call_top_level_template(lw, blocks ? alg->gpu : alg->cpu, targs, nt, args,

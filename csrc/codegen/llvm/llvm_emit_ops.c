@@ -612,7 +612,9 @@ qd_llvm_emit_op(Emitter *e, const QdInst *inst)
         break;
     case SIG_BITCAST:
         /* pointers are opaque: a pointer bitcast is the same value */
-        r = ta->kind == QD_TY_PTR ? a : LLVMBuildBitCast(e->b, a, qd_llvm_reg_type(e, inst->type), "");
+        r = ta->kind == QD_TY_PTR
+                ? a
+                : LLVMBuildBitCast(e->b, a, qd_llvm_reg_type(e, inst->type), "");
         break;
     case SIG_PRINT:
         return qd_llvm_emit_print(e, inst);
