@@ -51,6 +51,7 @@ _CODE_OPTIONS = (
     "opt_level",
     "default_gpu_block_dim",
     "subgroup_size",
+    "atomic_int64",  # set only by tests (a cpu_simt compile as for a device without them)
 )
 
 _compiler_id = None
