@@ -242,10 +242,10 @@ elem_of(const Expr *e)
 static int
 sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, const Expr *a)
 {
-    /* From this many keys on, the counts live beside the status words (1 << 30: the flag bits
-     * leave 30 bits; the tests lower it through the function's _qd_packed_limit to take that
-     * path with few keys). */
-    int64_t packed_limit = (int64_t)1 << 30;
+    /* From this many keys on, the counts live beside the status words (1 << 29: the flag and
+     * parity bits leave 29 bits; the tests lower it through the function's _qd_packed_limit to
+     * take that path with few keys). */
+    int64_t packed_limit = (int64_t)1 << 29;
     QdHandle h;
     int rc = fn && fn->h ? lw->host->getattr(lw->host->self, lw->ctx, fn->h, "_qd_packed_limit",
                                              &h)
