@@ -320,7 +320,7 @@ sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, 
     targs[4].value = bits;
     targs[5].value = has_values;
     targs[6].value = end_bit / 8;           /* passes */
-    targs[7].value = nbytes == 4 ? 24 : nbytes <= 8 ? 16 : 8; /* keys per thread of a tile */
+    targs[7].value = nbytes == 4 ? 28 : nbytes <= 8 ? 16 : 8; /* keys per thread of a tile */
     targs[8].value = packed_limit;
     return lw_call_top_level_template(lw, block_form(lw) ? alg->gpu : alg->cpu, targs, 9, args,
                                       6);
