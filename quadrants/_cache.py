@@ -52,6 +52,7 @@ _CODE_OPTIONS = (
     "default_gpu_block_dim",
     "subgroup_size",
     "atomic_int64",  # set only by tests (a cpu_simt compile as for a device without them)
+    "max_shared_bytes",  # set only by tests (a cpu_simt compile as for a smaller device)
 )
 
 _compiler_id = None

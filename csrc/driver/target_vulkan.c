@@ -26,9 +26,9 @@ qd_target_vulkan_identity(const QdTargetEnv *env, char *out, size_t size)
 #define QD_VK_FEATURE(name, bit, dflt, source) features |= o->features.name ? 1u << (bit) : 0;
 #include "../abi/vk_features.def"
 #undef QD_VK_FEATURE
-    snprintf(out, size, "glslang-%s|subgroup=%u|block=%u|fast_math=%d|features=%x",
+    snprintf(out, size, "glslang-%s|subgroup=%u|block=%u|fast_math=%d|features=%x|shared=%u",
              qd_glslang_version(), o->subgroup_size, o->default_block_dim, o->fast_math ? 1 : 0,
-             features);
+             features, o->max_shared_bytes);
     return out;
 }
 

@@ -234,6 +234,9 @@ typedef struct QdFrontendOptions {
     bool lacks_atomic_int64; /* the target has no 64-bit atomics on global memory (a Vulkan
                                 device without shaderBufferInt64Atomics): the GPU scan keeps a
                                 4-byte element's tile states in three arrays, not u64 words */
+    uint32_t max_shared_bytes; /* shared memory one block of the target may use (0: the 48 KiB
+                                  of a CUDA block's static shared memory): qd.algorithms size
+                                  their tiles to it */
 } QdFrontendOptions;
 
 /* What the launcher needs to know about a lowered kernel besides its QIR. */

@@ -238,6 +238,58 @@ elem_of(const Expr *e)
     return e->kind == EX_NDARRAY ? e->ty : e->kind == EX_FIELD ? e->field->elem : NULL;
 }
 
+/* Shared memory one block of the target may use. */
+static uint32_t
+shared_budget(const Lowerer *lw)
+{
+    return lw->opt->max_shared_bytes ? lw->opt->max_shared_bytes : 48 * 1024;
+}
+
+/* Elements per thread of the GPU scan's tiles (alg_scan_lookback's PER): 32 of 4 bytes, 16 of
+ * 8 (tiles of 32 KiB), halved until the tile's staging array of 264 * PER elements fits the
+ * target's shared memory beside the scan's few words of its own. */
+static int64_t
+scan_per_thread(const Lowerer *lw, uint32_t bytes)
+{
+    int64_t per = bytes == 8 ? 16 : 32;
+    while (per > 1 && 264u * (uint32_t)per * bytes + 256u > shared_budget(lw)) {
+        per /= 2;
+    }
+    return per;
+}
+
+/* The GPU sort's tiles (alg_sort_pass_blocks): keys per thread and whether 4-byte keys without
+ * values rank straight into the staged tile (DIRECT, which takes 8 KiB more for the subgroups'
+ * lane masks). The largest of 28 and 24 keys (DIRECT), then 16 and 8 that fits the target's
+ * shared memory beside the fixed arrays (the subgroups' digit counts, the tile's digit offsets
+ * and the block scans: under 11.5 KiB). 0 when even 8 does not fit: the plain form then. */
+static int64_t
+sort_keys_per_thread(const Lowerer *lw, uint32_t kbytes, uint32_t vbytes, int64_t *direct)
+{
+    const uint32_t fixed = 11776, budget = shared_budget(lw);
+    static const int64_t direct_kpt[] = {28, 24};
+    static const int64_t kpt[] = {16, 8};
+    *direct = 0;
+    if (kbytes == 4 && vbytes == 0) {
+        for (size_t i = 0; i < sizeof(direct_kpt) / sizeof(direct_kpt[0]); i++) {
+            if (fixed + 8192u + 256u * (uint32_t)direct_kpt[i] * kbytes <= budget) {
+                *direct = 1;
+                return direct_kpt[i];
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof(kpt) / sizeof(kpt[0]); i++) {
+        /* a key and its value take at most 8 bytes, or 16 keys per thread are too many */
+        if (kpt[i] == 16 && kbytes + vbytes > 8) {
+            continue;
+        }
+        if (fixed + 256u * (uint32_t)kpt[i] * (kbytes + vbytes) <= budget) {
+            return kpt[i];
+        }
+    }
+    return 0;
+}
+
 /* sort(keys, tmp_keys, values, tmp_values, scratch, n, key_dtype, has_values, end_bit, D). */
 static int
 sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, const Expr *a)
@@ -307,11 +359,14 @@ sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, 
                                &args[4]));
     RETURN_IF_ERROR(buffer_arg_rank(lw, node, "sort", "n", &a[5], qd_type_scalar(QD_TY_I32), 0,
                                     &args[5]));
-    uint32_t nbytes = bits / 8 + (has_values ? qd_type_bits(vt) / 8 : 0);
+    uint32_t vbytes = has_values ? qd_type_bits(vt) / 8 : 0;
+    /* a device whose shared memory holds no tile of the block form runs the plain one */
+    int64_t direct = 0, keys_per_thread = sort_keys_per_thread(lw, bits / 8, vbytes, &direct);
+    bool blocks = block_form(lw) && keys_per_thread > 0;
     int kind = kt->kind == QD_TY_F32 || kt->kind == QD_TY_F64   ? 2
                : kt->kind == QD_TY_I32 || kt->kind == QD_TY_I64 ? 1
                                                                 : 0;
-    LwTemplateArg targs[9];
+    LwTemplateArg targs[10];
     memset(targs, 0, sizeof(targs));
     targs[0].type = kt;
     targs[1].type = qd_type_scalar(bits == 64 ? QD_TY_U64 : QD_TY_U32);
@@ -320,10 +375,10 @@ sort_call(Lowerer *lw, const QdAst *node, const Algorithm *alg, const Expr *fn, 
     targs[4].value = bits;
     targs[5].value = has_values;
     targs[6].value = end_bit / 8;           /* passes */
-    targs[7].value = nbytes == 4 ? 28 : nbytes <= 8 ? 16 : 8; /* keys per thread of a tile */
+    targs[7].value = keys_per_thread ? keys_per_thread : 8; /* of a tile */
     targs[8].value = packed_limit;
-    return lw_call_top_level_template(lw, block_form(lw) ? alg->gpu : alg->cpu, targs, 9, args,
-                                      6);
+    targs[9].value = direct;
+    return lw_call_top_level_template(lw, blocks ? alg->gpu : alg->cpu, targs, 10, args, 6);
 }
 
 /* The PK argument of alg_scan_lookback for elements of type ty: whether a tile's state is one
@@ -354,7 +409,7 @@ u32_scan(const Lowerer *lw, int64_t depth, const QdType *src, LwTemplateArg *t,
     t[6].value = 0;
     if (block_form(lw)) {
         t[7].value = 5;
-        t[8].value = 32;
+        t[8].value = scan_per_thread(lw, 4);
         t[9].value = packed_scan_states(lw, u32);
         *n = 10;
         return "alg_scan_lookback";
@@ -632,7 +687,7 @@ lw_algorithm_call(Lowerer *lw, const QdAst *node, const Expr *fn, const char *na
     } else {
         targs[nt++].value = 5; /* log2 of the 32 lanes the block form is written for */
         if (alg->args == AA_SCAN) {
-            targs[nt++].value = qd_type_bits(ty) == 64 ? 16 : 32; /* elements per thread */
+            targs[nt++].value = scan_per_thread(lw, qd_type_bits(ty) / 8);
             targs[nt++].value = packed_scan_states(lw, ty);
         }
     }

@@ -51,6 +51,9 @@ cuda_options(QdCtx *ctx, PyObject *options, DeviceOptions *out, QdTargetEnv *env
     }
     out->tensor_cores = out->nvptx.sm >= 80 && qd_py_nn_tensor_cores(options);
     out->lacks_atomic_int64 = false;
+    out->max_shared_bytes = device->max_shared_memory_per_block > 0
+                                ? (uint32_t)device->max_shared_memory_per_block
+                                : 0;
     env->nvptx = &out->nvptx;
     return 0;
 }

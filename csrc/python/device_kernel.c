@@ -545,6 +545,7 @@ qd_py_device_compile(PyObject *module, QdCtx *ctx, QdCompileRequest *req, PyObje
     }
     req->frontend.tensor_cores = opts.tensor_cores;
     req->frontend.lacks_atomic_int64 = opts.lacks_atomic_int64;
+    req->frontend.max_shared_bytes = opts.max_shared_bytes;
     DeviceKernelObject *k = device_alloc(module, target);
     if (k == NULL) {
         return NULL;

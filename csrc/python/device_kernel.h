@@ -38,6 +38,7 @@ typedef struct DeviceOptions {
     QdGlslOptions glsl;   /* Vulkan */
     bool tensor_cores;    /* the frontend may mark qd.nn products for tensor cores */
     bool lacks_atomic_int64; /* no 64-bit atomics on global memory (QdFrontendOptions) */
+    uint32_t max_shared_bytes; /* shared memory per block (QdFrontendOptions) */
 } DeviceOptions;
 
 /* What a GPU target does its own way. Functions returning int give 0, or -1 with a diag in ctx

@@ -790,9 +790,14 @@ compile_kernel(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
                 arch && PyUnicode_Check(arch) ? PyUnicode_AsUTF8(arch) : "cpu";
         } else {
             req.frontend.tensor_cores = qd_py_nn_tensor_cores(options);
-            /* tests: a cpu_simt compile as for a device without 64-bit atomics */
+            /* tests: a cpu_simt compile as for a device without 64-bit atomics, or with this
+             * much shared memory per block */
             PyObject *a64 = PyDict_GetItemString(options, "atomic_int64");
             req.frontend.lacks_atomic_int64 = a64 != NULL && PyObject_IsTrue(a64) == 0;
+            PyObject *smem = PyDict_GetItemString(options, "max_shared_bytes");
+            long smem_bytes = smem && PyLong_Check(smem) ? PyLong_AsLong(smem) : 0;
+            PyErr_Clear();
+            req.frontend.max_shared_bytes = smem_bytes > 0 ? (uint32_t)smem_bytes : 0;
         }
     }
     req.ret_annotation = return_annotation(&host, func);

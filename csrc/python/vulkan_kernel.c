@@ -57,6 +57,8 @@ vk_options(QdCtx *ctx, PyObject *options, DeviceOptions *out, QdTargetEnv *env)
     o->features = d->features;
     out->tensor_cores = false;
     out->lacks_atomic_int64 = !d->features.atomic_int64;
+    o->max_shared_bytes = d->max_shared_bytes;
+    out->max_shared_bytes = d->max_shared_bytes;
     env->glsl = o;
     return 0;
 }

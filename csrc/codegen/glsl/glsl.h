@@ -49,6 +49,8 @@ typedef struct QdGlslOptions {
     uint32_t subgroup_size;     /* the device's subgroup size */
     bool fast_math;             /* contractions and reassociation allowed */
     QdVkFeatures features;      /* what the device has (abi/vk_features.def) */
+    uint32_t max_shared_bytes;  /* the device's shared memory per workgroup: the frontend sizes
+                                   qd.algorithms tiles to it (0: unknown) */
 } QdGlslOptions;
 
 void qd_glsl_options_default(QdGlslOptions *opts);
