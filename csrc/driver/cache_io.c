@@ -169,20 +169,41 @@ qd_cache_code_key(const char *tag, const char *compiler_id, const char *target,
     return qd_hasher_final(&hs);
 }
 
+/* The key of a link entry: the source key, on a target of this tag and identity. The source
+ * key covers what the frontend reads, not the device or host the code is for (the CPU's
+ * features, the GPU's sm, a Vulkan device's subgroup size and features); without the identity a
+ * cache shared by two machines, or two devices of one, would link a source key to code made
+ * for the other. */
+static QdDigest
+link_key(const QdDigest *source_key, const char *tag, const char *identity)
+{
+    QdHasher hs;
+    qd_hasher_init(&hs);
+    qd_hasher_update_str(&hs, "link");
+    qd_hasher_update(&hs, source_key->bytes, QD_DIGEST_BYTES);
+    qd_hasher_update_str(&hs, tag);
+    qd_hasher_update_str(&hs, identity);
+    return qd_hasher_final(&hs);
+}
+
 void
-qd_cache_link(QdCache *cache, const QdDigest *source_key, const QdDigest *code_key)
+qd_cache_link(QdCache *cache, const QdDigest *source_key, const char *tag,
+              const char *identity, const QdDigest *code_key)
 {
     if (cache != NULL && source_key != NULL) {
-        qd_cache_put(cache, source_key, "link", code_key->bytes, QD_DIGEST_BYTES);
+        QdDigest key = link_key(source_key, tag, identity);
+        qd_cache_put(cache, &key, "link", code_key->bytes, QD_DIGEST_BYTES);
     }
 }
 
 int
-qd_cache_follow(QdCache *cache, const QdDigest *source_key, QdDigest *code_key)
+qd_cache_follow(QdCache *cache, const QdDigest *source_key, const char *tag,
+                const char *identity, QdDigest *code_key)
 {
     void *data = NULL;
     size_t size = 0;
-    if (qd_cache_get(cache, source_key, "link", &data, &size) != 1) {
+    QdDigest key = link_key(source_key, tag, identity);
+    if (qd_cache_get(cache, &key, "link", &data, &size) != 1) {
         return 0;
     }
     int ok = size == QD_DIGEST_BYTES;
@@ -272,7 +293,7 @@ qd_cache_compile(QdCtx *ctx, QdCompileRequest *req, QdTarget target, const QdTar
     QdKernelInfo info = out->info;
     if (qd_cache_load_entry(req->cache, &key, target, env, out) == 1) {
         out->info = info;
-        qd_cache_link(req->cache, req->source_key, &key);
+        qd_cache_link(req->cache, req->source_key, t->tag, identity, &key);
         return 0;
     }
     out->info = info;
@@ -282,7 +303,7 @@ qd_cache_compile(QdCtx *ctx, QdCompileRequest *req, QdTarget target, const QdTar
     QdDriverArtifact artifact = {0};
     int rc = qd_driver_generate(ctx, target, env, m, kernel_name, symbol, NULL, out, &artifact);
     if (rc == 0 && store_entry(req->cache, &key, t, out, &artifact)) {
-        qd_cache_link(req->cache, req->source_key, &key);
+        qd_cache_link(req->cache, req->source_key, t->tag, identity, &key);
     }
     artifact_release(&artifact, false);
     return rc;

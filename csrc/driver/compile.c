@@ -214,7 +214,13 @@ qd_driver_load_cached(QdCache *cache, const QdDigest *source_key, QdTarget targe
     QdDigest code_key;
     memset(out, 0, sizeof(*out));
     out->target = target;
-    if (cache == NULL || !qd_cache_follow(cache, source_key, &code_key)) {
+    if (cache == NULL) {
+        return 0;
+    }
+    const QdTargetInfo *t = qd_target_info(target);
+    char buf[4096];
+    const char *identity = t->identity(env, buf, sizeof(buf));
+    if (!qd_cache_follow(cache, source_key, t->tag, identity, &code_key)) {
         return 0;
     }
     return qd_cache_load_entry(cache, &code_key, target, env, out);

@@ -194,10 +194,14 @@ const QdTargetInfo *qd_target_info(QdTarget target);
  * and the final QIR. */
 QdDigest qd_cache_code_key(const char *tag, const char *compiler_id, const char *target,
                            const char *name, const char *qir);
-/* Records source_key -> code_key (no-op when either cache or source_key is NULL). */
-void qd_cache_link(QdCache *cache, const QdDigest *source_key, const QdDigest *code_key);
-/* 1 with *code_key when source_key has a link entry, else 0. */
-int qd_cache_follow(QdCache *cache, const QdDigest *source_key, QdDigest *code_key);
+/* Records source_key -> code_key for the target of this tag and identity (no-op when either
+ * cache or source_key is NULL). */
+void qd_cache_link(QdCache *cache, const QdDigest *source_key, const char *tag,
+                   const char *identity, const QdDigest *code_key);
+/* 1 with *code_key when source_key has a link entry for the target of this tag and identity,
+ * else 0. */
+int qd_cache_follow(QdCache *cache, const QdDigest *source_key, const char *tag,
+                    const char *identity, QdDigest *code_key);
 
 /* Through the cache: loads the entry of the lowered kernel's code key, or generates, loads
  * and stores it; links req->source_key to it either way. 0 with *out, or -1 with a diag. */

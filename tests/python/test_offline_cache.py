@@ -132,6 +132,34 @@ def test_each_input_of_the_key_misses(tmp_path, change, scale, k, arch):
     assert again["frontend"] == 0 and again["cached"] == [True, True]
 
 
+def test_a_warm_start_on_another_target_misses(tmp_path, arch):
+    """The source key covers what the frontend reads, not the machine the code is for (the CPU's
+    features, the GPU's sm, a Vulkan device's subgroup size, features and shared memory): a
+    warm start follows its source key only to code of the same target identity. Here
+    fast_math, a part of every target's identity, is left out of the source key to stand for
+    such a property: the second start, on the "other" target, compiles again; each then finds
+    its own code."""
+    cache = tmp_path / "cache"
+    program = PROGRAM.replace(
+        "qd.init(arch=getattr(qd, os.environ.get(\"ARCH\", \"cpu\")), ",
+        "from quadrants import _cache\n"
+        "_cache._CODE_OPTIONS = tuple(o for o in _cache._CODE_OPTIONS if o != \"fast_math\")\n"
+        "qd.init(fast_math=os.environ[\"FAST\"] == \"1\", "
+        "arch=getattr(qd, os.environ.get(\"ARCH\", \"cpu\")), ")
+    assert program != PROGRAM
+    one = {"ARCH": arch, "FAST": "1"}
+    other = {"ARCH": arch, "FAST": "0"}
+    run(tmp_path, program, cache=cache, env=one)
+    moved = run(tmp_path, program, cache=cache, env=other)
+    assert moved["frontend"] == 2 and moved["cached"] == [False, False]
+    for env in (one, other):
+        back = run(tmp_path, program, cache=cache, env=env)
+        assert back["frontend"] == 0 and back["cached"] == [True, True]
+        values, total = expected()
+        np.testing.assert_array_equal(back["results"][0], values)
+        assert back["results"][1] == pytest.approx(total)
+
+
 def test_editing_a_called_func_misses(tmp_path):
     cache = tmp_path / "cache"
     run(tmp_path, PROGRAM, cache=cache)
