@@ -22,7 +22,7 @@
  *          repeated while |r| > pi/4, so that huge arguments give values in range: within an
  *          ulp for |x| up to about 1e26, wrong past about 1e30 (no Payne-Hanek reduction);
  *          Taylor polynomials of degree 17 (sin) and 18 (cos); tan = sin / cos
- *   tanh   expm1(2|x|) / (expm1(2|x|) + 2)
+ *   tanh   expm1(2|x|) / (expm1(2|x|) + 2), the sum's rounding error corrected for
  *   atan   atan(c) + atan((x - c) / (1 + x c)) for c in {5/16, 19/32, 1, 7/4, 7/2}, pi/2 -
  *          atan(1/x) past 5, so that |t| <= 0.2; Taylor to degree 23; atan(c) in dd
  *   atan2  C's special cases; atan of the smaller over the larger magnitude
@@ -157,7 +157,11 @@ static const char *const math_text[H_COUNT] = {
         "        return sign(x);\n"
         "    }\n"
         "    precise double m = qd_expm1_f64(2.0lf * a);\n"
-        "    precise double t = qd_div_f64(m, m + 2.0lf);\n"
+        "    precise double d = m + 2.0lf;\n"
+        /* the rounding error of m + 2, exactly (the larger operand first) */
+        "    precise double dl = m > 2.0lf ? (m - d) + 2.0lf : (2.0lf - d) + m;\n"
+        "    precise double t = qd_div_f64(m, d);\n"
+        "    t -= t * (dl / d);\n" /* m / (d + dl) */
         "    return x < 0.0lf ? -t : t;\n"
         "}\n",
     [H_M_LOGDD] =
