@@ -114,6 +114,38 @@ def test_output_must_differ_from_input(op):
         run()
 
 
+@pytest.mark.parametrize("op", ["exclusive_scan_add", "select"])
+@pytest.mark.parametrize("how", ["argument", "global"])
+def test_output_must_differ_from_input_tensor(op, how):
+    """One field-backed qd.tensor as both the input and the output, passed as one argument
+    twice or read as a global by both names. (An ndarray-backed tensor passed twice is two
+    arguments of the kernel, which only a launch binds to one buffer, as with ndarrays.)"""
+    be = qd.Backend.FIELD
+    a, flags = qd.tensor(qd.i32, (16,), backend=be), qd.tensor(qd.i32, (16,), backend=be)
+    num, s = qd.tensor(qd.i32, (1,), backend=be), qd.tensor(qd.u32, (2048,), backend=be)
+
+    if how == "argument":
+        @qd.kernel
+        def run(x: qd.Tensor, y: qd.Tensor, f: qd.Tensor, m: qd.Tensor, t: qd.Tensor):
+            if qd.static(op == "select"):
+                A.select(x, f, y, m, t, 16, 1)
+            else:
+                A.exclusive_scan_add(x, y, t, 16, qd.i32, 1)
+
+        call = lambda: run(a, a, flags, num, s)  # noqa: E731
+    else:
+        @qd.kernel
+        def run_globals():
+            if qd.static(op == "select"):
+                A.select(a, flags, a, num, s, 16, 1)
+            else:
+                A.exclusive_scan_add(a, a, s, 16, qd.i32, 1)
+
+        call = run_globals
+    with pytest.raises(qd.QuadrantsCompilationError, match="different buffer"):
+        call()
+
+
 # ---- where a call may stand
 
 
