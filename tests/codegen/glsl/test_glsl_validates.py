@@ -461,7 +461,8 @@ def test_algorithm_block_forms_compile_for_32_lane_devices():
     """Each qd.algorithms op in its block form (what a Vulkan device with 32-lane subgroups
     runs; lavapipe's 8 lanes run the plain form) becomes GLSL that glslang compiles to SPIR-V.
     A 4-byte scan publishes its tile states as u64 words (atomicExchange), an 8-byte one as
-    flags after a fence."""
+    flags after a fence. Both sorts: key-value pairs, and 4-byte keys alone (ranked straight
+    into the staged tile)."""
     nd = qd.types.ndarray
     A = qd.algorithms
 
@@ -483,6 +484,10 @@ def test_algorithm_block_forms_compile_for_32_lane_devices():
         A.sort(k, tk, v, tv, s, n, qd.f32, True, 32, 2)
 
     @qd.kernel
+    def sort_keys(k: nd(qd.u32, 1), tk: nd(qd.u32, 1), s: nd(qd.u32, 1), n: nd(qd.i32, 0)):
+        A.sort(k, tk, k, tk, s, n, qd.u32, False, 32, 2)
+
+    @qd.kernel
     def select(a: nd(qd.f32, 1), f: nd(qd.i32, 1), o: nd(qd.f32, 1), no: nd(qd.i32, 1),
                s: nd(qd.u32, 1), n: qd.i32):
         A.select(a, f, o, no, s, n, 2)
@@ -494,9 +499,10 @@ def test_algorithm_block_forms_compile_for_32_lane_devices():
     scan64(f64, f64.copy(), u64, n)
     reduce(f32, f32.copy(), u32, n)
     sort(f32, f32.copy(), i32, i32.copy(), u32, np.array(n, np.int32))
+    sort_keys(np.zeros(n, np.uint32), np.zeros(n, np.uint32), u32, np.array(n, np.int32))
     select(f32, i32, f32.copy(), np.zeros(1, np.int32), u32, n)
     sources = {}
-    for k in (scan, scan64, reduce, sort, select):
+    for k in (scan, scan64, reduce, sort, sort_keys, select):
         (qir,) = kernel_qirs(k)
         result = _testing.qir_to_glsl(qir, kernel_name(qir), {"subgroup_size": 32})
         for task in result["tasks"]:
