@@ -105,8 +105,18 @@ tuple_subscript(Lowerer *lw, const QdAst *node, const Expr *base, const QdAst *i
     return container_subscript(lw, node, base, index, out);
 }
 
+/* Whether e is a Quadrants scalar rather than a Python number: a kernel value, or a constant of a
+ * Quadrants type (`qd.f64(2)`, an annotated func parameter bound to a constant). */
+static bool
+quadrants_scalar(const Expr *e)
+{
+    return e->kind == EX_VALUE || e->kind == EX_LVALUE || (lw_is_compile_time_scalar(e) && e->ty);
+}
+
 /* `t + u` of two tuples, `t * n` / `n * t` with compile-time int n. A kind with arithmetic of its
- * own (a vector facing a list) takes the operation instead. */
+ * own (a vector facing a list) takes the operation instead, and so does a Quadrants scalar: as
+ * in the reference, `[1, 2] * qd.f64(x)` is the vector [1, 2] times x, while `[1, 2] * 3` repeats
+ * the list as Python does. */
 static int
 tuple_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
 {
@@ -115,6 +125,9 @@ tuple_binary(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *
     const Expr *other = seq == a ? b : a;
     if (other->kind != EX_TUPLE && lw_expr_ops(other)->binary) {
         return LW_DECLINED;
+    }
+    if (quadrants_scalar(other)) {
+        return lw_matrix_ops.binary(lw, node, op, a, b, out);
     }
     if (op == QD_BIN_ADD && a->kind == EX_TUPLE && b->kind == EX_TUPLE) {
         total = (uint64_t)a->nitems + b->nitems;
@@ -168,11 +181,25 @@ tuple_unpack(Lowerer *lw, const QdAst *target, const Expr *value, Expr *out)
     return 0;
 }
 
+/* A tuple or list compared with a Quadrants scalar: the vector it spells, element by element
+ * (the reference's expressions take it so). */
+static int
+tuple_compare(Lowerer *lw, const QdAst *node, int op, const Expr *a, const Expr *b, Expr *out)
+{
+    const Expr *other = a->kind == EX_TUPLE ? b : a;
+    bool ordering = op >= QD_CMP_EQ && op <= QD_CMP_GE;
+    if (!ordering || !quadrants_scalar(other)) {
+        return LW_DECLINED;
+    }
+    return lw_matrix_ops.compare(lw, node, op, a, b, out);
+}
+
 const ExprOps lw_tuple_ops = {
     .name = "tuple",
     .subscript = tuple_subscript,
     .store_subscript = container_store_subscript,
     .binary = tuple_binary,
+    .compare = tuple_compare,
     .snapshot = tuple_snapshot,
     .unpack = tuple_unpack,
 };

@@ -335,6 +335,26 @@ def test_list_literals_as_operands():
     close(m.to_numpy()[1], [[-0.5, -0.5], [-0.5, -0.5]])
 
 
+def test_list_literals_facing_quadrants_scalars():
+    """A list or tuple literal facing a Quadrants scalar (a kernel value, `qd.f64(x)`) is the
+    vector it spells, element by element, as in the reference; facing a Python int it stays a
+    Python list (`[1, 2] * 3` repeats it)."""
+    s = float(rng.uniform(1.0, 4.0))
+
+    @qd.kernel
+    def k(a: qd.f32, n: qd.i32) -> vec3:
+        x = [1, 2, 3] * a                  # elementwise
+        y = qd.f64(2.0) - (4, 5, 6)        # elementwise, the scalar on the left
+        z = [1, 2, 3] < a                  # an elementwise comparison
+        w = [1, 2, 3] * n                  # a kernel int: elementwise too
+        r = [7, 8] * 3                     # a Python int: the list repeated
+        zi = qd.i32(z[0]) + qd.i32(z[1]) + qd.i32(z[2])
+        return qd.Vector([x.sum() + y.sum(), zi + 10 * w.sum(), qd.static(len(r))])
+
+    got = k(s, 2).to_numpy()
+    close(got, [6 * s + (6 - 15), sum(v < s for v in (1, 2, 3)) + 10 * 12, 6])
+
+
 def test_list_operand_errors():
     @qd.kernel
     def k() -> qd.i32:
