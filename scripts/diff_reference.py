@@ -115,6 +115,9 @@ class Side:
         env.pop("PYTHONPATH", None)
         if ours:
             env["PYTHONPATH"] = REPO_ROOT
+        else:
+            # a sanitizer runtime preloaded for our extension (make asan) is not the reference's
+            env.pop("LD_PRELOAD", None)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), FUZZ_DIR) if p)
         self.env = env
         self.start()
