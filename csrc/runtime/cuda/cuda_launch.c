@@ -32,11 +32,12 @@
  * be scheduled while the kernel before is still running (once every block of that one has
  * started). Each task kernel begins with griddepcontrol.launch_dependents and
  * griddepcontrol.wait (llvm_emit_task.c, QD_NVPTX_DEPENDENT_LAUNCH_SM), which waits until the
- * kernel before it has finished and its memory is visible (both are no-ops in a plain launch). A task's start-up then overlaps the tail of the one before instead of following
- * it. On an H200, with every task a dependent launch, 16M-element qd.algorithms calls (two to
- * nine tasks) took 2-14% less time, but back-to-back launches of the one-task Tile16x16
- * Cholesky kernel 433.5 us against 427 (its thousands of 16-thread blocks each wait): a first
- * task that is a parallel loop is therefore a plain launch. A serial first task (one block, as
+ * kernel before it has finished and its memory is visible (both are no-ops in a plain launch).
+ * A task's start-up then overlaps the tail of the one before instead of following it. On an
+ * H200, with every task a dependent launch, 16M-element qd.algorithms calls (two to nine tasks)
+ * took 2-14% less time, but back-to-back launches of the one-task Tile16x16 Cholesky kernel
+ * 433.5 us against 427 (its thousands of 16-thread blocks each wait): a first task that is a
+ * parallel loop is therefore a plain launch. A serial first task (one block, as
  * in every qd.algorithms call that is given a count) keeps the overlap with the launch before.
  */
 #ifndef _GNU_SOURCE
