@@ -28,6 +28,13 @@ def scratch_dtype(dt):
     return qd.u64 if dt in SCALARS_64 else qd.u32
 
 
+def compiled_kernels(kernel):
+    """The compiled code of each specialization of a kernel (CompiledKernel on the CPU,
+    DeviceKernel on a GPU), in the order they were compiled."""
+    return [x for e in kernel._compiled.values() for x in (e if isinstance(e, tuple) else (e,))
+            if type(x).__name__ in ("CompiledKernel", "DeviceKernel")]
+
+
 def kernel_tasks(qir):
     """The kinds of the tasks of the kernel in a compiled module's QIR (the first declaration;
     the template library after it has tasks of its own)."""

@@ -14,6 +14,7 @@ from ._util import (
     check_exclusive_scan,
     check_reduce,
     count,
+    compiled_kernels,
     guarded_scratch,
     kernel_tasks,
     nd1,
@@ -192,9 +193,7 @@ def test_gpu_reduce_is_one_loop(op, mode, keep_qir, rng):
     scratch = guarded_scratch(qd.algorithms.reduce_scratch_slots(n, D))
     run_op(a, out, scratch, count(n), f"reduce_{op}", qd.f32, D)
     check_reduce(op, qd.f32, a[:n], out[0], f"reduce_{op} f32 n={n}")
-    compiled = [x for e in run_op._compiled.values()
-                for x in (e if isinstance(e, tuple) else (e,))
-                if type(x).__name__ in ("CompiledKernel", "DeviceKernel")][-1]
+    compiled = compiled_kernels(run_op)[-1]
     # the count and the zeroed counter: one serial task (merge_serial joins the kernel's and the
     # op's), then the loop
     assert kernel_tasks(compiled.qir) == ["serial", "range_for"]
@@ -213,9 +212,7 @@ def test_gpu_scan_clears_its_tile_states_in_a_grid_sized_on_the_host(mode, rng):
     scratch = guarded_scratch(qd.algorithms.exclusive_scan_scratch_slots(n, D))
     run_op(a, out, scratch, count(n), "exclusive_scan_add", qd.i32, D)
     check_exclusive_scan("add", qd.i32, a[:n], out[:n], f"exclusive_scan_add i32 n={n}")
-    compiled = [x for e in run_op._compiled.values()
-                for x in (e if isinstance(e, tuple) else (e,))
-                if type(x).__name__ in ("CompiledKernel", "DeviceKernel")][-1]
+    compiled = compiled_kernels(run_op)[-1]
     if type(compiled).__name__ == "DeviceKernel":
         # (serial count, clear, scan): only the clear's bounds are known on the host
         assert [t[3] for t in compiled.tasks] == [False, True, False]

@@ -12,6 +12,7 @@ import pytest
 import quadrants as qd
 from quadrants import _runtime
 
+from ._util import compiled_kernels
 
 A = qd.algorithms
 nd = qd.types.ndarray
@@ -33,9 +34,7 @@ def budget(mode, monkeypatch, request):
 
 def task_shared_bytes(kernel):
     """The bytes of shared memory of each task of the kernel's compiled QIR."""
-    (entry,) = kernel._compiled.values()
-    compiled = [x for x in (entry if isinstance(entry, tuple) else (entry,))
-                if type(x).__name__ in ("CompiledKernel", "DeviceKernel")][0]
+    (compiled,) = compiled_kernels(kernel)
     sizes = []
     for line in compiled.qir.splitlines()[1:]:
         if line == "}":

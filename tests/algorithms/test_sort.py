@@ -12,6 +12,7 @@ from ._util import (
     SIMT_MAX_N,
     assert_equal_exact,
     assert_untouched,
+    compiled_kernels,
     guarded_scratch,
     kernel_tasks,
     nd1,
@@ -277,9 +278,7 @@ def test_parallel_tasks_per_pass(end_bit, mode, keep_qir, rng):
     k(keys, np.zeros_like(a), np.zeros(qd.algorithms.sort_scratch_slots(5000, 2), np.uint32),
       np.array(5000, np.int32))
     np.testing.assert_array_equal(keys, np.sort(a))
-    (entry,) = k._compiled.values()
-    compiled = [x for x in (entry if isinstance(entry, tuple) else (entry,))
-                if type(x).__name__ in ("CompiledKernel", "DeviceKernel")][0]
+    (compiled,) = compiled_kernels(k)
     tasks = kernel_tasks(compiled.qir)
     passes = end_bit // 8
     expected = 3 * passes if plain(mode) else passes + 2 * ((passes + 3) // 4)
